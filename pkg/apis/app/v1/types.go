@@ -1,0 +1,183 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The validation markers below are compiled into the CRD's schema
+// (artifacts/examples/crd.yaml). They refuse at admission what the API server
+// would otherwise refuse later in the Deployment or Service built from an
+// AppService, so that a user hears about a mistake from `kubectl apply`, with
+// the field named, rather than from a status condition minutes later. What
+// depends on the cluster's configuration (the NodePort range, ports already
+// taken, quotas) can only fail at run time and is reported in the Degraded
+// condition.
+
+// AppService runs an image as a Deployment of `size` replicas and, when it
+// declares ports, exposes them through a Service of the same name.
+//
+// +genclient
+// +genclient:method=GetScale,verb=get,subresource=scale,result=k8s.io/api/autoscaling/v1.Scale
+// +genclient:method=UpdateScale,verb=update,subresource=scale,input=k8s.io/api/autoscaling/v1.Scale,result=k8s.io/api/autoscaling/v1.Scale
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=appsvc
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`,description="Desired replicas"
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`,description="Ready replicas"
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Available replicas"
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.serviceType`,priority=1,description="Type of the Service"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (at most 63 lower case letters, digits or '-', starting with a letter and ending with a letter or digit): it names the Service and labels the Pods"
+type AppService struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state of the application.
+	// +required
+	Spec AppServiceSpec `json:"spec"`
+
+	// Status is the state of the application as last observed by the controller.
+	// +optional
+	Status AppServiceStatus `json:"status,omitempty"`
+}
+
+// AppServiceSpec is the desired state of an AppService.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType != 'ClusterIP' || !has(self.ports) || self.ports.all(p, !has(p.nodePort) || p.nodePort == 0)",message="nodePort may not be set when serviceType is ClusterIP",fieldPath=".ports"
+type AppServiceSpec struct {
+	// Size is the number of replicas of the Deployment.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	Size *int32 `json:"size,omitempty"`
+
+	// Image is the container image the Pods run, e.g. nginx:1.7.9.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^\S+$`
+	Image string `json:"image"`
+
+	// Resources are the compute resources of the application's container.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.claims) || size(self.claims) == 0",message="resource claims are not supported: the AppService's Pods declare no resource claims",fieldPath=".claims"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || quantity(string(self.requests[k])).sign() >= 0)",message="requests may not be negative",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.limits) || quantity(string(self.limits[k])).sign() >= 0)",message="limits may not be negative",fieldPath=".limits"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="each request must be less than or equal to its limit",fieldPath=".requests"
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Envs are the environment variables of the application's container.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:XValidation:rule="size(self.name) > 0 && self.name.matches('^[ -<>-~]+$')",message="must be printable ASCII characters other than '='",fieldPath=".name"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.value) || self.value == ''",message="may not be set when value is not empty",fieldPath=".valueFrom"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || [has(self.valueFrom.fieldRef), has(self.valueFrom.resourceFieldRef), has(self.valueFrom.configMapKeyRef), has(self.valueFrom.secretKeyRef)].filter(x, x).size() == 1",message="must set exactly one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef",fieldPath=".valueFrom"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.fileKeyRef)",message="fileKeyRef is not supported: the AppService's Pods have no volumes",fieldPath=".valueFrom"
+	Envs []corev1.EnvVar `json:"envs,omitempty"`
+
+	// Ports are the ports of the Service. Each target port (or the port
+	// itself when no target port is given) is also declared as a port of
+	// the container. With no ports there is no Service.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:XValidation:rule="self.port >= 1 && self.port <= 65535",message="must be between 1 and 65535",fieldPath=".port"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.protocol) || self.protocol in ['TCP', 'UDP', 'SCTP']",message="must be one of TCP, UDP or SCTP",fieldPath=".protocol"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.name) || self.name == '' || (size(self.name) <= 63 && self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="must be a DNS-1123 label (at most 63 lower case letters, digits or '-', starting and ending with a letter or digit)",fieldPath=".name"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.nodePort) || (self.nodePort >= 0 && self.nodePort <= 65535)",message="must be between 0 and 65535 (0 lets the API server choose)",fieldPath=".nodePort"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.targetPort) || (type(self.targetPort) == int ? (int(self.targetPort) >= 0 && int(self.targetPort) <= 65535) : (string(self.targetPort) == '' || (size(string(self.targetPort)) <= 15 && string(self.targetPort).matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && string(self.targetPort).matches('[a-z]') && !string(self.targetPort).contains('--'))))",message="must be a port number between 1 and 65535 or an IANA service name (at most 15 lower case letters, digits or '-', with at least one letter and no '--')",fieldPath=".targetPort"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.port == p.port && (has(q.protocol) ? q.protocol : 'TCP') == (has(p.protocol) ? p.protocol : 'TCP')))",message="each port and protocol may appear only once"
+	// +kubebuilder:validation:XValidation:rule="size(self) <= 1 || self.all(p, has(p.name) && p.name != '')",message="each port must have a name when there is more than one"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.name) || p.name == '' || self.exists_one(q, has(q.name) && q.name == p.name))",message="port names must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || p.nodePort == 0 || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort && (has(q.protocol) ? q.protocol : 'TCP') == (has(p.protocol) ? p.protocol : 'TCP')))",message="each nodePort and protocol may appear only once"
+	Ports []corev1.ServicePort `json:"ports,omitempty"`
+
+	// ServiceType is the type of the Service: NodePort (the default),
+	// ClusterIP or LoadBalancer.
+	// +optional
+	// +kubebuilder:default=NodePort
+	// +kubebuilder:validation:Enum=NodePort;ClusterIP;LoadBalancer
+	ServiceType corev1.ServiceType `json:"serviceType,omitempty"`
+}
+
+// Condition types of an AppService.
+const (
+	// ConditionAvailable mirrors the Deployment's Available condition: the
+	// minimum number of replicas is available.
+	ConditionAvailable = "Available"
+	// ConditionProgressing mirrors the Deployment's Progressing condition: a
+	// rollout is under way or has completed.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the controller cannot bring the
+	// Deployment or Service in line with the spec; its message says why.
+	ConditionDegraded = "Degraded"
+)
+
+// AppServiceStatus is the observed state of an AppService.
+type AppServiceStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Replicas is the number of Pods of the Deployment.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// ReadyReplicas is the number of ready Pods.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// AvailableReplicas is the number of Pods ready for at least minReadySeconds.
+	// +optional
+	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+
+	// UpdatedReplicas is the number of Pods running the current spec.
+	// +optional
+	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+
+	// Selector is the label selector of the Pods, in string form, for the
+	// scale subresource (and so for HorizontalPodAutoscalers).
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// Conditions are Available, Progressing and Degraded.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// AppServiceList is a list of AppServices.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type AppServiceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+
+	Items []AppService `json:"items"`
+}
