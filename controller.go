@@ -1,0 +1,472 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
+	informers "example.com/appservice-controller/pkg/generated/informers/externalversions/app/v1"
+	listers "example.com/appservice-controller/pkg/generated/listers/app/v1"
+)
+
+// The controller, top to bottom:
+//
+//	informers (AppServices; Deployments and Services carrying LabelAppService)
+//	  → event handlers map each object to its AppService's key, never calling the API
+//	  → a rate-limited workqueue, which de-duplicates keys and backs off failures
+//	  → workers, each running syncHandler for one key at a time
+//	  → syncHandler: desired children from the spec (deployment.go, service.go),
+//	    compared with the live ones from the listers; create, update or delete
+//	    only what differs; status from the children (status.go), written only
+//	    when it changed; Events on transitions.
+//
+// Every sync starts from the current spec and the current children, whatever
+// woke it: a missed or doubled event cannot leave anything behind.
+
+const controllerAgentName = "appservice-controller"
+
+// Event reasons for changes the controller makes.
+const (
+	ReasonCreated = "Created"
+	ReasonUpdated = "Updated"
+	ReasonDeleted = "Deleted"
+)
+
+// controllerKind is the group, version and kind of the objects this
+// controller owns children for.
+var controllerKind = appv1.SchemeGroupVersion.WithKind("AppService")
+
+// Controller turns AppServices into Deployments and Services.
+type Controller struct {
+	kubeClient kubernetes.Interface
+	appClient  clientset.Interface
+
+	deploymentsLister appslisters.DeploymentLister
+	servicesLister    corelisters.ServiceLister
+	appServicesLister listers.AppServiceLister
+	cachesSynced      []cache.InformerSynced
+
+	// queue holds the keys of AppServices to sync. Keys, not objects: the
+	// worker always reads the latest state from the listers.
+	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	recorder record.EventRecorder
+}
+
+// NewController wires the informers' events to the workqueue. The Deployment
+// and Service informers are expected to list only objects carrying
+// LabelAppService (see main.go): that is all the controller needs, and it
+// keeps a large cluster's other objects out of its memory.
+func NewController(
+	ctx context.Context,
+	kubeClient kubernetes.Interface,
+	appClient clientset.Interface,
+	deploymentInformer appsinformers.DeploymentInformer,
+	serviceInformer coreinformers.ServiceInformer,
+	appServiceInformer informers.AppServiceInformer,
+	recorder record.EventRecorder,
+) (*Controller, error) {
+	logger := klog.FromContext(ctx)
+	c := &Controller{
+		kubeClient:        kubeClient,
+		appClient:         appClient,
+		deploymentsLister: deploymentInformer.Lister(),
+		servicesLister:    serviceInformer.Lister(),
+		appServicesLister: appServiceInformer.Lister(),
+		cachesSynced: []cache.InformerSynced{
+			deploymentInformer.Informer().HasSynced,
+			serviceInformer.Informer().HasSynced,
+			appServiceInformer.Informer().HasSynced,
+		},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "appservices"},
+		),
+		recorder: recorder,
+	}
+
+	logger.V(4).Info("Setting up event handlers")
+	// Every change of an AppService, and every periodic resync, queues it: a
+	// sync that finds nothing to do writes nothing, and the resync is what
+	// notices an object in our way disappearing (it is not watched).
+	if _, err := appServiceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueAppService,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueAppService(obj) },
+		DeleteFunc: c.enqueueAppService,
+	}); err != nil {
+		return nil, err
+	}
+	// A change of a child queues its owner, so that drift is repaired and the
+	// status follows the Deployment.
+	childHandler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.handleChild,
+		UpdateFunc: c.handleChildUpdate,
+		DeleteFunc: c.handleChild,
+	}
+	if _, err := deploymentInformer.Informer().AddEventHandler(childHandler); err != nil {
+		return nil, err
+	}
+	if _, err := serviceInformer.Informer().AddEventHandler(childHandler); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// enqueueAppService queues the key of an AppService (or of the last known
+// state of a deleted one).
+func (c *Controller) enqueueAppService(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	objectRef, err := cache.ObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(objectRef)
+}
+
+// handleChildUpdate skips the periodic resync of an unchanged child: its
+// owner is resynced on its own.
+func (c *Controller) handleChildUpdate(oldObj, newObj interface{}) {
+	oldMeta, err1 := meta.Accessor(oldObj)
+	newMeta, err2 := meta.Accessor(newObj)
+	if err1 == nil && err2 == nil && oldMeta.GetResourceVersion() == newMeta.GetResourceVersion() {
+		return
+	}
+	c.handleChild(newObj)
+}
+
+// handleChild queues the AppService that controls a Deployment or Service.
+// Objects controlled by anything else are ignored; a deleted object may come
+// as a tombstone holding its last known state.
+func (c *Controller) handleChild(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	object, err := meta.Accessor(obj)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("decoding object: %T is not an object", obj))
+		return
+	}
+	ref := metav1.GetControllerOf(object)
+	if ref == nil || !isControllerKind(ref) {
+		return
+	}
+	c.queue.Add(cache.ObjectName{Namespace: object.GetNamespace(), Name: ref.Name})
+}
+
+// isControllerKind reports whether an owner reference points to an
+// AppService: group and kind must both match (the version may differ).
+func isControllerKind(ref *metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == controllerKind.Group && ref.Kind == controllerKind.Kind
+}
+
+// newControllerRef is the owner reference every child carries: it makes the
+// garbage collector delete the child with its AppService.
+func newControllerRef(as *appv1.AppService) *metav1.OwnerReference {
+	return metav1.NewControllerRef(as, controllerKind)
+}
+
+// isControlledBy reports whether obj's controller is this very AppService
+// (same UID: not an earlier AppService of the same name).
+func isControlledBy(obj metav1.Object, as *appv1.AppService) bool {
+	ref := metav1.GetControllerOf(obj)
+	return ref != nil && isControllerKind(ref) && ref.Name == as.Name && ref.UID == as.UID
+}
+
+// Run waits for the caches, starts the workers and blocks until ctx is
+// cancelled. Then it shuts the queue down and returns only after every
+// worker has finished the sync it was running.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	logger := klog.FromContext(ctx)
+
+	logger.Info("Starting AppService controller")
+	logger.Info("Waiting for informer caches to sync")
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.cachesSynced...); !ok {
+		c.queue.ShutDown()
+		return errors.New("failed to wait for caches to sync")
+	}
+
+	logger.Info("Starting workers", "count", workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c.processNextWorkItem(ctx) {
+			}
+		})
+	}
+	logger.Info("Started workers")
+
+	<-ctx.Done()
+	logger.Info("Shutting down workers")
+	c.queue.ShutDown()
+	wg.Wait()
+	logger.Info("Workers stopped")
+	return nil
+}
+
+// syncTimeout bounds one sync, so that a hung request cannot hold a worker
+// (or shutdown) forever.
+const syncTimeout = time.Minute
+
+// processNextWorkItem takes one key off the queue and syncs it. It returns
+// false when the queue has been shut down and drained.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	// After shutdown began, keys still queued are dropped, not synced: they
+	// are level-triggered and the next start lists every AppService anyway.
+	if ctx.Err() != nil {
+		return true
+	}
+	// The sync itself is not cancelled with ctx: a sync already running is
+	// finished (bounded by syncTimeout) so that shutdown never leaves a
+	// half-written AppService behind.
+	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer cancel()
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "appservice", key)
+	syncCtx = klog.NewContext(syncCtx, logger)
+
+	err := c.syncHandler(syncCtx, key)
+	switch {
+	case err == nil:
+		c.queue.Forget(key)
+	case isQuiet(err):
+		// A conflict or a cache that lags behind our own write: the next
+		// try sees the newer state. Retried with backoff, not reported.
+		logger.V(4).Info("Requeuing after a conflict", "reason", err)
+		c.queue.AddRateLimited(key)
+	default:
+		utilruntime.HandleErrorWithContext(syncCtx, err, "Error syncing; requeuing for later retry", "appservice", key)
+		c.queue.AddRateLimited(key)
+	}
+	return true
+}
+
+// errCacheLag marks a sync that found the cache behind the API server.
+var errCacheLag = errors.New("informer cache is behind the API server")
+
+func isQuiet(err error) bool {
+	return apierrors.IsConflict(err) || errors.Is(err, errCacheLag)
+}
+
+// syncHandler brings the Deployment and Service of one AppService in line
+// with its spec and writes its status.
+func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
+	logger := klog.FromContext(ctx)
+	start := time.Now()
+	defer func() { logger.V(2).Info("Synced", "duration", time.Since(start)) }()
+
+	as, err := c.appServicesLister.AppServices(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		// Deleted: the garbage collector removes the children through their
+		// owner references.
+		logger.V(4).Info("AppService no longer exists")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if as.DeletionTimestamp != nil {
+		// Being deleted (say, in foreground): do not recreate what the
+		// garbage collector is removing.
+		return nil
+	}
+
+	deployment, deployErr := c.syncDeployment(ctx, as)
+	serviceErr := c.syncService(ctx, as)
+	syncErr := errors.Join(deployErr, serviceErr)
+	if isQuiet(syncErr) {
+		return syncErr
+	}
+	if err := c.updateStatus(ctx, as, deployment, syncErr); err != nil {
+		return errors.Join(syncErr, err)
+	}
+	return syncErr
+}
+
+// syncDeployment creates or updates the AppService's Deployment and returns
+// the live one (nil when there is none it controls).
+func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService) (*appsv1.Deployment, error) {
+	desired := newDeployment(as)
+	live, err := c.deploymentsLister.Deployments(as.Namespace).Get(as.Name)
+	if apierrors.IsNotFound(err) {
+		created, err := c.kubeClient.AppsV1().Deployments(as.Namespace).Create(ctx, desired, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			// Not in our cache: either not ours (it lacks our label) or
+			// created by us so recently that the watch has not brought it.
+			existing, getErr := c.kubeClient.AppsV1().Deployments(as.Namespace).Get(ctx, as.Name, metav1.GetOptions{})
+			if getErr != nil {
+				return nil, getErr
+			}
+			return nil, c.notOurs(as, existing, "Deployment")
+		}
+		if err != nil {
+			return nil, c.writeFailed(as, ReasonCreateFailed, "create", "Deployment", err)
+		}
+		c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonCreated, "Created Deployment %s", created.Name)
+		return created, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !isControlledBy(live, as) {
+		return nil, c.notOurs(as, live, "Deployment")
+	}
+
+	updated, changed := updateDeployment(live, desired)
+	if updated == nil {
+		return live, nil
+	}
+	updated, err = c.kubeClient.AppsV1().Deployments(as.Namespace).Update(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		return live, c.writeFailed(as, ReasonUpdateFailed, "update", "Deployment", err)
+	}
+	c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonUpdated, "Updated Deployment %s: %s", updated.Name, strings.Join(changed, ", "))
+	return updated, nil
+}
+
+// syncService creates, updates or deletes the AppService's Service.
+func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) error {
+	desired := newService(as)
+	live, err := c.servicesLister.Services(as.Namespace).Get(as.Name)
+	switch {
+	case apierrors.IsNotFound(err) && desired == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		created, err := c.kubeClient.CoreV1().Services(as.Namespace).Create(ctx, desired, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			existing, getErr := c.kubeClient.CoreV1().Services(as.Namespace).Get(ctx, as.Name, metav1.GetOptions{})
+			if getErr != nil {
+				return getErr
+			}
+			return c.notOurs(as, existing, "Service")
+		}
+		if err != nil {
+			return c.writeFailed(as, ReasonCreateFailed, "create", "Service", err)
+		}
+		c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonCreated, "Created Service %s", created.Name)
+		return nil
+	case err != nil:
+		return err
+	}
+	if !isControlledBy(live, as) {
+		if desired == nil {
+			return nil // not ours, and we want none: nothing to say
+		}
+		return c.notOurs(as, live, "Service")
+	}
+
+	if desired == nil {
+		// The ports were removed: the Service goes. The UID precondition
+		// makes sure we delete the object we looked at, not a newer one.
+		err := c.kubeClient.CoreV1().Services(as.Namespace).Delete(ctx, live.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &live.UID},
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return c.writeFailed(as, ReasonDeleteFailed, "delete", "Service", err)
+		}
+		c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonDeleted, "Deleted Service %s: the spec has no ports", live.Name)
+		return nil
+	}
+
+	updated, changed := updateService(live, desired)
+	if updated == nil {
+		return nil
+	}
+	if _, err := c.kubeClient.CoreV1().Services(as.Namespace).Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		return c.writeFailed(as, ReasonUpdateFailed, "update", "Service", err)
+	}
+	c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonUpdated, "Updated Service %s: %s", updated.Name, strings.Join(changed, ", "))
+	return nil
+}
+
+// notOurs reports an object of the child's name that this AppService does not
+// control. It is never modified. When it is ours after all (our own create,
+// not yet seen by the informer) the sync is retried quietly.
+func (c *Controller) notOurs(as *appv1.AppService, obj metav1.Object, kind string) error {
+	if isControlledBy(obj, as) {
+		return fmt.Errorf("%s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), errCacheLag)
+	}
+	return &childError{
+		reason: ReasonResourceExists,
+		err:    fmt.Errorf("%s %s/%s already exists and is not controlled by AppService %s; it is left untouched", kind, obj.GetNamespace(), obj.GetName(), as.Name),
+	}
+}
+
+// writeFailed wraps a failed write. Conflicts pass through unwrapped: they
+// are retried quietly and never make the AppService Degraded.
+func (c *Controller) writeFailed(as *appv1.AppService, reason, verb, kind string, err error) error {
+	if apierrors.IsConflict(err) {
+		return err
+	}
+	return &childError{reason: reason, err: fmt.Errorf("failed to %s %s %s/%s: %w", verb, kind, as.Namespace, as.Name, err)}
+}
+
+// updateStatus writes the AppService's status through the status
+// subresource when, and only when, it changed. A Warning Event announces the
+// Degraded condition when it becomes True or its message changes, not on
+// every failed retry.
+func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, d *appsv1.Deployment, syncErr error) error {
+	status := newStatus(as, d, syncErr)
+	if equality.Semantic.DeepEqual(as.Status, status) {
+		return nil
+	}
+	oldDegraded := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionDegraded)
+	newDegraded := meta.FindStatusCondition(status.Conditions, appv1.ConditionDegraded)
+	if newDegraded.Status == metav1.ConditionTrue &&
+		(oldDegraded == nil || oldDegraded.Status != metav1.ConditionTrue || oldDegraded.Message != newDegraded.Message) {
+		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)
+	}
+
+	// Never modify the cache's object: write a copy.
+	updated := as.DeepCopy()
+	updated.Status = status
+	_, err := c.appClient.AppV1().AppServices(as.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	return err
+}

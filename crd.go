@@ -1,0 +1,105 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+)
+
+// The CRD generated from the API types (hack/update-codegen.sh), built into
+// the binary so that the controller can install the very schema it was
+// compiled against. Plain kubectl cannot create a custom resource in the same
+// apply that creates its CRD, so `kubectl apply -f artifacts/examples` works on
+// a fresh cluster only if the CRD is already there: the controller makes sure.
+//
+//go:embed artifacts/examples/crd.yaml
+var crdYAML []byte
+
+// crdHashAnnotation records which embedded CRD was last installed, so that a
+// restart with the same binary finds it current and writes nothing.
+const crdHashAnnotation = "app.example.com/crd-sha256"
+
+// ensureCRD creates the AppService CRD or brings it up to the embedded one,
+// then waits until the API server serves it.
+func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, timeout time.Duration) error {
+	logger := klog.FromContext(ctx)
+	want := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(crdYAML, want); err != nil {
+		return fmt.Errorf("decoding the embedded CRD: %w", err)
+	}
+	sum := sha256.Sum256(crdYAML)
+	if want.Annotations == nil {
+		want.Annotations = map[string]string{}
+	}
+	want.Annotations[crdHashAnnotation] = hex.EncodeToString(sum[:])
+
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	live, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := crds.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating CRD %s: %w", want.Name, err)
+		}
+		logger.Info("Installed CRD", "crd", want.Name)
+	case err != nil:
+		return fmt.Errorf("reading CRD %s: %w", want.Name, err)
+	case live.Annotations[crdHashAnnotation] != want.Annotations[crdHashAnnotation]:
+		updated := live.DeepCopy()
+		updated.Spec = want.Spec
+		if updated.Annotations == nil {
+			updated.Annotations = map[string]string{}
+		}
+		for k, v := range want.Annotations {
+			updated.Annotations[k] = v
+		}
+		if _, err := crds.Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("updating CRD %s: %w", want.Name, err)
+		}
+		logger.Info("Updated CRD", "crd", want.Name)
+	default:
+		logger.V(2).Info("CRD is current", "crd", want.Name)
+	}
+
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		crd, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil //nolint:nilerr // keep polling through transient errors until the timeout
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse {
+				return false, fmt.Errorf("CRD %s: names not accepted: %s", want.Name, c.Message)
+			}
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}

@@ -1,0 +1,257 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// This file holds the pure part of the Deployment's life: what it should look
+// like for an AppService, and what "differs" means. Nothing here talks to the
+// API server.
+//
+// The controller owns a small set of fields: the replica count, our label on
+// the object and its Pod template, and, in the container named after the
+// AppService, its image, pull policy, env, resources and ports. Everything
+// else (strategy, revisionHistoryLimit, other containers, labels and
+// annotations added by others, every field the API server defaults) belongs
+// to someone else and is left as it is, so that the comparison below cannot
+// be defeated by defaulting and never fights another writer.
+
+// LabelAppService marks every object this controller creates with the name of
+// its AppService. The child informers list and watch only objects carrying
+// it, and it is the Pod selector of both the Deployment and the Service.
+const LabelAppService = "app.example.com/appservice"
+
+// selectorLabels are the labels that tie an AppService's Pods to its
+// Deployment and Service.
+func selectorLabels(as *appv1.AppService) map[string]string {
+	return map[string]string{LabelAppService: as.Name}
+}
+
+// newDeployment returns the Deployment an AppService asks for.
+func newDeployment(as *appv1.AppService) *appsv1.Deployment {
+	labels := selectorLabels(as)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            as.Name,
+			Namespace:       as.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{*newControllerRef(as)},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: desiredReplicas(as),
+			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(as)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: selectorLabels(as)},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{newContainer(as)},
+				},
+			},
+		},
+	}
+}
+
+// desiredReplicas is spec.size, or 1 when the field is unset (the CRD
+// defaults it, but an object written before the default existed may lack it).
+func desiredReplicas(as *appv1.AppService) *int32 {
+	size := int32(1)
+	if as.Spec.Size != nil {
+		size = *as.Spec.Size
+	}
+	return &size
+}
+
+// newContainer is the application's container. Values the API server would
+// default inside the fields we own are set explicitly, so that the live
+// object compares equal to the desired one once it has been written.
+func newContainer(as *appv1.AppService) corev1.Container {
+	return corev1.Container{
+		Name:            as.Name,
+		Image:           as.Spec.Image,
+		ImagePullPolicy: pullPolicy(as.Spec.Image),
+		Env:             normalizeEnv(as.Spec.Envs),
+		Resources:       *as.Spec.Resources.DeepCopy(),
+		Ports:           containerPorts(as.Spec.Ports),
+	}
+}
+
+// pullPolicy is the API server's default for an image: Always for an untagged
+// or :latest image, IfNotPresent otherwise. We set it ourselves because the
+// server only defaults it on create: an image changed later from nginx:1.25 to
+// nginx:latest would otherwise keep IfNotPresent and never pull again.
+func pullPolicy(image string) corev1.PullPolicy {
+	if strings.Contains(image, "@") {
+		return corev1.PullIfNotPresent
+	}
+	tag := ""
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		tag = image[i+1:]
+	}
+	if tag == "" || tag == "latest" {
+		return corev1.PullAlways
+	}
+	return corev1.PullIfNotPresent
+}
+
+// normalizeEnv copies the env and fills in what the API server defaults in
+// it: the apiVersion of a fieldRef.
+func normalizeEnv(envs []corev1.EnvVar) []corev1.EnvVar {
+	if len(envs) == 0 {
+		return nil
+	}
+	out := make([]corev1.EnvVar, len(envs))
+	for i := range envs {
+		envs[i].DeepCopyInto(&out[i])
+		if ref := out[i].ValueFrom; ref != nil && ref.FieldRef != nil && ref.FieldRef.APIVersion == "" {
+			ref.FieldRef.APIVersion = "v1"
+		}
+	}
+	return out
+}
+
+// containerPorts declares each Service target port on the container: a
+// numeric target port (or the Service port when none is given) as a
+// containerPort, a named target port as a container port of that name whose
+// number is the Service port. Duplicates are declared once.
+func containerPorts(ports []corev1.ServicePort) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
+	seen := map[corev1.ContainerPort]bool{}
+	names := map[string]bool{}
+	for _, p := range ports {
+		cp := corev1.ContainerPort{ContainerPort: p.Port, Protocol: protocolOrTCP(p.Protocol)}
+		switch {
+		case p.TargetPort.Type == intstr.String && p.TargetPort.StrVal != "":
+			if names[p.TargetPort.StrVal] {
+				continue
+			}
+			names[p.TargetPort.StrVal] = true
+			cp.Name = p.TargetPort.StrVal
+		case p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal != 0:
+			cp.ContainerPort = p.TargetPort.IntVal
+		}
+		if seen[cp] {
+			continue
+		}
+		seen[cp] = true
+		out = append(out, cp)
+	}
+	return out
+}
+
+func protocolOrTCP(p corev1.Protocol) corev1.Protocol {
+	if p == "" {
+		return corev1.ProtocolTCP
+	}
+	return p
+}
+
+// updateDeployment returns a copy of live with every field this controller
+// owns set as in desired, and the names of the fields that changed; it
+// returns nil when nothing needs to change. live is never modified: it
+// usually comes from the informer's cache.
+func updateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
+	var changed []string
+	out := live.DeepCopy()
+
+	if !hasLabels(out.Labels, desired.Labels) {
+		out.Labels = mergeLabels(out.Labels, desired.Labels)
+		changed = append(changed, "labels")
+	}
+	if !equality.Semantic.DeepEqual(out.Spec.Replicas, desired.Spec.Replicas) {
+		out.Spec.Replicas = desired.Spec.Replicas
+		changed = append(changed, "replicas")
+	}
+	tmpl := &out.Spec.Template
+	if !hasLabels(tmpl.Labels, desired.Spec.Template.Labels) {
+		tmpl.Labels = mergeLabels(tmpl.Labels, desired.Spec.Template.Labels)
+		changed = append(changed, "pod labels")
+	}
+
+	want := desired.Spec.Template.Spec.Containers[0]
+	i := containerIndex(tmpl.Spec.Containers, want.Name)
+	if i < 0 {
+		tmpl.Spec.Containers = append(tmpl.Spec.Containers, want)
+		return out, append(changed, "container "+want.Name)
+	}
+	c := &tmpl.Spec.Containers[i]
+	if c.Image != want.Image {
+		c.Image = want.Image
+		changed = append(changed, "image")
+	}
+	if c.ImagePullPolicy != want.ImagePullPolicy {
+		c.ImagePullPolicy = want.ImagePullPolicy
+		changed = append(changed, "imagePullPolicy")
+	}
+	if !equality.Semantic.DeepEqual(c.Env, want.Env) {
+		c.Env = want.Env
+		changed = append(changed, "env")
+	}
+	if !equality.Semantic.DeepEqual(c.Resources, want.Resources) {
+		c.Resources = want.Resources
+		changed = append(changed, "resources")
+	}
+	if !equality.Semantic.DeepEqual(c.Ports, want.Ports) {
+		c.Ports = want.Ports
+		changed = append(changed, "ports")
+	}
+
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	return out, changed
+}
+
+func containerIndex(containers []corev1.Container, name string) int {
+	for i := range containers {
+		if containers[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// hasLabels reports whether every label in want is set in have, to the same
+// value. Labels others add are not our business.
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeLabels returns have with want's labels set over it.
+func mergeLabels(have, want map[string]string) map[string]string {
+	out := make(map[string]string, len(have)+len(want))
+	for k, v := range have {
+		out[k] = v
+	}
+	for k, v := range want {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,194 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command appservice-controller turns AppService custom resources
+// (app.example.com/v1) into Deployments and Services and keeps them in line.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
+	appscheme "example.com/appservice-controller/pkg/generated/clientset/versioned/scheme"
+	informers "example.com/appservice-controller/pkg/generated/informers/externalversions"
+)
+
+// options are the command-line flags.
+type options struct {
+	kubeconfig   string
+	masterURL    string
+	workers      int
+	qps          float64
+	burst        int
+	namespace    string
+	resync       time.Duration
+	installCRD   bool
+	crdTimeout   time.Duration
+	shutdownWait time.Duration
+}
+
+func (o *options) addFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
+	fs.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
+	fs.IntVar(&o.workers, "workers", 16, "Number of AppServices synced in parallel.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 200, "Queries per second the controller may send to the API server (client-side limit).")
+	fs.IntVar(&o.burst, "kube-api-burst", 400, "Burst of queries the controller may send above --kube-api-qps.")
+	fs.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only manage AppServices in this namespace (default: all namespaces).")
+	fs.DurationVar(&o.resync, "resync-period", 10*time.Minute, "How often every AppService is synced again even when nothing changed (a sync in steady state writes nothing).")
+	fs.BoolVar(&o.installCRD, "install-crd", true, "Create or update the AppService CRD at start-up and wait until it is established. Turn off where the CRD is installed separately and the controller may not write CRDs.")
+	fs.DurationVar(&o.crdTimeout, "crd-timeout", time.Minute, "How long to wait for the CRD to be established at start-up.")
+	fs.DurationVar(&o.shutdownWait, "shutdown-timeout", 30*time.Second, "How long to wait on shutdown for pending Events to be sent.")
+}
+
+func main() {
+	klog.InitFlags(nil)
+	var o options
+	o.addFlags(flag.CommandLine)
+	flag.Parse()
+
+	// The first SIGINT or SIGTERM cancels ctx and starts a graceful
+	// shutdown; a second one ends the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }()
+
+	if err := run(ctx, o); err != nil {
+		klog.FromContext(ctx).Error(err, "appservice-controller failed")
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	klog.Flush()
+}
+
+func run(ctx context.Context, o options) error {
+	logger := klog.FromContext(ctx)
+	if o.workers < 1 {
+		return fmt.Errorf("--workers must be at least 1, not %d", o.workers)
+	}
+
+	cfg, err := clientcmd.BuildConfigFromFlags(o.masterURL, o.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("building kubeconfig: %w", err)
+	}
+	cfg.QPS = float32(o.qps)
+	cfg.Burst = o.burst
+	cfg.UserAgent = controllerAgentName + "/" + rest.DefaultKubernetesUserAgent()
+	// Protobuf for the built-in kinds: smaller and cheaper to decode than
+	// JSON. Custom resources have no protobuf form and stay JSON.
+	kubeCfg := rest.CopyConfig(cfg)
+	kubeCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	kubeCfg.ContentType = "application/vnd.kubernetes.protobuf"
+
+	kubeClient, err := kubernetes.NewForConfig(kubeCfg)
+	if err != nil {
+		return fmt.Errorf("building kubernetes clientset: %w", err)
+	}
+	appClient, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building appservice clientset: %w", err)
+	}
+
+	if o.installCRD {
+		crdClient, err := apiextensionsclient.NewForConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("building apiextensions clientset: %w", err)
+		}
+		if err := ensureCRD(ctx, crdClient, o.crdTimeout); err != nil {
+			return fmt.Errorf("installing the AppService CRD: %w", err)
+		}
+	}
+
+	// Events are recorded against AppServices, so the scheme the recorder
+	// uses must know their kind.
+	utilruntime.Must(appscheme.AddToScheme(scheme.Scheme))
+	// Not cancelled with ctx: Events recorded during shutdown are still sent.
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
+	broadcaster.StartStructuredLogging(0)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events(o.namespace)})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
+
+	// The child informers see only objects carrying our label, and none of
+	// the caches keep managedFields: the controller never reads them, and in
+	// a big cluster they are a large share of an object's size.
+	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync,
+		kubeinformers.WithNamespace(o.namespace),
+		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = LabelAppService }),
+		kubeinformers.WithTransform(stripManagedFields),
+	)
+	appInformerFactory := informers.NewSharedInformerFactoryWithOptions(appClient, o.resync,
+		informers.WithNamespace(o.namespace),
+		informers.WithTransform(stripManagedFields),
+	)
+
+	controller, err := NewController(ctx, kubeClient, appClient,
+		kubeInformerFactory.Apps().V1().Deployments(),
+		kubeInformerFactory.Core().V1().Services(),
+		appInformerFactory.App().V1().AppServices(),
+		recorder)
+	if err != nil {
+		return err
+	}
+
+	kubeInformerFactory.Start(ctx.Done())
+	appInformerFactory.Start(ctx.Done())
+	runErr := controller.Run(ctx, o.workers)
+
+	// Shutdown: the workers have stopped. Stop the informers and send the
+	// Events still queued before the process exits.
+	kubeInformerFactory.Shutdown()
+	appInformerFactory.Shutdown()
+	shutdownBroadcaster(broadcaster, o.shutdownWait)
+	logger.Info("Stopped")
+	return runErr
+}
+
+// stripManagedFields drops an object's managedFields before it is cached.
+func stripManagedFields(obj interface{}) (interface{}, error) {
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// shutdownBroadcaster stops the event broadcaster, which sends the Events it
+// still holds first, without letting a slow API server hold the exit up.
+func shutdownBroadcaster(b record.EventBroadcaster, timeout time.Duration) {
+	done := make(chan struct{})
+	go func() { b.Shutdown(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		fmt.Fprintln(os.Stderr, "gave up waiting for pending Events to be sent")
+	}
+}

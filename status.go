@@ -1,0 +1,117 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"errors"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// Reasons of the Degraded condition, also used as the reasons of the Warning
+// Events that announce it.
+const (
+	ReasonAsExpected     = "AsExpected"
+	ReasonResourceExists = "ResourceExists"
+	ReasonCreateFailed   = "CreateFailed"
+	ReasonUpdateFailed   = "UpdateFailed"
+	ReasonDeleteFailed   = "DeleteFailed"
+)
+
+// childError is a failure to bring a child in line with the spec, with the
+// reason the Degraded condition and the Warning Event give for it.
+type childError struct {
+	reason string
+	err    error
+}
+
+func (e *childError) Error() string { return e.err.Error() }
+func (e *childError) Unwrap() error { return e.err }
+
+// newStatus computes an AppService's status from the Deployment it owns (nil
+// when there is none) and the error of this sync, if any. It starts from a
+// copy of the current status so that conditions that did not change keep
+// their lastTransitionTime; the caller writes it only when it differs.
+func newStatus(as *appv1.AppService, d *appsv1.Deployment, syncErr error) appv1.AppServiceStatus {
+	st := *as.Status.DeepCopy()
+	st.ObservedGeneration = as.Generation
+	st.Selector = labels.SelectorFromSet(selectorLabels(as)).String()
+	st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas = 0, 0, 0, 0
+	if d != nil {
+		st.Replicas = d.Status.Replicas
+		st.ReadyReplicas = d.Status.ReadyReplicas
+		st.AvailableReplicas = d.Status.AvailableReplicas
+		st.UpdatedReplicas = d.Status.UpdatedReplicas
+	}
+
+	meta.SetStatusCondition(&st.Conditions, mirrorCondition(as, d, appv1.ConditionAvailable, appsv1.DeploymentAvailable))
+	meta.SetStatusCondition(&st.Conditions, mirrorCondition(as, d, appv1.ConditionProgressing, appsv1.DeploymentProgressing))
+	meta.SetStatusCondition(&st.Conditions, degradedCondition(as, syncErr))
+	return st
+}
+
+// mirrorCondition copies a condition of the Deployment onto the AppService.
+func mirrorCondition(as *appv1.AppService, d *appsv1.Deployment, to string, from appsv1.DeploymentConditionType) metav1.Condition {
+	c := metav1.Condition{Type: to, ObservedGeneration: as.Generation}
+	switch {
+	case d == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "DeploymentMissing", "The Deployment does not exist yet"
+	default:
+		dc := deploymentCondition(d, from)
+		if dc == nil {
+			c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "AwaitingDeploymentStatus", "The Deployment has not reported this condition yet"
+			break
+		}
+		c.Status = metav1.ConditionStatus(dc.Status)
+		c.Reason, c.Message = dc.Reason, dc.Message
+		if c.Reason == "" {
+			c.Reason = "Deployment" + string(dc.Status)
+		}
+	}
+	return c
+}
+
+func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == t {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// degradedCondition is True with the reason and message of the sync's error
+// when the children could not be brought in line, False otherwise.
+func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
+	c := metav1.Condition{
+		Type:               appv1.ConditionDegraded,
+		Status:             metav1.ConditionFalse,
+		ObservedGeneration: as.Generation,
+		Reason:             ReasonAsExpected,
+		Message:            "The Deployment and Service match the spec",
+	}
+	var ce *childError
+	if errors.As(syncErr, &ce) {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ce.reason, ce.Error()
+	}
+	return c
+}
