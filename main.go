@@ -61,7 +61,7 @@ type options struct {
 }
 
 func (o *options) addFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Only required if out-of-cluster.")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Default: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.")
 	fs.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
 	fs.IntVar(&o.workers, "workers", 16, "Number of AppServices synced in parallel.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 200, "Queries per second the controller may send to the API server (client-side limit).")
@@ -97,7 +97,7 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("--workers must be at least 1, not %d", o.workers)
 	}
 
-	cfg, err := clientcmd.BuildConfigFromFlags(o.masterURL, o.kubeconfig)
+	cfg, err := buildConfig(o.masterURL, o.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("building kubeconfig: %w", err)
 	}
@@ -171,6 +171,25 @@ func run(ctx context.Context, o options) error {
 	shutdownBroadcaster(broadcaster, o.shutdownWait)
 	logger.Info("Stopped")
 	return runErr
+}
+
+// buildConfig finds the cluster as kubectl does: -kubeconfig, else the
+// KUBECONFIG environment variable, else the in-cluster service account when
+// running in a Pod, else ~/.kube/config; -master overrides the server.
+func buildConfig(masterURL, kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	if kubeconfig == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		if cfg, err := rest.InClusterConfig(); err == nil {
+			if masterURL != "" {
+				cfg.Host = masterURL
+			}
+			return cfg, nil
+		}
+	}
+	overrides := &clientcmd.ConfigOverrides{}
+	overrides.ClusterInfo.Server = masterURL
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 }
 
 // stripManagedFields drops an object's managedFields before it is cached.

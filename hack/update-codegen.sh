@@ -3,7 +3,8 @@
 #   - deepcopy functions (zz_generated.deepcopy.go),
 #   - the typed clientset, listers, informers and apply configurations
 #     under pkg/generated (k8s.io/code-generator's kube_codegen.sh),
-#   - the CRD artifacts/examples/crd.yaml (controller-gen, from the markers).
+#   - the CRD artifacts/examples/crd.yaml (controller-gen, from the markers,
+#     and kustomize, with the patches in config/crd).
 # The generators come from the module cache at the versions pinned in go.mod;
 # no vendor directory or sibling checkout of code-generator is needed.
 set -o errexit -o nounset -o pipefail
@@ -37,7 +38,9 @@ kube::codegen::gen_client \
   "$ROOT/pkg/apis"
 
 # The CRD: structural schema, validation, defaults, subresources and printer
-# columns all come from the markers in pkg/apis/app/v1/types.go.
-go tool controller-gen crd:crdVersions=v1 paths=./pkg/apis/... output:crd:stdout \
-  > artifacts/examples/crd.yaml.tmp
+# columns come from the markers in pkg/apis/app/v1/types.go (controller-gen,
+# into config/crd/bases); config/crd/patches adds the bounds of the embedded
+# core/v1 fields that markers cannot reach (kustomize).
+go tool controller-gen crd:crdVersions=v1 paths=./pkg/apis/... output:crd:dir=config/crd/bases
+go tool kustomize build config/crd > artifacts/examples/crd.yaml.tmp
 mv artifacts/examples/crd.yaml.tmp artifacts/examples/crd.yaml

@@ -83,17 +83,17 @@ type AppServiceSpec struct {
 	// Resources are the compute resources of the application's container.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.claims) || size(self.claims) == 0",message="resource claims are not supported: the AppService's Pods declare no resource claims",fieldPath=".claims"
-	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || quantity(string(self.requests[k])).sign() >= 0)",message="requests may not be negative",fieldPath=".requests"
-	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.limits) || quantity(string(self.limits[k])).sign() >= 0)",message="limits may not be negative",fieldPath=".limits"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || !quantity(string(self.requests[k])).isLessThan(quantity('0')))",message="requests may not be negative",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.limits) || !quantity(string(self.limits[k])).isLessThan(quantity('0')))",message="limits may not be negative",fieldPath=".limits"
 	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="each request must be less than or equal to its limit",fieldPath=".requests"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// Envs are the environment variables of the application's container.
+	// The names' bounds are in config/crd/patches.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
-	// +kubebuilder:validation:items:XValidation:rule="size(self.name) > 0 && self.name.matches('^[ -<>-~]+$')",message="must be printable ASCII characters other than '='",fieldPath=".name"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.value) || self.value == ''",message="may not be set when value is not empty",fieldPath=".valueFrom"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.value) || size(self.value) == 0",message="may not be set when value is not empty",fieldPath=".valueFrom"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || [has(self.valueFrom.fieldRef), has(self.valueFrom.resourceFieldRef), has(self.valueFrom.configMapKeyRef), has(self.valueFrom.secretKeyRef)].filter(x, x).size() == 1",message="must set exactly one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef",fieldPath=".valueFrom"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.fileKeyRef)",message="fileKeyRef is not supported: the AppService's Pods have no volumes",fieldPath=".valueFrom"
 	Envs []corev1.EnvVar `json:"envs,omitempty"`
@@ -101,18 +101,15 @@ type AppServiceSpec struct {
 	// Ports are the ports of the Service. Each target port (or the port
 	// itself when no target port is given) is also declared as a port of
 	// the container. With no ports there is no Service.
+	//
+	// Nested bounds (port ranges, protocol, name format) and the list's
+	// uniqueness by port and protocol are in config/crd/patches.
 	// +optional
-	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:items:XValidation:rule="self.port >= 1 && self.port <= 65535",message="must be between 1 and 65535",fieldPath=".port"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.protocol) || self.protocol in ['TCP', 'UDP', 'SCTP']",message="must be one of TCP, UDP or SCTP",fieldPath=".protocol"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.name) || self.name == '' || (size(self.name) <= 63 && self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="must be a DNS-1123 label (at most 63 lower case letters, digits or '-', starting and ending with a letter or digit)",fieldPath=".name"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.nodePort) || (self.nodePort >= 0 && self.nodePort <= 65535)",message="must be between 0 and 65535 (0 lets the API server choose)",fieldPath=".nodePort"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.targetPort) || (type(self.targetPort) == int ? (int(self.targetPort) >= 0 && int(self.targetPort) <= 65535) : (string(self.targetPort) == '' || (size(string(self.targetPort)) <= 15 && string(self.targetPort).matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && string(self.targetPort).matches('[a-z]') && !string(self.targetPort).contains('--'))))",message="must be a port number between 1 and 65535 or an IANA service name (at most 15 lower case letters, digits or '-', with at least one letter and no '--')",fieldPath=".targetPort"
-	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.port == p.port && (has(q.protocol) ? q.protocol : 'TCP') == (has(p.protocol) ? p.protocol : 'TCP')))",message="each port and protocol may appear only once"
-	// +kubebuilder:validation:XValidation:rule="size(self) <= 1 || self.all(p, has(p.name) && p.name != '')",message="each port must have a name when there is more than one"
-	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.name) || p.name == '' || self.exists_one(q, has(q.name) && q.name == p.name))",message="port names must be unique"
-	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || p.nodePort == 0 || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort && (has(q.protocol) ? q.protocol : 'TCP') == (has(p.protocol) ? p.protocol : 'TCP')))",message="each nodePort and protocol may appear only once"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.targetPort) || (type(self.targetPort) == int ? (int(self.targetPort) >= 0 && int(self.targetPort) <= 65535) : (size(string(self.targetPort)) == 0 || (string(self.targetPort).matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && string(self.targetPort).matches('[a-z]') && !string(self.targetPort).contains('--'))))",message="must be a port number between 1 and 65535 or an IANA service name (at most 15 lower case letters, digits or '-', with at least one letter and no '--')",fieldPath=".targetPort"
+	// +kubebuilder:validation:XValidation:rule="size(self) <= 1 || self.all(p, has(p.name) && size(p.name) > 0)",message="each port must have a name when there is more than one"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.name) || size(p.name) == 0 || self.exists_one(q, has(q.name) && q.name == p.name))",message="port names must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || p.nodePort == 0 || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort && q.protocol == p.protocol))",message="each nodePort and protocol may appear only once"
 	Ports []corev1.ServicePort `json:"ports,omitempty"`
 
 	// ServiceType is the type of the Service: NodePort (the default),

@@ -34,10 +34,14 @@ type AppServiceSpecApplyConfiguration struct {
 	// Resources are the compute resources of the application's container.
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	// Envs are the environment variables of the application's container.
+	// The names' bounds are in config/crd/patches.
 	Envs []corev1.EnvVar `json:"envs,omitempty"`
 	// Ports are the ports of the Service. Each target port (or the port
 	// itself when no target port is given) is also declared as a port of
 	// the container. With no ports there is no Service.
+	//
+	// Nested bounds (port ranges, protocol, name format) and the list's
+	// uniqueness by port and protocol are in config/crd/patches.
 	Ports []corev1.ServicePort `json:"ports,omitempty"`
 	// ServiceType is the type of the Service: NodePort (the default),
 	// ClusterIP or LoadBalancer.

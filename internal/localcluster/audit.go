@@ -1,0 +1,86 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// AuditEvent is the part of an audit.k8s.io/v1 Event the tests read.
+type AuditEvent struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	User  struct {
+		Username string   `json:"username"`
+		Groups   []string `json:"groups"`
+	} `json:"user"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		APIGroup    string `json:"apiGroup"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	StageTimestamp time.Time `json:"stageTimestamp"`
+}
+
+// String is a one-line summary, for test failures.
+func (e AuditEvent) String() string {
+	s := fmt.Sprintf("%s %s", e.User.Username, e.Verb)
+	if r := e.ObjectRef; r != nil {
+		res := r.Resource
+		if r.Subresource != "" {
+			res += "/" + r.Subresource
+		}
+		s += fmt.Sprintf(" %s %s/%s", res, r.Namespace, r.Name)
+	}
+	if e.ResponseStatus != nil {
+		s += fmt.Sprintf(" → %d", e.ResponseStatus.Code)
+	}
+	return s
+}
+
+// Writes returns the completed write requests (every request the audit
+// policy records) that user made at or after since.
+func (c *Cluster) Writes(user string, since time.Time) ([]AuditEvent, error) {
+	f, err := os.Open(c.AuditLog)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []AuditEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e AuditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", c.AuditLog, err)
+		}
+		if e.Stage != "ResponseComplete" || e.User.Username != user || e.StageTimestamp.Before(since) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,563 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package localcluster runs a real Kubernetes control plane on loopback from
+// binaries built by hack/ensure-binaries.sh: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler and kwok, whose fake nodes make the
+// Pods of a Deployment Running and Ready without a container runtime.
+//
+// The API server runs with RBAC authorization, a client-certificate CA
+// (MintUser makes a kubeconfig for any user and groups), service-account
+// tokens, and an audit log of every write, which is how tests count what a
+// controller writes. Everything (certificates, data, logs, kubeconfigs) lives
+// in one folder; Stop ends every process the cluster started.
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Options say what to run.
+type Options struct {
+	// BinDir holds the binaries (see hack/ensure-binaries.sh).
+	BinDir string
+	// Dir is the cluster's folder; it is created if missing.
+	Dir string
+	// ControllerManager runs kube-controller-manager (garbage collector,
+	// deployment and replicaset controllers, node lifecycle, ...).
+	ControllerManager bool
+	// Scheduler runs kube-scheduler.
+	Scheduler bool
+	// Nodes is the number of kwok nodes; 0 runs no kwok.
+	Nodes int
+	// Output, when set, receives the processes' output as well as their
+	// log files.
+	Output io.Writer
+}
+
+// Cluster is a running control plane.
+type Cluster struct {
+	opts Options
+	ca   *ca
+
+	// URL is the API server's address.
+	URL string
+	// Kubeconfig is the path of an admin kubeconfig (group system:masters).
+	Kubeconfig string
+	// AuditLog is the path of the audit log of every write (JSON lines).
+	AuditLog string
+	// LogDir holds one log file per process.
+	LogDir string
+
+	etcdURL string
+	mu      sync.Mutex
+	procs   []*process
+}
+
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start brings up the control plane and returns when the API server is ready
+// and, with Nodes > 0, every node is Ready. On error everything started is
+// stopped again.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	if opts.Dir == "" {
+		return nil, errors.New("localcluster: Options.Dir is required")
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	opts.Dir = dir
+	c = &Cluster{
+		opts:     opts,
+		LogDir:   filepath.Join(dir, "logs"),
+		AuditLog: filepath.Join(dir, "audit.log"),
+	}
+	for _, d := range []string{c.LogDir, c.path("pki")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+			err = fmt.Errorf("%w (logs in %s)", err, c.LogDir)
+		}
+	}()
+
+	if err := c.startEtcd(ctx); err != nil {
+		return c, err
+	}
+	if err := c.startAPIServer(ctx); err != nil {
+		return c, err
+	}
+	if opts.ControllerManager {
+		if err := c.startControllerManager(); err != nil {
+			return c, err
+		}
+	}
+	if opts.Scheduler {
+		if err := c.startScheduler(); err != nil {
+			return c, err
+		}
+	}
+	if opts.Nodes > 0 {
+		if err := c.startKwok(ctx); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Cluster) path(elem ...string) string {
+	return filepath.Join(append([]string{c.opts.Dir}, elem...)...)
+}
+
+func (c *Cluster) bin(name string) string { return filepath.Join(c.opts.BinDir, name) }
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// run starts a process of the cluster, its output going to LogDir/name.log.
+func (c *Cluster) run(name, binary string, args ...string) error {
+	logFile, err := os.OpenFile(filepath.Join(c.LogDir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(binary, args...)
+	var out io.Writer = logFile
+	if c.opts.Output != nil {
+		out = io.MultiWriter(logFile, c.opts.Output)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Own process group, so a Ctrl-C in the terminal reaches only us and we
+	// stop the cluster in order; and killed with us if we die first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	c.mu.Lock()
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
+	return nil
+}
+
+// exited returns an error if the named process has already exited.
+func (c *Cluster) exited(name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.procs {
+		if p.name != name {
+			continue
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited: %v", name, p.err)
+		default:
+		}
+	}
+	return nil
+}
+
+// waitFor polls cond until it holds, the named process dies, or the timeout.
+func (c *Cluster) waitFor(ctx context.Context, name string, timeout time.Duration, cond func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		err := cond()
+		if err == nil {
+			return nil
+		}
+		if perr := c.exited(name); perr != nil {
+			return perr
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last error: %v)", name, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) startEtcd(ctx context.Context) error {
+	clientPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	peerPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	c.etcdURL = "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	if err := c.run("etcd", c.bin("etcd"),
+		"--name=local",
+		"--data-dir="+c.path("etcd"),
+		"--listen-client-urls="+c.etcdURL,
+		"--advertise-client-urls="+c.etcdURL,
+		"--listen-peer-urls="+peerURL,
+		"--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=local="+peerURL,
+		// A throw-away cluster: durability is not worth the fsyncs.
+		"--unsafe-no-fsync",
+		"--quota-backend-bytes=8589934592",
+		"--log-level=warn",
+	); err != nil {
+		return err
+	}
+	return c.waitFor(ctx, "etcd", 30*time.Second, func() error {
+		resp, err := http.Get(c.etcdURL + "/health")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("etcd /health: %s", resp.Status)
+		}
+		return nil
+	})
+}
+
+// auditPolicy records every request that is not a read, with the user and
+// the response code: enough to count a controller's writes.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  verbs: ["get", "list", "watch"]
+- level: None
+  nonResourceURLs: ["/*"]
+- level: Metadata
+`
+
+func (c *Cluster) startAPIServer(ctx context.Context) error {
+	var err error
+	if c.ca, err = newCA(); err != nil {
+		return err
+	}
+	pki := c.path("pki")
+	if err := os.WriteFile(filepath.Join(pki, "ca.crt"), c.ca.certPEM, 0o644); err != nil {
+		return err
+	}
+	servingCert, servingKey, err := c.ca.issue("kube-apiserver", nil, []string{"127.0.0.1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"})
+	if err != nil {
+		return err
+	}
+	if err := writeKeyPair(filepath.Join(pki, "apiserver.crt"), filepath.Join(pki, "apiserver.key"), servingCert, servingKey); err != nil {
+		return err
+	}
+	saKey := filepath.Join(pki, "sa.key")
+	if err := newServiceAccountKey(saKey); err != nil {
+		return err
+	}
+	policy := c.path("audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+		return err
+	}
+
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	c.URL = "https://127.0.0.1:" + strconv.Itoa(port)
+	if err := c.run("kube-apiserver", c.bin("kube-apiserver"),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		// The "kubernetes" Service's endpoints would be this loopback
+		// address, which the endpoint reconciler refuses; nothing here
+		// reaches the API server through that Service.
+		"--endpoint-reconciler-type=none",
+		"--secure-port="+strconv.Itoa(port),
+		"--etcd-servers="+c.etcdURL,
+		"--tls-cert-file="+filepath.Join(pki, "apiserver.crt"),
+		"--tls-private-key-file="+filepath.Join(pki, "apiserver.key"),
+		"--client-ca-file="+filepath.Join(pki, "ca.crt"),
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file="+saKey,
+		"--service-account-signing-key-file="+saKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--audit-policy-file="+policy,
+		"--audit-log-path="+c.AuditLog,
+		"--audit-log-format=json",
+		"--audit-log-mode=blocking",
+		"--audit-log-maxsize=0",
+		// Benchmarks create thousands of objects at once: do not let the
+		// default in-flight limits be what they measure.
+		"--max-requests-inflight=2000",
+		"--max-mutating-requests-inflight=1000",
+		"--profiling=false",
+		"--v=1",
+	); err != nil {
+		return err
+	}
+
+	admin, err := c.MintUser("admin", "system:masters")
+	if err != nil {
+		return err
+	}
+	c.Kubeconfig = admin
+	cfg, err := clientcmd.BuildConfigFromFlags("", admin)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, "kube-apiserver", 90*time.Second, func() error {
+		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, body)
+		}
+		// The default namespace and the bootstrap RBAC roles come from
+		// post-start hooks; /readyz covers them, but be sure of the
+		// namespace, which every test uses.
+		_, err = client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
+		return err
+	})
+}
+
+// MintUser writes a kubeconfig for a user with the given groups,
+// authenticated by a client certificate from the cluster's CA, and returns
+// its path. What the user may do is up to RBAC.
+func (c *Cluster) MintUser(user string, groups ...string) (string, error) {
+	certPEM, keyPEM, err := c.ca.issue(user, groups, nil)
+	if err != nil {
+		return "", err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.URL, CertificateAuthorityData: c.ca.certPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
+	cfg.CurrentContext = "local"
+	path := c.path("kubeconfig-" + sanitize(user))
+	if user == "admin" {
+		path = c.path("kubeconfig")
+	}
+	return path, clientcmd.WriteToFile(*cfg, path)
+}
+
+// RESTConfig returns a client configuration for a kubeconfig MintUser wrote.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	return clientcmd.BuildConfigFromFlags("", kubeconfig)
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ':' || r == '/' {
+			return '-'
+		}
+		return r
+	}, s)
+}
+
+func (c *Cluster) startControllerManager() error {
+	kubeconfig, err := c.MintUser("system:kube-controller-manager", "system:masters")
+	if err != nil {
+		return err
+	}
+	return c.run("kube-controller-manager", c.bin("kube-controller-manager"),
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--secure-port=0",
+		"--leader-elect=false",
+		"--controllers=*",
+		"--service-account-private-key-file="+c.path("pki", "sa.key"),
+		"--root-ca-file="+c.path("pki", "ca.crt"),
+		"--use-service-account-credentials=false",
+		// Sync quickly: tests wait on Deployments becoming Available.
+		"--concurrent-deployment-syncs=10",
+		"--concurrent-replicaset-syncs=10",
+		"--concurrent-gc-syncs=40",
+		"--kube-api-qps=500",
+		"--kube-api-burst=1000",
+		"--v=1",
+	)
+}
+
+func (c *Cluster) startScheduler() error {
+	kubeconfig, err := c.MintUser("system:kube-scheduler", "system:masters")
+	if err != nil {
+		return err
+	}
+	return c.run("kube-scheduler", c.bin("kube-scheduler"),
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig,
+		"--authorization-kubeconfig="+kubeconfig,
+		"--secure-port=0",
+		"--leader-elect=false",
+		"--kube-api-qps=500",
+		"--kube-api-burst=1000",
+		"--v=1",
+	)
+}
+
+// kwokNodeAnnotation marks the nodes kwok manages.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+func (c *Cluster) startKwok(ctx context.Context) error {
+	kubeconfig, err := c.MintUser("system:kwok", "system:masters")
+	if err != nil {
+		return err
+	}
+	stages, err := filepath.Glob(filepath.Join(c.opts.BinDir, "kwok-stages", "*.yaml"))
+	if err != nil || len(stages) == 0 {
+		return fmt.Errorf("no kwok stages in %s (run hack/ensure-binaries.sh)", c.opts.BinDir)
+	}
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+		"--cidr=10.244.0.0/16",
+		"--node-ip=127.0.0.1",
+	}
+	for _, s := range stages {
+		args = append(args, "--config="+s)
+	}
+	if err := c.run("kwok", c.bin("kwok"), args...); err != nil {
+		return err
+	}
+
+	cfg, err := RESTConfig(c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for i := range c.opts.Nodes {
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        fmt.Sprintf("kwok-node-%d", i),
+				Annotations: map[string]string{kwokNodeAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+				Labels: map[string]string{
+					"type":                   "kwok",
+					"kubernetes.io/hostname": fmt.Sprintf("kwok-node-%d", i),
+					"kubernetes.io/os":       "linux",
+				},
+			},
+			Status: corev1.NodeStatus{
+				Allocatable: nodeResources(),
+				Capacity:    nodeResources(),
+			},
+		}
+		if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating node %s: %w", node.Name, err)
+		}
+	}
+	// Ready, and (with the node lifecycle controller running) rid of the
+	// not-ready taint every new node starts with: before that nothing
+	// schedules onto it.
+	return c.waitFor(ctx, "kwok", 60*time.Second, func() error {
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes.Items {
+			if !nodeReady(&n) {
+				return fmt.Errorf("node %s is not ready", n.Name)
+			}
+			if c.opts.ControllerManager {
+				for _, t := range n.Spec.Taints {
+					if t.Key == corev1.TaintNodeNotReady {
+						return fmt.Errorf("node %s still has taint %s", n.Name, t.Key)
+					}
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func nodeResources() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("1000"),
+		corev1.ResourceMemory: resource.MustParse("4Ti"),
+		corev1.ResourcePods:   resource.MustParse("10000"),
+	}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Stop ends every process, newest first (SIGTERM, then SIGKILL after a
+// grace period), and waits for them. It is safe to call more than once.
+func (c *Cluster) Stop() {
+	c.mu.Lock()
+	procs := c.procs
+	c.procs = nil
+	c.mu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.done
+		}
+	}
+}
