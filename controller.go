@@ -336,21 +336,8 @@ func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService) (
 	desired := newDeployment(as)
 	live, err := c.deploymentsLister.Deployments(as.Namespace).Get(as.Name)
 	if apierrors.IsNotFound(err) {
-		created, err := c.kubeClient.AppsV1().Deployments(as.Namespace).Create(ctx, desired, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			// Not in our cache: either not ours (it lacks our label) or
-			// created by us so recently that the watch has not brought it.
-			existing, getErr := c.kubeClient.AppsV1().Deployments(as.Namespace).Get(ctx, as.Name, metav1.GetOptions{})
-			if getErr != nil {
-				return nil, getErr
-			}
-			return nil, c.notOurs(as, existing, "Deployment")
-		}
-		if err != nil {
-			return nil, c.writeFailed(as, ReasonCreateFailed, "create", "Deployment", err)
-		}
-		c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonCreated, "Created Deployment %s", created.Name)
-		return created, nil
+		client := c.kubeClient.AppsV1().Deployments(as.Namespace)
+		return createChild(ctx, c, as, "Deployment", desired, client.Create, client.Get)
 	}
 	if err != nil {
 		return nil, err
@@ -379,19 +366,9 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) erro
 	case apierrors.IsNotFound(err) && desired == nil:
 		return nil
 	case apierrors.IsNotFound(err):
-		created, err := c.kubeClient.CoreV1().Services(as.Namespace).Create(ctx, desired, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			existing, getErr := c.kubeClient.CoreV1().Services(as.Namespace).Get(ctx, as.Name, metav1.GetOptions{})
-			if getErr != nil {
-				return getErr
-			}
-			return c.notOurs(as, existing, "Service")
-		}
-		if err != nil {
-			return c.writeFailed(as, ReasonCreateFailed, "create", "Service", err)
-		}
-		c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonCreated, "Created Service %s", created.Name)
-		return nil
+		client := c.kubeClient.CoreV1().Services(as.Namespace)
+		_, err := createChild(ctx, c, as, "Service", desired, client.Create, client.Get)
+		return err
 	case err != nil:
 		return err
 	}
@@ -424,6 +401,50 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) erro
 	}
 	c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonUpdated, "Updated Service %s: %s", updated.Name, strings.Join(changed, ", "))
 	return nil
+}
+
+// createChild creates a child missing from the cache. An object of the same
+// name that lacks our label is not in the cache, so the create can meet one:
+// it is then read back to tell whether it is ours (created so recently that
+// the watch has not brought it) or in the way. While the AppService is
+// already Degraded by an object in the way, the object is read first
+// instead, so that a blocked AppService does not issue a failing create on
+// every retry and resync.
+func createChild[T metav1.Object](
+	ctx context.Context, c *Controller, as *appv1.AppService, kind string, desired T,
+	create func(context.Context, T, metav1.CreateOptions) (T, error),
+	get func(context.Context, string, metav1.GetOptions) (T, error),
+) (T, error) {
+	var zero T
+	if blockedByExisting(as) {
+		existing, err := get(ctx, desired.GetName(), metav1.GetOptions{})
+		if err == nil {
+			return zero, c.notOurs(as, existing, kind)
+		}
+		if !apierrors.IsNotFound(err) {
+			return zero, err
+		}
+	}
+	created, err := create(ctx, desired, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		existing, getErr := get(ctx, desired.GetName(), metav1.GetOptions{})
+		if getErr != nil {
+			return zero, getErr
+		}
+		return zero, c.notOurs(as, existing, kind)
+	}
+	if err != nil {
+		return zero, c.writeFailed(as, ReasonCreateFailed, "create", kind, err)
+	}
+	c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonCreated, "Created %s %s", kind, created.GetName())
+	return created, nil
+}
+
+// blockedByExisting reports whether the last sync found an object in the
+// way of one of the AppService's children.
+func blockedByExisting(as *appv1.AppService) bool {
+	c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionDegraded)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == ReasonResourceExists
 }
 
 // notOurs reports an object of the child's name that this AppService does not

@@ -18,6 +18,7 @@ tool (
 )
 
 require (
+	github.com/google/go-cmp v0.7.0
 	k8s.io/api v0.37.1
 	k8s.io/apiextensions-apiserver v0.37.1
 	k8s.io/apimachinery v0.37.1

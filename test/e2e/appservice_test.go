@@ -1,0 +1,617 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// seedManifest is the manifest users start from. The copy in testdata keeps
+// the suite runnable outside this workspace; where the original is beside
+// the repository, the copy must not have drifted from it.
+func seedManifest(t *testing.T) string {
+	t.Helper()
+	copyPath := filepath.Join(repoRoot, "test/e2e/testdata/seed-appservice.yaml")
+	original := filepath.Join(repoRoot, "../shared/fixtures/seed-appservice.yaml")
+	want, err := os.ReadFile(original)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return copyPath
+		}
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(copyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from %s: copy the original again", copyPath, original)
+	}
+	return original
+}
+
+// 1. The seed manifest, applied unchanged with kubectl, gives a 2-replica
+// nginx:1.7.9 Deployment and a NodePort Service on 30002, both owned, and an
+// AppService whose status says so. A second copy in another namespace cannot
+// have node port 30002: it is Degraded with the API server's message, and
+// an AppService beside it is not held up.
+func TestSeedManifest(t *testing.T) {
+	ns := newNamespace(t)
+	seed := seedManifest(t)
+	if out, err := kubectl("apply", "-n", ns, "-f", seed); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+
+	as := waitAvailable(t, ns, "nginx-app", 2)
+	d, err := getDeployment(ns, "nginx-app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ownedBy(d, as); err != nil {
+		t.Error(err)
+	}
+	if *d.Spec.Replicas != 2 || d.Spec.Template.Spec.Containers[0].Image != "nginx:1.7.9" {
+		t.Errorf("Deployment: replicas %d, image %s; want 2, nginx:1.7.9", *d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Image)
+	}
+	svc, err := getService(ns, "nginx-app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ownedBy(svc, as); err != nil {
+		t.Error(err)
+	}
+	if svc.Spec.Type != corev1.ServiceTypeNodePort || len(svc.Spec.Ports) != 1 ||
+		svc.Spec.Ports[0].Port != 80 || svc.Spec.Ports[0].TargetPort != intstr.FromInt32(80) || svc.Spec.Ports[0].NodePort != 30002 {
+		t.Errorf("Service: type %s, ports %+v; want NodePort 80→80 on node port 30002", svc.Spec.Type, svc.Spec.Ports)
+	}
+	if out, err := kubectl("wait", "-n", ns, "--for=condition=Available", "appservice/nginx-app", "--timeout=30s"); err != nil {
+		t.Errorf("kubectl wait --for=condition=Available: %v\n%s", err, out)
+	}
+	waitEvent(t, ns, "nginx-app", corev1.EventTypeNormal, "Created", "Created Deployment nginx-app")
+	waitEvent(t, ns, "nginx-app", corev1.EventTypeNormal, "Created", "Created Service nginx-app")
+
+	// The same manifest elsewhere: node port 30002 is taken cluster-wide.
+	other := newNamespace(t)
+	if out, err := kubectl("apply", "-n", other, "-f", seed); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+	createAppService(t, other, "neighbour", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27",
+		Ports: []corev1.ServicePort{{Port: 8080}}, ServiceType: corev1.ServiceTypeClusterIP})
+	waitDegraded(t, other, "nginx-app", "CreateFailed", "Service", "30002", "already allocated")
+	waitEvent(t, other, "nginx-app", corev1.EventTypeWarning, "CreateFailed", "already allocated")
+	waitAvailable(t, other, "neighbour", 1)
+	// Its Deployment was created all the same.
+	if _, err := getDeployment(other, "nginx-app"); err != nil {
+		t.Errorf("the Deployment of the Degraded AppService: %v", err)
+	}
+}
+
+// 2. Every owned field of the spec reaches the children; the Service keeps
+// its clusterIP and server-assigned node ports through port changes.
+func TestSpecChangesReachChildren(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	createAppService(t, ns, "web", appv1.AppServiceSpec{
+		Size: int32p(1), Image: "nginx:1.25",
+		Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
+	})
+	waitAvailable(t, ns, "web", 1)
+	svc, err := getService(ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterIP, nodePort := svc.Spec.ClusterIP, svc.Spec.Ports[0].NodePort
+	if nodePort == 0 {
+		t.Fatal("the API server assigned no node port")
+	}
+
+	t.Run("scale subresource", func(t *testing.T) {
+		scale, err := apps.AppV1().AppServices(ns).GetScale(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scale.Status.Selector != appv1.SchemeGroupVersion.Group+"/appservice=web" {
+			t.Errorf("scale selector %q", scale.Status.Selector)
+		}
+		scale.Spec.Replicas = 3
+		if _, err := apps.AppV1().AppServices(ns).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitAvailable(t, ns, "web", 3)
+		waitEvent(t, ns, "web", corev1.EventTypeNormal, "Updated", "Updated Deployment web: replicas")
+	})
+
+	t.Run("image", func(t *testing.T) {
+		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Image = "nginx:latest" })
+		eventually(t, 30*time.Second, func() error {
+			d, err := getDeployment(ns, "web")
+			if err != nil {
+				return err
+			}
+			c := d.Spec.Template.Spec.Containers[0]
+			if c.Image != "nginx:latest" || c.ImagePullPolicy != corev1.PullAlways {
+				return fmt.Errorf("image %s, pull policy %s", c.Image, c.ImagePullPolicy)
+			}
+			return nil
+		})
+		waitAvailable(t, ns, "web", 3)
+	})
+
+	t.Run("env and resources", func(t *testing.T) {
+		envs := []corev1.EnvVar{
+			{Name: "GREETING", Value: "hello"},
+			{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		}
+		resources := corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		}
+		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Envs, as.Spec.Resources = envs, resources })
+		eventually(t, 30*time.Second, func() error {
+			d, err := getDeployment(ns, "web")
+			if err != nil {
+				return err
+			}
+			c := d.Spec.Template.Spec.Containers[0]
+			if len(c.Env) != 2 || c.Env[0] != envs[0] || c.Env[1].ValueFrom == nil || c.Env[1].ValueFrom.FieldRef.FieldPath != "metadata.name" {
+				return fmt.Errorf("env %+v", c.Env)
+			}
+			if !equality.Semantic.DeepEqual(c.Resources, resources) {
+				return fmt.Errorf("resources %+v", c.Resources)
+			}
+			return nil
+		})
+		waitAvailable(t, ns, "web", 3)
+	})
+
+	t.Run("ports", func(t *testing.T) {
+		updateAppService(t, ns, "web", func(as *appv1.AppService) {
+			as.Spec.Ports = append(as.Spec.Ports, corev1.ServicePort{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9113)})
+		})
+		eventually(t, 30*time.Second, func() error {
+			svc, err := getService(ns, "web")
+			if err != nil {
+				return err
+			}
+			if len(svc.Spec.Ports) != 2 {
+				return fmt.Errorf("Service ports %+v", svc.Spec.Ports)
+			}
+			if svc.Spec.ClusterIP != clusterIP || svc.Spec.Ports[0].NodePort != nodePort {
+				return fmt.Errorf("clusterIP %s (was %s), node port %d (was %d): the server-assigned values were not kept",
+					svc.Spec.ClusterIP, clusterIP, svc.Spec.Ports[0].NodePort, nodePort)
+			}
+			d, err := getDeployment(ns, "web")
+			if err != nil {
+				return err
+			}
+			ports := d.Spec.Template.Spec.Containers[0].Ports
+			if len(ports) != 2 || ports[0].ContainerPort != 80 || ports[1].ContainerPort != 9113 {
+				return fmt.Errorf("container ports %+v", ports)
+			}
+			return nil
+		})
+	})
+
+	t.Run("service type", func(t *testing.T) {
+		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.ServiceType = corev1.ServiceTypeClusterIP })
+		eventually(t, 30*time.Second, func() error {
+			svc, err := getService(ns, "web")
+			if err != nil {
+				return err
+			}
+			if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.ClusterIP != clusterIP {
+				return fmt.Errorf("type %s, clusterIP %s (was %s)", svc.Spec.Type, svc.Spec.ClusterIP, clusterIP)
+			}
+			for _, p := range svc.Spec.Ports {
+				if p.NodePort != 0 {
+					return fmt.Errorf("port %d still has node port %d", p.Port, p.NodePort)
+				}
+			}
+			return nil
+		})
+		waitAvailable(t, ns, "web", 3)
+	})
+
+	t.Run("ports removed", func(t *testing.T) {
+		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Ports = nil })
+		eventually(t, 30*time.Second, func() error {
+			if _, err := getService(ns, "web"); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("the Service is still there (%v)", err)
+			}
+			return nil
+		})
+		waitEvent(t, ns, "web", corev1.EventTypeNormal, "Deleted", "Deleted Service web")
+	})
+}
+
+// 3. Drift is repaired: deleted children come back, hand-edited owned fields
+// are set back, and what others add (a label) is left alone.
+func TestDriftIsRepaired(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	createAppService(t, ns, "drift", appv1.AppServiceSpec{
+		Size: int32p(2), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}},
+	})
+	waitAvailable(t, ns, "drift", 2)
+
+	t.Run("deleted Service", func(t *testing.T) {
+		old, err := getService(ns, "drift")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := kube.CoreV1().Services(ns).Delete(ctx, "drift", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, func() error {
+			svc, err := getService(ns, "drift")
+			if err != nil {
+				return err
+			}
+			if svc.UID == old.UID {
+				return fmt.Errorf("still the old Service")
+			}
+			return nil
+		})
+	})
+
+	t.Run("deleted Deployment", func(t *testing.T) {
+		old, err := getDeployment(ns, "drift")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := kube.AppsV1().Deployments(ns).Delete(ctx, "drift", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, func() error {
+			d, err := getDeployment(ns, "drift")
+			if err != nil {
+				return err
+			}
+			if d.UID == old.UID {
+				return fmt.Errorf("still the old Deployment")
+			}
+			return nil
+		})
+		waitAvailable(t, ns, "drift", 2)
+	})
+
+	t.Run("hand-edited replicas and image", func(t *testing.T) {
+		patch := `{"spec":{"replicas":5,"template":{"spec":{"containers":[{"name":"drift","image":"busybox:1.36"}]}}}}`
+		if _, err := kube.AppsV1().Deployments(ns).Patch(ctx, "drift", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, func() error {
+			d, err := getDeployment(ns, "drift")
+			if err != nil {
+				return err
+			}
+			if *d.Spec.Replicas != 2 || d.Spec.Template.Spec.Containers[0].Image != "nginx:1.27" {
+				return fmt.Errorf("replicas %d, image %s", *d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Image)
+			}
+			return nil
+		})
+		waitAvailable(t, ns, "drift", 2)
+	})
+
+	t.Run("foreign label kept", func(t *testing.T) {
+		patch := `{"metadata":{"labels":{"team":"blue"}}}`
+		if _, err := kube.AppsV1().Deployments(ns).Patch(ctx, "drift", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		since := time.Now()
+		// Past a resync (10 s in these tests): nothing is written back.
+		time.Sleep(12 * time.Second)
+		d, err := getDeployment(ns, "drift")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Labels["team"] != "blue" {
+			t.Errorf("the label someone else added is gone: %v", d.Labels)
+		}
+		for _, w := range controllerWrites(t, since, ns) {
+			if w.ObjectRef != nil && w.ObjectRef.Resource == "deployments" {
+				t.Errorf("the controller wrote the Deployment back: %s", w)
+			}
+		}
+	})
+}
+
+// 4. A Deployment and a Service of the AppService's name that it does not
+// control are never touched; the AppService says why it is stuck, once, and
+// the AppServices around it keep working.
+func TestUnownedObjectsAreLeftAlone(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	labels := map[string]string{"app": "theirs"}
+	theirs := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "taken", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: int32p(1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
+			},
+		},
+	}
+	d, err := kube.AppsV1().Deployments(ns).Create(ctx, theirs, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "taken"},
+		Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 8080}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	createAppService(t, ns, "taken", appv1.AppServiceSpec{Size: int32p(2), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}})
+	createAppService(t, ns, "fine", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}})
+	waitDegraded(t, ns, "taken", "ResourceExists", "Deployment "+ns+"/taken", "not controlled by AppService taken")
+	waitEvent(t, ns, "taken", corev1.EventTypeWarning, "ResourceExists", "Deployment "+ns+"/taken")
+	waitAvailable(t, ns, "fine", 1)
+
+	// Past a resync: still untouched, and still one Warning. The first
+	// sync's create met the object (409 AlreadyExists, nothing written);
+	// once Degraded, the controller looks before it tries again.
+	degradedAt := time.Now()
+	time.Sleep(12 * time.Second)
+	d2, err := getDeployment(ns, "taken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc2, err := getService(ns, "taken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2.ResourceVersion != d.ResourceVersion && d2.Generation != d.Generation {
+		t.Errorf("the unowned Deployment was modified")
+	}
+	if svc2.ResourceVersion != svc.ResourceVersion {
+		t.Errorf("the unowned Service was modified")
+	}
+	for _, w := range controllerWrites(t, time.Time{}, ns) {
+		if w.ObjectRef == nil || w.ObjectRef.Name != "taken" || (w.ObjectRef.Resource != "deployments" && w.ObjectRef.Resource != "services") {
+			continue
+		}
+		if w.ResponseStatus == nil || w.ResponseStatus.Code < 300 {
+			t.Errorf("the controller wrote to an object it does not control: %s", w)
+		}
+		if w.StageTimestamp.After(degradedAt) {
+			t.Errorf("the controller retried a create it knew would fail: %s", w)
+		}
+	}
+	var count int32
+	for _, e := range events(t, ns, "taken", "ResourceExists") {
+		count += e.Count
+	}
+	if count != 1 {
+		t.Errorf("%d ResourceExists Warnings, want 1: Events mark transitions, not retries", count)
+	}
+
+	// Once the object in the way is gone, the AppService recovers.
+	if err := kube.AppsV1().Deployments(ns).Delete(ctx, "taken", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.CoreV1().Services(ns).Delete(ctx, "taken", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAvailable(t, ns, "taken", 2)
+}
+
+// 5. Bad input: what the API server would refuse in the children is refused
+// at admission, naming the field; what can only fail at run time ends in
+// Degraded with the API server's message, and recovers when fixed.
+func TestAdmission(t *testing.T) {
+	ns := newNamespace(t)
+	cases := []struct {
+		name, manifest, field, message string
+	}{
+		{"image missing", `spec: {size: 1}`, "spec.image", "Required value"},
+		{"image empty", `spec: {image: ""}`, "spec.image", ""},
+		{"image with spaces", `spec: {image: "nginx 1.7"}`, "spec.image", ""},
+		{"negative size", `spec: {image: nginx, size: -1}`, "spec.size", ""},
+		{"port too large", `spec: {image: nginx, ports: [{port: 70000}]}`, "spec.ports[0].port", ""},
+		{"port zero", `spec: {image: nginx, ports: [{port: 0}]}`, "spec.ports[0].port", ""},
+		{"duplicate port", `spec: {image: nginx, ports: [{name: a, port: 80}, {name: b, port: 80}]}`, "spec.ports[1]", "Duplicate value"},
+		{"unnamed ports", `spec: {image: nginx, ports: [{port: 80}, {port: 81}]}`, "spec.ports", "must have a name"},
+		{"duplicate port names", `spec: {image: nginx, ports: [{name: web, port: 80}, {name: web, port: 81}]}`, "spec.ports", "names must be unique"},
+		{"bad port name", `spec: {image: nginx, ports: [{name: HTTP, port: 80}]}`, "spec.ports[0].name", ""},
+		{"bad protocol", `spec: {image: nginx, ports: [{port: 80, protocol: HTTP}]}`, "spec.ports[0].protocol", ""},
+		{"bad target port name", `spec: {image: nginx, ports: [{port: 80, targetPort: not_a_name}]}`, "spec.ports[0].targetPort", ""},
+		{"target port too large", `spec: {image: nginx, ports: [{port: 80, targetPort: 70000}]}`, "spec.ports[0].targetPort", ""},
+		{"node port too large", `spec: {image: nginx, ports: [{port: 80, nodePort: 70000}]}`, "spec.ports[0].nodePort", ""},
+		{"duplicate node port", `spec: {image: nginx, ports: [{name: a, port: 80, nodePort: 30100}, {name: b, port: 81, nodePort: 30100}]}`, "spec.ports", "nodePort"},
+		{"node port on ClusterIP", `spec: {image: nginx, serviceType: ClusterIP, ports: [{port: 80, nodePort: 30100}]}`, "spec.ports", "ClusterIP"},
+		{"bad service type", `spec: {image: nginx, serviceType: External}`, "spec.serviceType", "Unsupported value"},
+		{"request above limit", `spec: {image: nginx, resources: {requests: {cpu: "2"}, limits: {cpu: "1"}}}`, "spec.resources.requests", "less than or equal to its limit"},
+		{"negative limit", `spec: {image: nginx, resources: {limits: {memory: "-1Gi"}}}`, "spec.resources.limits", "negative"},
+		{"resource claims", `spec: {image: nginx, resources: {claims: [{name: gpu}]}}`, "spec.resources.claims", "not supported"},
+		{"env without name", `spec: {image: nginx, envs: [{name: "", value: x}]}`, "spec.envs[0].name", ""},
+		{"env name with =", `spec: {image: nginx, envs: [{name: "A=B", value: x}]}`, "spec.envs[0].name", ""},
+		{"env value and valueFrom", `spec: {image: nginx, envs: [{name: A, value: x, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]}`, "spec.envs[0].valueFrom", "may not be set"},
+		{"env valueFrom empty", `spec: {image: nginx, envs: [{name: A, valueFrom: {}}]}`, "spec.envs[0].valueFrom", "exactly one"},
+		{"name not a DNS-1035 label", `metadata: {name: 1app}
+spec: {image: nginx}`, "metadata.name", "DNS-1035"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			manifest := "apiVersion: app.example.com/v1\nkind: AppService\n" + tc.manifest + "\n"
+			if !strings.Contains(tc.manifest, "metadata:") {
+				manifest = "apiVersion: app.example.com/v1\nkind: AppService\nmetadata: {name: bad}\n" + tc.manifest + "\n"
+			}
+			// Sent as written, as kubectl would: some of these do not
+			// even fit the Go types.
+			result := apps.AppV1().RESTClient().Post().Namespace(ns).Resource("appservices").
+				SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background())
+			err := result.Error()
+			if err == nil {
+				t.Fatalf("admitted:\n%s", manifest)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("refused, but not as invalid: %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.message) {
+				t.Errorf("the error does not name %s (%q):\n%v", tc.field, tc.message, err)
+			}
+		})
+	}
+
+	t.Run("run-time failure is Degraded, not a crash", func(t *testing.T) {
+		// 20000 is a valid port, but outside this cluster's node port range
+		// (30000-32767): only the Service create can tell.
+		createAppService(t, ns, "outofrange", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27",
+			Ports: []corev1.ServicePort{{Port: 80, NodePort: 20000}}})
+		waitDegraded(t, ns, "outofrange", "CreateFailed", "Service", "not in the valid range")
+		waitEvent(t, ns, "outofrange", corev1.EventTypeWarning, "CreateFailed", "not in the valid range")
+		updateAppService(t, ns, "outofrange", func(as *appv1.AppService) { as.Spec.Ports[0].NodePort = 0 })
+		waitAvailable(t, ns, "outofrange", 1)
+		if _, err := getService(ns, "outofrange"); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// 7. Deleting an AppService deletes its children (garbage collector, through
+// the owner references).
+func TestDeletionRemovesChildren(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	createAppService(t, ns, "gone", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}})
+	waitAvailable(t, ns, "gone", 1)
+	if err := apps.AppV1().AppServices(ns).Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, func() error {
+		_, derr := getDeployment(ns, "gone")
+		_, serr := getService(ns, "gone")
+		if !apierrors.IsNotFound(derr) || !apierrors.IsNotFound(serr) {
+			return fmt.Errorf("children still there: deployment %v, service %v", derr, serr)
+		}
+		return nil
+	})
+}
+
+// 6. Zero writes: a restart of the controller over a few hundred AppServices
+// in sync, then a minute with nothing changing (six resyncs), and the audit
+// log shows not one write by the controller. A controller comparing the
+// desired objects naively with the defaulted live ones fails here.
+func TestNoWritesInSteadyState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes over a minute")
+	}
+	ns := newNamespace(t)
+	const n = 300
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			as := &appv1.AppService{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%03d", i)},
+				Spec: appv1.AppServiceSpec{
+					Size: int32p(int32(i % 2)), Image: "nginx:1.27",
+					Envs: []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
+					Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1"), corev1.ResourceMemory: resource.MustParse("1024Mi")},
+					},
+					Ports:       []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("dns")}},
+					ServiceType: []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort}[i%2],
+				},
+			}
+			if _, err := apps.AppV1().AppServices(ns).Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, func() error {
+		list, err := apps.AppV1().AppServices(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, as := range list.Items {
+			avail := condition(&as, appv1.ConditionAvailable)
+			if as.Status.ObservedGeneration != as.Generation || avail == nil || avail.Status != metav1.ConditionTrue ||
+				as.Status.AvailableReplicas != *as.Spec.Size {
+				return fmt.Errorf("%s not converged: %+v", as.Name, as.Status)
+			}
+		}
+		return nil
+	})
+
+	if _, err := ctrl.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("stopping the controller: %v", err)
+	}
+	since := time.Now()
+	if err := ctrl.start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(65 * time.Second)
+	if !ctrl.logContains("Started workers") {
+		t.Fatal("the restarted controller never started its workers")
+	}
+	for _, w := range controllerWrites(t, since, "") {
+		t.Errorf("write by the controller in steady state: %s", w)
+	}
+}
+
+// 8. SIGTERM stops the controller within seconds: the queue is shut down,
+// running syncs finish, the process exits 0.
+func TestSIGTERMStopsPromptly(t *testing.T) {
+	took, err := ctrl.stop(syscall.SIGTERM)
+	t.Cleanup(func() {
+		if err := ctrl.start(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err != nil {
+		t.Errorf("the controller exited with %v, want 0", err)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the controller took %s to stop, want under 5s", took)
+	}
+	if !ctrl.logContains("Workers stopped") {
+		t.Error("the controller's log does not say its workers stopped")
+	}
+}

@@ -1,0 +1,248 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	"example.com/appservice-controller/internal/localcluster"
+)
+
+// newNamespace creates a namespace for one test and deletes it, waiting
+// until it is gone, when the test ends: what a test leaves behind must not
+// make the next one's write counts wrong.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	name = strings.Trim(name, "-") + "-" + rand.String(5)
+	ctx := context.Background()
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting namespace %s: %v", name, err)
+			return
+		}
+		eventually(t, 2*time.Minute, func() error {
+			_, err := kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("namespace %s still exists (%v)", name, err)
+		})
+	})
+	return name
+}
+
+// eventually polls f until it returns nil, failing the test with f's last
+// error after timeout. It also fails at once if the controller died.
+func eventually(t *testing.T, timeout time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if exitErr := ctrl.exited(); exitErr != nil {
+			t.Fatal(exitErr)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// kubectl runs the cluster's kubectl as the admin.
+func kubectl(args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(binDir, "kubectl"), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func createAppService(t *testing.T, ns, name string, spec appv1.AppServiceSpec) *appv1.AppService {
+	t.Helper()
+	as, err := apps.AppV1().AppServices(ns).Create(context.Background(), &appv1.AppService{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       spec,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
+}
+
+// updateAppService applies mutate to the latest AppService, retrying on
+// conflicts with the controller's status writes.
+func updateAppService(t *testing.T, ns, name string, mutate func(*appv1.AppService)) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		as, err := apps.AppV1().AppServices(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mutate(as)
+		_, err = apps.AppV1().AppServices(ns).Update(context.Background(), as, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func getAppService(ns, name string) (*appv1.AppService, error) {
+	return apps.AppV1().AppServices(ns).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+func getDeployment(ns, name string) (*appsv1.Deployment, error) {
+	return kube.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+func getService(ns, name string) (*corev1.Service, error) {
+	return kube.CoreV1().Services(ns).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+// ownedBy checks that obj's controller is the AppService.
+func ownedBy(obj metav1.Object, as *appv1.AppService) error {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "AppService" || ref.APIVersion != appv1.SchemeGroupVersion.String() || ref.Name != as.Name || ref.UID != as.UID {
+		return fmt.Errorf("%s is not controlled by AppService %s (%s): controller %+v", obj.GetName(), as.Name, as.UID, ref)
+	}
+	return nil
+}
+
+// condition returns the AppService's condition of type t.
+func condition(as *appv1.AppService, t string) *metav1.Condition {
+	return meta.FindStatusCondition(as.Status.Conditions, t)
+}
+
+// waitAvailable waits until the AppService's status describes its current
+// generation with the given available replicas and Available=True.
+func waitAvailable(t *testing.T, ns, name string, replicas int32) *appv1.AppService {
+	t.Helper()
+	var as *appv1.AppService
+	eventually(t, 90*time.Second, func() error {
+		var err error
+		if as, err = getAppService(ns, name); err != nil {
+			return err
+		}
+		st := as.Status
+		avail := condition(as, appv1.ConditionAvailable)
+		degraded := condition(as, appv1.ConditionDegraded)
+		switch {
+		case st.ObservedGeneration != as.Generation:
+			return fmt.Errorf("observedGeneration %d, generation %d", st.ObservedGeneration, as.Generation)
+		case st.Replicas != replicas || st.UpdatedReplicas != replicas || st.ReadyReplicas != replicas || st.AvailableReplicas != replicas:
+			return fmt.Errorf("replicas %d, updated %d, ready %d, available %d; want %d", st.Replicas, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas, replicas)
+		case avail == nil || avail.Status != metav1.ConditionTrue:
+			return fmt.Errorf("Available condition is %+v", avail)
+		case degraded == nil || degraded.Status != metav1.ConditionFalse:
+			return fmt.Errorf("Degraded condition is %+v", degraded)
+		}
+		return nil
+	})
+	return as
+}
+
+// waitDegraded waits until the AppService is Degraded with the reason and a
+// message containing each of parts.
+func waitDegraded(t *testing.T, ns, name, reason string, parts ...string) *metav1.Condition {
+	t.Helper()
+	var c *metav1.Condition
+	eventually(t, 60*time.Second, func() error {
+		as, err := getAppService(ns, name)
+		if err != nil {
+			return err
+		}
+		c = condition(as, appv1.ConditionDegraded)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason || c.ObservedGeneration != as.Generation {
+			return fmt.Errorf("Degraded condition is %+v, want True/%s", c, reason)
+		}
+		for _, p := range parts {
+			if !strings.Contains(c.Message, p) {
+				return fmt.Errorf("Degraded message %q does not contain %q", c.Message, p)
+			}
+		}
+		return nil
+	})
+	return c
+}
+
+// events returns the Events recorded for an AppService with a reason.
+func events(t *testing.T, ns, name, reason string) []corev1.Event {
+	t.Helper()
+	list, err := kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.kind": "AppService", "involvedObject.name": name, "reason": reason}.String(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// waitEvent waits for an Event with the reason whose message contains msg.
+func waitEvent(t *testing.T, ns, name, eventType, reason, msg string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		for _, e := range events(t, ns, name, reason) {
+			if e.Type == eventType && strings.Contains(e.Message, msg) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s Event %s %q for AppService %s/%s", eventType, reason, msg, ns, name)
+	})
+}
+
+// controllerWrites returns the writes the controller made since t0,
+// optionally only in one namespace.
+func controllerWrites(t *testing.T, since time.Time, ns string) []localcluster.AuditEvent {
+	t.Helper()
+	all, err := cluster.Writes(controllerUser, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []localcluster.AuditEvent
+	for _, e := range all {
+		if ns == "" || (e.ObjectRef != nil && e.ObjectRef.Namespace == ns) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func int32p(i int32) *int32 { return &i }

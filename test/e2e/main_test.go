@@ -1,0 +1,269 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package e2e tests the built controller binary, started as a user would,
+// against a real control plane (internal/localcluster): etcd,
+// kube-apiserver with RBAC and an audit log, kube-controller-manager,
+// kube-scheduler and kwok nodes that run the Pods.
+//
+// The controller runs under its own identity, bound only to the ClusterRole
+// in artifacts/deploy/rbac.yaml, so the audit log tells its writes apart
+// from the tests' own.
+//
+//	go test -tags e2e ./test/e2e            (make test-e2e)
+//
+// APPSERVICE_BIN_DIR names the control plane's binaries; without it the
+// tests run hack/ensure-binaries.sh, which builds them when missing.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
+
+	"example.com/appservice-controller/internal/localcluster"
+)
+
+// controllerUser is the identity the controller runs as.
+const controllerUser = "appservice-controller"
+
+var (
+	repoRoot string
+	binDir   string
+	cluster  *localcluster.Cluster
+	kube     kubernetes.Interface
+	apps     clientset.Interface
+	ctrl     *controllerProcess
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	var err error
+	if repoRoot, err = filepath.Abs("../.."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if binDir = os.Getenv("APPSERVICE_BIN_DIR"); binDir == "" {
+		out, err := exec.Command(filepath.Join(repoRoot, "hack/ensure-binaries.sh")).Output()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hack/ensure-binaries.sh:", err)
+			return 1
+		}
+		binDir = strings.TrimSpace(string(out))
+	}
+
+	// Keep the cluster's folder (logs, audit log) under _output for a
+	// look after a failure.
+	dir := filepath.Join(repoRoot, "_output", "e2e", time.Now().Format("20060102-150405"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "e2e: cluster folder", dir)
+
+	controllerBin := filepath.Join(dir, "appservice-controller")
+	build := exec.Command("go", "build", "-o", controllerBin, ".")
+	build.Dir, build.Stdout, build.Stderr = repoRoot, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the controller:", err)
+		return 1
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cluster, err = localcluster.Start(ctx, localcluster.Options{
+		BinDir: binDir, Dir: dir, ControllerManager: true, Scheduler: true, Nodes: 1,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the control plane:", err)
+		return 1
+	}
+	defer cluster.Stop()
+
+	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	kube = kubernetes.NewForConfigOrDie(cfg)
+	apps = clientset.NewForConfigOrDie(cfg)
+
+	kubeconfig, err := grantControllerRole(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "setting up the controller's identity:", err)
+		return 1
+	}
+	ctrl = &controllerProcess{
+		bin: controllerBin,
+		// A short resync, so that the quiet-period tests see resyncs
+		// happen and write nothing.
+		args: []string{"-kubeconfig", kubeconfig, "-v=2", "-resync-period=10s"},
+		log:  filepath.Join(cluster.LogDir, "appservice-controller.log"),
+	}
+	if err := ctrl.start(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting the controller:", err)
+		return 1
+	}
+	defer ctrl.stop(syscall.SIGTERM)
+	if err := waitForCRD(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "waiting for the controller to install its CRD:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// grantControllerRole binds the ClusterRole of artifacts/deploy/rbac.yaml to
+// the controller's user and returns a kubeconfig for that user.
+func grantControllerRole(ctx context.Context) (string, error) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "artifacts/deploy/rbac.yaml"))
+	if err != nil {
+		return "", err
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &role); err != nil {
+		return "", fmt.Errorf("artifacts/deploy/rbac.yaml: %w", err)
+	}
+	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	return cluster.MintUser(controllerUser)
+}
+
+func waitForCRD(ctx context.Context) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := apps.AppV1().AppServices("default").List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		if exitErr := ctrl.exited(); exitErr != nil {
+			return exitErr
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// controllerProcess is the controller binary, run as a user would run it.
+type controllerProcess struct {
+	bin  string
+	args []string
+	log  string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+func (p *controllerProcess) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	logFile, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logFile, "\n===== starting %s at %s\n", p.bin, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return err
+	}
+	done := make(chan struct{})
+	p.cmd, p.done, p.err = cmd, done, nil
+	go func() {
+		err := cmd.Wait()
+		logFile.Close()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
+// exited returns an error when the controller is no longer running.
+func (p *controllerProcess) exited() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+		return fmt.Errorf("the controller exited: %v (log: %s)", p.err, p.log)
+	default:
+		return nil
+	}
+}
+
+// stop sends sig and waits for the process to exit, returning how long that
+// took and how it exited.
+func (p *controllerProcess) stop(sig syscall.Signal) (time.Duration, error) {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil {
+		return 0, nil
+	}
+	start := time.Now()
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return time.Since(start), p.err
+}
+
+// logContains reports whether the controller's log has line.
+func (p *controllerProcess) logContains(s string) bool {
+	data, err := os.ReadFile(p.log)
+	return err == nil && bytes.Contains(data, []byte(s))
+}
