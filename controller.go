@@ -337,9 +337,11 @@ func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService) (
 	live, err := c.deploymentsLister.Deployments(as.Namespace).Get(as.Name)
 	if apierrors.IsNotFound(err) {
 		client := c.kubeClient.AppsV1().Deployments(as.Namespace)
-		return createChild(ctx, c, as, "Deployment", desired, client.Create, client.Get)
-	}
-	if err != nil {
+		var created bool
+		if live, created, err = createChild(ctx, c, as, "Deployment", desired, client.Create, client.Get); err != nil || created {
+			return live, err
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	if !isControlledBy(live, as) {
@@ -367,8 +369,10 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) erro
 		return nil
 	case apierrors.IsNotFound(err):
 		client := c.kubeClient.CoreV1().Services(as.Namespace)
-		_, err := createChild(ctx, c, as, "Service", desired, client.Create, client.Get)
-		return err
+		var created bool
+		if live, created, err = createChild(ctx, c, as, "Service", desired, client.Create, client.Get); err != nil || created {
+			return err
+		}
 	case err != nil:
 		return err
 	}
@@ -385,7 +389,10 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) erro
 		err := c.kubeClient.CoreV1().Services(as.Namespace).Delete(ctx, live.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &live.UID},
 		})
-		if err != nil && !apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) {
+			return nil // already gone
+		}
+		if err != nil {
 			return c.writeFailed(as, ReasonDeleteFailed, "delete", "Service", err)
 		}
 		c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonDeleted, "Deleted Service %s: the spec has no ports", live.Name)
@@ -403,41 +410,53 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) erro
 	return nil
 }
 
-// createChild creates a child missing from the cache. An object of the same
-// name that lacks our label is not in the cache, so the create can meet one:
-// it is then read back to tell whether it is ours (created so recently that
-// the watch has not brought it) or in the way. While the AppService is
-// already Degraded by an object in the way, the object is read first
-// instead, so that a blocked AppService does not issue a failing create on
-// every retry and resync.
+// createChild creates a child missing from the cache and reports whether it
+// did. The cache holds only objects carrying our label, so the create can
+// meet an object of the same name; it is then read back:
+//   - controlled by this AppService and labelled: our own create, not yet
+//     brought by the watch; retried quietly (errCacheLag);
+//   - controlled by this AppService but stripped of our label: returned, so
+//     that the caller brings it in line (the label included) like any child;
+//   - anything else is in the way and reported (notOurs).
+//
+// While the AppService is already Degraded by an object in the way, the
+// object is read first instead, so that a blocked AppService does not issue a
+// failing create on every retry and resync.
 func createChild[T metav1.Object](
 	ctx context.Context, c *Controller, as *appv1.AppService, kind string, desired T,
 	create func(context.Context, T, metav1.CreateOptions) (T, error),
 	get func(context.Context, string, metav1.GetOptions) (T, error),
-) (T, error) {
+) (T, bool, error) {
 	var zero T
-	if blockedByExisting(as) {
-		existing, err := get(ctx, desired.GetName(), metav1.GetOptions{})
+	var existing T
+	var err error
+	blocked := blockedByExisting(as)
+	if blocked {
+		existing, err = get(ctx, desired.GetName(), metav1.GetOptions{})
+	}
+	switch {
+	case !blocked || apierrors.IsNotFound(err):
+		created, err := create(ctx, desired, metav1.CreateOptions{})
 		if err == nil {
-			return zero, c.notOurs(as, existing, kind)
+			c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonCreated, "Created %s %s", kind, created.GetName())
+			return created, true, nil
 		}
-		if !apierrors.IsNotFound(err) {
-			return zero, err
+		if !apierrors.IsAlreadyExists(err) {
+			return zero, false, c.writeFailed(as, ReasonCreateFailed, "create", kind, err)
 		}
-	}
-	created, err := create(ctx, desired, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		existing, getErr := get(ctx, desired.GetName(), metav1.GetOptions{})
-		if getErr != nil {
-			return zero, getErr
+		if existing, err = get(ctx, desired.GetName(), metav1.GetOptions{}); err != nil {
+			return zero, false, err
 		}
-		return zero, c.notOurs(as, existing, kind)
+	case err != nil:
+		return zero, false, err
 	}
-	if err != nil {
-		return zero, c.writeFailed(as, ReasonCreateFailed, "create", kind, err)
+	if !isControlledBy(existing, as) {
+		return zero, false, c.notOurs(as, existing, kind)
 	}
-	c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonCreated, "Created %s %s", kind, created.GetName())
-	return created, nil
+	if existing.GetLabels()[LabelAppService] == as.Name {
+		return zero, false, fmt.Errorf("%s %s/%s: %w", kind, existing.GetNamespace(), existing.GetName(), errCacheLag)
+	}
+	return existing, false, nil
 }
 
 // blockedByExisting reports whether the last sync found an object in the
@@ -448,12 +467,8 @@ func blockedByExisting(as *appv1.AppService) bool {
 }
 
 // notOurs reports an object of the child's name that this AppService does not
-// control. It is never modified. When it is ours after all (our own create,
-// not yet seen by the informer) the sync is retried quietly.
+// control. It is never modified.
 func (c *Controller) notOurs(as *appv1.AppService, obj metav1.Object, kind string) error {
-	if isControlledBy(obj, as) {
-		return fmt.Errorf("%s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), errCacheLag)
-	}
 	return &childError{
 		reason: ReasonResourceExists,
 		err:    fmt.Errorf("%s %s/%s already exists and is not controlled by AppService %s; it is left untouched", kind, obj.GetNamespace(), obj.GetName(), as.Name),

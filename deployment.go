@@ -93,27 +93,39 @@ func newContainer(as *appv1.AppService) corev1.Container {
 		Image:           as.Spec.Image,
 		ImagePullPolicy: pullPolicy(as.Spec.Image),
 		Env:             normalizeEnv(as.Spec.Envs),
-		Resources:       *as.Spec.Resources.DeepCopy(),
+		Resources:       normalizeResources(as.Spec.Resources),
 		Ports:           containerPorts(as.Spec.Ports),
 	}
 }
 
-// pullPolicy is the API server's default for an image: Always for an untagged
-// or :latest image, IfNotPresent otherwise. We set it ourselves because the
+// pullPolicy is the API server's default for an image: Always for a :latest
+// image or one with neither tag nor digest, IfNotPresent otherwise. We set it ourselves because the
 // server only defaults it on create: an image changed later from nginx:1.25 to
 // nginx:latest would otherwise keep IfNotPresent and never pull again.
 func pullPolicy(image string) corev1.PullPolicy {
-	if strings.Contains(image, "@") {
-		return corev1.PullIfNotPresent
-	}
+	name, digest, _ := strings.Cut(image, "@")
 	tag := ""
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		tag = image[i+1:]
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		tag = name[i+1:]
 	}
-	if tag == "" || tag == "latest" {
+	if tag == "latest" || (tag == "" && digest == "") {
 		return corev1.PullAlways
 	}
 	return corev1.PullIfNotPresent
+}
+
+// normalizeResources copies the resources with every quantity rounded up to
+// a thousandth, as the API server stores them in a Pod template (100u of cpu
+// becomes 1m): compared unrounded, they would never match.
+func normalizeResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+	out := *r.DeepCopy()
+	for _, list := range []corev1.ResourceList{out.Requests, out.Limits} {
+		for name, q := range list {
+			q.RoundUp(-3)
+			list[name] = q
+		}
+	}
+	return out
 }
 
 // normalizeEnv copies the env and fills in what the API server defaults in

@@ -35,6 +35,9 @@ const (
 	ReasonCreateFailed   = "CreateFailed"
 	ReasonUpdateFailed   = "UpdateFailed"
 	ReasonDeleteFailed   = "DeleteFailed"
+	// ReasonSyncFailed is any other failure of a sync, such as a read the
+	// API server refused.
+	ReasonSyncFailed = "SyncFailed"
 )
 
 // childError is a failure to bring a child in line with the spec, with the
@@ -100,7 +103,8 @@ func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType)
 }
 
 // degradedCondition is True with the reason and message of the sync's error
-// when the children could not be brought in line, False otherwise.
+// when the children could not be brought in line, False otherwise. (Quiet
+// errors, conflicts and cache lag, never get here: see syncHandler.)
 func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 	c := metav1.Condition{
 		Type:               appv1.ConditionDegraded,
@@ -110,8 +114,11 @@ func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 		Message:            "The Deployment and Service match the spec",
 	}
 	var ce *childError
-	if errors.As(syncErr, &ce) {
+	switch {
+	case errors.As(syncErr, &ce):
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ce.reason, ce.Error()
+	case syncErr != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonSyncFailed, syncErr.Error()
 	}
 	return c
 }
