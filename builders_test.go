@@ -260,9 +260,13 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"labels"},
 		},
 		{
-			name:        "our pod label with another value",
-			live:        func(d *appsv1.Deployment) { d.Spec.Template.Labels = map[string]string{LabelAppService: "other", "v": "1"} },
-			want:        func(d *appsv1.Deployment) { d.Spec.Template.Labels = map[string]string{LabelAppService: testName, "v": "1"} },
+			name: "our pod label with another value",
+			live: func(d *appsv1.Deployment) {
+				d.Spec.Template.Labels = map[string]string{LabelAppService: "other", "v": "1"}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Spec.Template.Labels = map[string]string{LabelAppService: testName, "v": "1"}
+			},
 			wantChanged: []string{"pod labels"},
 		},
 		{
@@ -594,10 +598,14 @@ func TestNewStatus(t *testing.T) {
 			}(),
 		},
 		{
-			name:    "an error that is not a *childError does not make it Degraded",
+			name:    "any other error makes it Degraded too, as SyncFailed",
 			prior:   func() *appv1.AppServiceStatus { st := currentStatus(); return &st }(),
 			syncErr: errors.New("connection refused"),
-			want:    currentStatus(),
+			want: func() appv1.AppServiceStatus {
+				st := currentStatus()
+				setCondition(&st, degraded(ReasonSyncFailed, "connection refused"))
+				return st
+			}(),
 		},
 		{
 			name: "old observedGeneration, replicas and an old Degraded replaced",

@@ -270,6 +270,14 @@ func setCondition(st *appv1.AppServiceStatus, c metav1.Condition) {
 	st.Conditions = append(st.Conditions, c)
 }
 
+// serviceInTheWay is the Degraded condition for an unowned Service, since
+// lastTransition.
+func serviceInTheWay() metav1.Condition {
+	c := degraded(ReasonResourceExists, notOursMessage("Service"))
+	c.LastTransitionTime = lastTransition
+	return c
+}
+
 func notOursMessage(kind string) string {
 	return kind + " default/nginx-app already exists and is not controlled by AppService nginx-app; it is left untouched"
 }
@@ -549,7 +557,7 @@ func checkEvents(t *testing.T, want, got []string) {
 	}
 }
 
-// statusOf returns the status written by the fixture's last run.
+// writtenStatus returns the status written by the fixture's last run.
 func (f *fixture) writtenStatus() (appv1.AppServiceStatus, bool) {
 	for _, a := range filterInformerActions(f.appClient.Actions()) {
 		if u, ok := a.(core.UpdateActionImpl); ok && u.GetSubresource() == "status" {
@@ -842,8 +850,11 @@ func TestSyncHandlerUpdates(t *testing.T) {
 			events: []string{deploymentUpdated + "replicas"},
 		},
 		{
-			name:    "drift: Service type and selector changed by someone else",
-			liveSvc: func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeClusterIP; s.Spec.Selector = map[string]string{"app": "other"} },
+			name: "drift: Service type and selector changed by someone else",
+			liveSvc: func(s *corev1.Service) {
+				s.Spec.Type = corev1.ServiceTypeClusterIP
+				s.Spec.Selector = map[string]string{"app": "other"}
+			},
 			wantSvc: func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Selector = testLabels() },
 			events:  []string{serviceUpdated + "type, selector"},
 		},
@@ -860,7 +871,10 @@ func TestSyncHandlerStatus(t *testing.T) {
 		name       string
 		as         func(*appv1.AppService)
 		liveDeploy func(*appsv1.Deployment)
+		liveSvc    func(*corev1.Service)
 		want       func(*appv1.AppServiceStatus) // applied to currentStatus; nil: no write
+		events     []string
+		wantReason string // of the *childError returned; "": no error
 	}{
 		{name: "current"},
 		{
@@ -889,12 +903,35 @@ func TestSyncHandlerStatus(t *testing.T) {
 		},
 		{
 			name: "Degraded cleared once the object in the way is gone",
+			as:   func(as *appv1.AppService) { setCondition(&as.Status, serviceInTheWay()) },
+			want: func(st *appv1.AppServiceStatus) { setCondition(st, notDegraded()) },
+		},
+		{
+			name:       "still Degraded for the same reason, replicas changed: no new Warning",
+			as:         func(as *appv1.AppService) { setCondition(&as.Status, serviceInTheWay()) },
+			liveSvc:    func(s *corev1.Service) { s.OwnerReferences = nil },
+			liveDeploy: func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 },
+			want: func(st *appv1.AppServiceStatus) {
+				setCondition(st, serviceInTheWay())
+				st.ReadyReplicas = 1
+			},
+			wantReason: ReasonResourceExists,
+		},
+		{
+			name: "Degraded for another reason: a new Warning",
 			as: func(as *appv1.AppService) {
-				c := degraded(ReasonResourceExists, notOursMessage("Service"))
-				c.LastTransitionTime = lastTransition
+				c := serviceInTheWay()
+				c.Message = notOursMessage("Deployment")
 				setCondition(&as.Status, c)
 			},
-			want: func(st *appv1.AppServiceStatus) { setCondition(st, notDegraded()) },
+			liveSvc: func(s *corev1.Service) { s.OwnerReferences = nil },
+			want: func(st *appv1.AppServiceStatus) {
+				c := serviceInTheWay()
+				c.LastTransitionTime = lastTransition // still True: kept
+				setCondition(st, c)
+			},
+			events:     []string{"Warning ResourceExists " + notOursMessage("Service")},
+			wantReason: ReasonResourceExists,
 		},
 	}
 	for _, tc := range tests {
@@ -903,15 +940,21 @@ func TestSyncHandlerStatus(t *testing.T) {
 			apply(tc.as, as)
 			d := liveDeployment()
 			apply(tc.liveDeploy, d)
+			s := liveService()
+			apply(tc.liveSvc, s)
 			f := newFixture(t, as)
 			f.deployments = []*appsv1.Deployment{d}
-			f.services = []*corev1.Service{liveService()}
+			f.services = []*corev1.Service{s}
 			if tc.want != nil {
 				st := currentStatus()
 				tc.want(&st)
 				f.expectStatusUpdate(withStatus(as, st))
 			}
-			if err := f.run(testKey); err != nil {
+			f.events = tc.events
+			err := f.run(testKey)
+			if tc.wantReason != "" {
+				checkChildError(t, err, tc.wantReason)
+			} else if err != nil {
 				t.Errorf("syncHandler: %v", err)
 			}
 		})
@@ -1010,11 +1053,9 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 	unownedDeployment.OwnerReferences = nil
 	unownedService := liveService()
 	unownedService.OwnerReferences = nil
-	// Ours, but without our label (or too new for the watch): not cached.
+	// Ours and labelled, but too new for the watch: not cached yet.
 	ownDeployment := liveDeployment()
-	delete(ownDeployment.Labels, LabelAppService)
 	ownService := liveService()
-	delete(ownService.Labels, LabelAppService)
 
 	deploymentInTheWay := missingDeploymentStatus(degraded(ReasonResourceExists, notOursMessage("Deployment")))
 	serviceInTheWay := currentStatus()
@@ -1063,6 +1104,49 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 			var ce *childError
 			if errors.As(err, &ce) {
 				t.Errorf("got a *childError (%v), want none", err)
+			}
+		})
+	}
+}
+
+// TestSyncHandlerRestoresRemovedLabel: an owned child stripped of our label
+// drops out of the cache; the create meets it, and it is brought back in line
+// (the label restored) instead of being retried forever as cache lag.
+func TestSyncHandlerRestoresRemovedLabel(t *testing.T) {
+	unlabelledDeployment := liveDeployment()
+	delete(unlabelledDeployment.Labels, LabelAppService)
+	unlabelledService := liveService()
+	delete(unlabelledService.Labels, LabelAppService)
+	tests := []struct {
+		name    string
+		live    runtime.Object
+		want    runtime.Object
+		message string
+	}{
+		{"Deployment", unlabelledDeployment, liveDeployment(), "Normal Updated Updated Deployment nginx-app: labels"},
+		{"Service", unlabelledService, liveService(), "Normal Updated Updated Service nginx-app: labels"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := withStatus(seedAppService(), currentStatus())
+			resource := resourceOf(t, tc.live)
+			f := newFixture(t, as)
+			f.apiOnly = []runtime.Object{tc.live}
+			f.kubeReactors = []reactor{errorReactor("create", resource.Resource,
+				apierrors.NewAlreadyExists(resource.GroupResource(), testName))}
+			var desired runtime.Object = desiredService()
+			if resource == deploymentsResource {
+				desired = desiredDeployment()
+				f.services = []*corev1.Service{liveService()}
+			} else {
+				f.deployments = []*appsv1.Deployment{liveDeployment()}
+			}
+			f.expectCreate(desired)
+			f.expectGet(resource)
+			f.expectUpdate(tc.want)
+			f.events = []string{tc.message}
+			if err := f.run(testKey); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

@@ -42,7 +42,8 @@ type AuditEvent struct {
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
-	StageTimestamp time.Time `json:"stageTimestamp"`
+	RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+	StageTimestamp           time.Time `json:"stageTimestamp"`
 }
 
 // String is a one-line summary, for test failures.
@@ -62,7 +63,9 @@ func (e AuditEvent) String() string {
 }
 
 // Writes returns the completed write requests (every request the audit
-// policy records) that user made at or after since.
+// policy records) that user sent at or after since. A request is placed by
+// when the API server received it, not when it completed: a slow request of
+// a process stopped before since is not that process's successor's.
 func (c *Cluster) Writes(user string, since time.Time) ([]AuditEvent, error) {
 	f, err := os.Open(c.AuditLog)
 	if err != nil {
@@ -77,7 +80,7 @@ func (c *Cluster) Writes(user string, since time.Time) ([]AuditEvent, error) {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return nil, fmt.Errorf("parsing %s: %w", c.AuditLog, err)
 		}
-		if e.Stage != "ResponseComplete" || e.User.Username != user || e.StageTimestamp.Before(since) {
+		if e.Stage != "ResponseComplete" || e.User.Username != user || e.RequestReceivedTimestamp.Before(since) {
 			continue
 		}
 		out = append(out, e)

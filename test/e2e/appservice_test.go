@@ -414,7 +414,7 @@ func TestUnownedObjectsAreLeftAlone(t *testing.T) {
 		if w.ResponseStatus == nil || w.ResponseStatus.Code < 300 {
 			t.Errorf("the controller wrote to an object it does not control: %s", w)
 		}
-		if w.StageTimestamp.After(degradedAt) {
+		if w.RequestReceivedTimestamp.After(degradedAt) {
 			t.Errorf("the controller retried a create it knew would fail: %s", w)
 		}
 	}

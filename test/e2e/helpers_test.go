@@ -36,8 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/rand"
 
-	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	"example.com/appservice-controller/internal/localcluster"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // newNamespace creates a namespace for one test and deletes it, waiting
