@@ -70,7 +70,9 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
-func runMain(m *testing.M) int {
+// runMain returns m.Run's exit code. The cluster's folder is kept after a
+// failure, for its logs, and removed after a success.
+func runMain(m *testing.M) (code int) {
 	var err error
 	if repoRoot, err = filepath.Abs("../.."); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -92,7 +94,13 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Fprintln(os.Stderr, "e2e: cluster folder", dir)
+	defer func() {
+		if code == 0 {
+			os.RemoveAll(dir)
+			return
+		}
+		fmt.Fprintln(os.Stderr, "e2e: logs and audit log kept in", dir)
+	}()
 
 	controllerBin := filepath.Join(dir, "appservice-controller")
 	build := exec.Command("go", "build", "-o", controllerBin, ".")
