@@ -6,6 +6,10 @@ BIN ?= bin/appservice-controller
 KUBECTL ?= kubectl
 # Extra flags for the controller in `make run`, e.g. ARGS="-v=2 -workers=4".
 ARGS ?=
+# The controller's image, for docker-build, docker-push and deploy.
+IMG ?= appservice-controller:latest
+# A container tool for docker-build (needs a running engine).
+CONTAINER_TOOL ?= docker
 
 GO_TEST_FLAGS ?=
 
@@ -46,7 +50,7 @@ binaries: ## Build the local control plane's binaries (cached outside the tree; 
 # With KUBECONFIG set (environment or `make run KUBECONFIG=...`), run against
 # that cluster; without, start a local control plane and run against it.
 .PHONY: run
-run: build ## Run the controller: against $$KUBECONFIG if set, else on a local control plane.
+run: build ## Run the controller: against $KUBECONFIG if set, else on a local control plane.
 ifneq ($(strip $(KUBECONFIG)),)
 	$(BIN) -kubeconfig "$(KUBECONFIG)" $(ARGS)
 else
@@ -71,9 +75,31 @@ test-e2e: ## End-to-end tests: the built controller against a local control plan
 ##@ Cluster
 
 .PHONY: install
-install: ## Install the CRD into the cluster of $$KUBECONFIG.
+install: ## Install the CRD into the cluster of $KUBECONFIG.
 	$(KUBECTL) apply -f artifacts/examples/crd.yaml
 
 .PHONY: uninstall
 uninstall: ## Remove the CRD (and with it every AppService) from the cluster.
 	$(KUBECTL) delete --ignore-not-found -f artifacts/examples/crd.yaml
+
+.PHONY: deploy
+deploy: ## Deploy the controller (artifacts/deploy: namespace, RBAC, 2 replicas, metrics Service) with image IMG.
+	@mkdir -p _output/deploy
+	@printf 'resources:\n- ../../artifacts/deploy\n' > _output/deploy/kustomization.yaml
+	go build -o bin/kustomize sigs.k8s.io/kustomize/kustomize/v5
+	cd _output/deploy && ../../bin/kustomize edit set image appservice-controller=$(IMG)
+	$(KUBECTL) apply -k _output/deploy
+
+.PHONY: undeploy
+undeploy: ## Remove what deploy created (the CRD and the AppServices stay: see uninstall).
+	$(KUBECTL) delete --ignore-not-found -k artifacts/deploy
+
+##@ Image
+
+.PHONY: docker-build
+docker-build: ## Build the controller's image IMG (Dockerfile; needs a container engine).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the image IMG.
+	$(CONTAINER_TOOL) push $(IMG)

@@ -272,16 +272,20 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "appservice", key)
 	syncCtx = klog.NewContext(syncCtx, logger)
 
+	start := time.Now()
 	err := c.syncHandler(syncCtx, key)
 	switch {
 	case err == nil:
+		observeReconcile("success", time.Since(start))
 		c.queue.Forget(key)
 	case isQuiet(err):
 		// A conflict or a cache that lags behind our own write: the next
 		// try sees the newer state. Retried with backoff, not reported.
+		observeReconcile("requeue", time.Since(start))
 		logger.V(4).Info("Requeuing after a conflict", "reason", err)
 		c.queue.AddRateLimited(key)
 	default:
+		observeReconcile("error", time.Since(start))
 		utilruntime.HandleErrorWithContext(syncCtx, err, "Error syncing; requeuing for later retry", "appservice", key)
 		c.queue.AddRateLimited(key)
 	}

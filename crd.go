@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 )
@@ -61,30 +62,38 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, timeou
 	want.Annotations[crdHashAnnotation] = hex.EncodeToString(sum[:])
 
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
-	live, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		if _, err := crds.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating CRD %s: %w", want.Name, err)
+	// Replicas starting together race here: a conflict means another one
+	// wrote first, so look again.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			if _, err := crds.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating CRD %s: %w", want.Name, err)
+			}
+			logger.Info("Installed CRD", "crd", want.Name)
+		case err != nil:
+			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
+		case live.Annotations[crdHashAnnotation] != want.Annotations[crdHashAnnotation]:
+			updated := live.DeepCopy()
+			updated.Spec = want.Spec
+			if updated.Annotations == nil {
+				updated.Annotations = map[string]string{}
+			}
+			for k, v := range want.Annotations {
+				updated.Annotations[k] = v
+			}
+			if _, err := crds.Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+			logger.Info("Updated CRD", "crd", want.Name)
+		default:
+			logger.V(2).Info("CRD is current", "crd", want.Name)
 		}
-		logger.Info("Installed CRD", "crd", want.Name)
-	case err != nil:
-		return fmt.Errorf("reading CRD %s: %w", want.Name, err)
-	case live.Annotations[crdHashAnnotation] != want.Annotations[crdHashAnnotation]:
-		updated := live.DeepCopy()
-		updated.Spec = want.Spec
-		if updated.Annotations == nil {
-			updated.Annotations = map[string]string{}
-		}
-		for k, v := range want.Annotations {
-			updated.Annotations[k] = v
-		}
-		if _, err := crds.Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("updating CRD %s: %w", want.Name, err)
-		}
-		logger.Info("Updated CRD", "crd", want.Name)
-	default:
-		logger.V(2).Info("CRD is current", "crd", want.Name)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("installing CRD %s: %w", want.Name, err)
 	}
 
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {

@@ -32,12 +32,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
@@ -58,6 +61,9 @@ type options struct {
 	installCRD   bool
 	crdTimeout   time.Duration
 	shutdownWait time.Duration
+	metricsAddr  string
+	probeAddr    string
+	leader       leaderOptions
 }
 
 func (o *options) addFlags(fs *flag.FlagSet) {
@@ -71,6 +77,14 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.installCRD, "install-crd", true, "Create or update the AppService CRD at start-up and wait until it is established. Turn off where the CRD is installed separately and the controller may not write CRDs.")
 	fs.DurationVar(&o.crdTimeout, "crd-timeout", time.Minute, "How long to wait for the CRD to be established at start-up.")
 	fs.DurationVar(&o.shutdownWait, "shutdown-timeout", 30*time.Second, "How long to wait on shutdown for pending Events to be sent.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint; 0 turns it off.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 turns them off.")
+	fs.BoolVar(&o.leader.enabled, "leader-elect", false, "Elect a leader among replicas with a Lease; only the leader syncs. On in the deploy manifests.")
+	fs.StringVar(&o.leader.namespace, "leader-election-namespace", "", "Namespace of the Lease (default: the Pod's namespace in a cluster, else default).")
+	fs.StringVar(&o.leader.id, "leader-election-id", "appservice-controller", "Name of the Lease.")
+	fs.DurationVar(&o.leader.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the Lease over.")
+	fs.DurationVar(&o.leader.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading (and exits).")
+	fs.DurationVar(&o.leader.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the Lease.")
 }
 
 func main() {
@@ -96,6 +110,16 @@ func run(ctx context.Context, o options) error {
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", o.workers)
 	}
+	if o.leader.namespace == "" {
+		o.leader.namespace = defaultLeaderElectionNamespace()
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	// Tells replicas apart in the Lease, in logs and, through the user
+	// agent, in the API server's audit log.
+	identity := hostname + "_" + string(uuid.NewUUID())
 
 	cfg, err := buildConfig(o.masterURL, o.kubeconfig)
 	if err != nil {
@@ -103,7 +127,7 @@ func run(ctx context.Context, o options) error {
 	}
 	cfg.QPS = float32(o.qps)
 	cfg.Burst = o.burst
-	cfg.UserAgent = controllerAgentName + "/" + rest.DefaultKubernetesUserAgent()
+	cfg.UserAgent = fmt.Sprintf("%s (%s)", rest.DefaultKubernetesUserAgent(), identity)
 	// Protobuf for the built-in kinds: smaller and cheaper to decode than
 	// JSON. Custom resources have no protobuf form and stay JSON.
 	kubeCfg := rest.CopyConfig(cfg)
@@ -118,6 +142,27 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("building appservice clientset: %w", err)
 	}
+
+	// The probes and metrics answer from the start: not ready until the
+	// caches have synced.
+	probes := &probes{}
+	var watchdog *leaderelection.HealthzAdaptor
+	if o.leader.enabled {
+		// /healthz fails when the leader has not renewed its Lease for
+		// this long past the lease duration: a stuck renewal loop.
+		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+		probes.leaderCheck = watchdog.Check
+	}
+	stopProbes, err := serve(ctx, "health probes", o.probeAddr, probesHandler(probes))
+	if err != nil {
+		return err
+	}
+	defer stopProbes()
+	stopMetrics, err := serve(ctx, "metrics", o.metricsAddr, metricsHandler())
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	if o.installCRD {
 		crdClient, err := apiextensionsclient.NewForConfig(cfg)
@@ -137,6 +182,7 @@ func run(ctx context.Context, o options) error {
 	broadcaster.StartStructuredLogging(0)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events(o.namespace)})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
+	defer shutdownBroadcaster(broadcaster, o.shutdownWait)
 
 	// The child informers see only objects carrying our label, and none of
 	// the caches keep managedFields: the controller never reads them, and in
@@ -150,7 +196,6 @@ func run(ctx context.Context, o options) error {
 		informers.WithNamespace(o.namespace),
 		informers.WithTransform(stripManagedFields),
 	)
-
 	controller, err := NewController(ctx, kubeClient, appClient,
 		kubeInformerFactory.Apps().V1().Deployments(),
 		kubeInformerFactory.Core().V1().Services(),
@@ -160,17 +205,27 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
+	// Every replica fills its caches, leader or not: a standby that takes
+	// over has nothing to list.
 	kubeInformerFactory.Start(ctx.Done())
 	appInformerFactory.Start(ctx.Done())
-	runErr := controller.Run(ctx, o.workers)
+	defer kubeInformerFactory.Shutdown()
+	defer appInformerFactory.Shutdown()
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), controller.cachesSynced...) {
+			probes.cachesSynced.Store(true)
+			logger.Info("Informer caches synced: ready")
+		}
+	}()
 
-	// Shutdown: the workers have stopped. Stop the informers and send the
-	// Events still queued before the process exits.
-	kubeInformerFactory.Shutdown()
-	appInformerFactory.Shutdown()
-	shutdownBroadcaster(broadcaster, o.shutdownWait)
-	logger.Info("Stopped")
-	return runErr
+	work := func(ctx context.Context) error { return controller.Run(ctx, o.workers) }
+	if o.leader.enabled {
+		err = runAsLeader(ctx, kubeClient, identity, o.leader, watchdog, work)
+	} else {
+		err = work(ctx)
+	}
+	logger.Info("Stopping")
+	return err
 }
 
 // buildConfig finds the cluster as kubectl does: -kubeconfig, else the

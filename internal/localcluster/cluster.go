@@ -380,15 +380,27 @@ func (c *Cluster) MintUser(user string, groups ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	name := "kubeconfig-" + sanitize(user)
+	if user == "admin" {
+		name = "kubeconfig"
+	}
+	return c.writeKubeconfig(name, &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM})
+}
+
+// KubeconfigForToken writes a kubeconfig that authenticates with a bearer
+// token, such as a service account's from the TokenRequest API, and returns
+// its path.
+func (c *Cluster) KubeconfigForToken(name, token string) (string, error) {
+	return c.writeKubeconfig("kubeconfig-"+sanitize(name), &clientcmdapi.AuthInfo{Token: token})
+}
+
+func (c *Cluster) writeKubeconfig(name string, auth *clientcmdapi.AuthInfo) (string, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.URL, CertificateAuthorityData: c.ca.certPEM}
-	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
-	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
+	cfg.AuthInfos["user"] = auth
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "user"}
 	cfg.CurrentContext = "local"
-	path := c.path("kubeconfig-" + sanitize(user))
-	if user == "admin" {
-		path = c.path("kubeconfig")
-	}
+	path := c.path(name)
 	return path, clientcmd.WriteToFile(*cfg, path)
 }
 

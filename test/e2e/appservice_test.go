@@ -531,7 +531,7 @@ func TestDeletionRemovesChildren(t *testing.T) {
 
 // 6. Zero writes: a restart of the controller over a few hundred AppServices
 // in sync, then a minute with nothing changing (six resyncs), and the audit
-// log shows not one write by the controller. A controller comparing the
+// log shows not one write by the controller but the leader's Lease renewals. A controller comparing the
 // desired objects naively with the defaulted live ones fails here.
 func TestNoWritesInSteadyState(t *testing.T) {
 	if testing.Short() {
@@ -592,6 +592,10 @@ func TestNoWritesInSteadyState(t *testing.T) {
 		t.Fatal("the restarted controller never started its workers")
 	}
 	for _, w := range controllerWrites(t, since, "") {
+		// Renewing the leader's Lease is the one write that never stops.
+		if w.ObjectRef != nil && w.ObjectRef.Resource == "leases" {
+			continue
+		}
 		t.Errorf("write by the controller in steady state: %s", w)
 	}
 }

@@ -21,9 +21,10 @@ limitations under the License.
 // kube-apiserver with RBAC and an audit log, kube-controller-manager,
 // kube-scheduler and kwok nodes that run the Pods.
 //
-// The controller runs under its own identity, bound only to the ClusterRole
-// in artifacts/deploy/rbac.yaml, so the audit log tells its writes apart
-// from the tests' own.
+// The deploy manifests (artifacts/deploy) are applied as a cluster operator
+// would; the controller binary runs with a token of their ServiceAccount, so
+// it has exactly the rights they grant, with leader election on, and the
+// audit log tells its writes apart from the tests' own.
 //
 //	go test -tags e2e ./test/e2e            (make test-e2e)
 //
@@ -35,27 +36,34 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 
 	"example.com/appservice-controller/internal/localcluster"
 )
 
-// controllerUser is the identity the controller runs as.
-const controllerUser = "appservice-controller"
+// The controller's identity, from artifacts/deploy.
+const (
+	controllerNamespace      = "appservice-system"
+	controllerServiceAccount = "appservice-controller"
+	controllerUser           = "system:serviceaccount:" + controllerNamespace + ":" + controllerServiceAccount
+)
 
 var (
 	repoRoot string
@@ -130,17 +138,14 @@ func runMain(m *testing.M) (code int) {
 	kube = kubernetes.NewForConfigOrDie(cfg)
 	apps = clientset.NewForConfigOrDie(cfg)
 
-	kubeconfig, err := grantControllerRole(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "setting up the controller's identity:", err)
+	if controllerKubeconfig, err = deployAndGetToken(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "applying artifacts/deploy:", err)
 		return 1
 	}
-	ctrl = &controllerProcess{
-		bin: controllerBin,
-		// A short resync, so that the quiet-period tests see resyncs
-		// happen and write nothing.
-		args: []string{"-kubeconfig", kubeconfig, "-v=2", "-resync-period=10s"},
-		log:  filepath.Join(cluster.LogDir, "appservice-controller.log"),
+	controllerBinary = controllerBin
+	if ctrl, err = newControllerProcess("a"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	if err := ctrl.start(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting the controller:", err)
@@ -154,29 +159,21 @@ func runMain(m *testing.M) (code int) {
 	return m.Run()
 }
 
-// grantControllerRole binds the ClusterRole of artifacts/deploy/rbac.yaml to
-// the controller's user and returns a kubeconfig for that user.
-func grantControllerRole(ctx context.Context) (string, error) {
-	data, err := os.ReadFile(filepath.Join(repoRoot, "artifacts/deploy/rbac.yaml"))
+// deployAndGetToken applies artifacts/deploy with kubectl (namespace,
+// ServiceAccount, RBAC, the controller's Deployment, whose Pods kwok runs as
+// fakes, and the metrics Service) and returns a kubeconfig with a token of
+// the controller's ServiceAccount.
+func deployAndGetToken(ctx context.Context) (string, error) {
+	if out, err := kubectl("apply", "-k", filepath.Join(repoRoot, "artifacts/deploy")); err != nil {
+		return "", fmt.Errorf("%v\n%s", err, out)
+	}
+	expiry := int64((2 * time.Hour).Seconds())
+	tr, err := kube.CoreV1().ServiceAccounts(controllerNamespace).CreateToken(ctx, controllerServiceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}
-	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(data, &role); err != nil {
-		return "", fmt.Errorf("artifacts/deploy/rbac.yaml: %w", err)
-	}
-	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
-		return "", err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: controllerUser}},
-	}
-	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		return "", err
-	}
-	return cluster.MintUser(controllerUser)
+	return cluster.KubeconfigForToken(controllerServiceAccount, tr.Status.Token)
 }
 
 func waitForCRD(ctx context.Context) error {
@@ -196,16 +193,54 @@ func waitForCRD(ctx context.Context) error {
 	}
 }
 
-// controllerProcess is the controller binary, run as a user would run it.
+var (
+	controllerBinary     string
+	controllerKubeconfig string
+)
+
+// controllerProcess is the controller binary, run as a user would run it,
+// as one replica of the deployment: the ServiceAccount's token, leader
+// election in the deployment's namespace, its own metrics and probe ports.
 type controllerProcess struct {
-	bin  string
-	args []string
-	log  string
+	name        string
+	bin         string
+	args        []string
+	log         string
+	metricsAddr string
+	probeAddr   string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
+}
+
+func newControllerProcess(name string, extraArgs ...string) (*controllerProcess, error) {
+	p := &controllerProcess{
+		name: name,
+		bin:  controllerBinary,
+		log:  filepath.Join(cluster.LogDir, "appservice-controller-"+name+".log"),
+	}
+	for _, addr := range []*string{&p.metricsAddr, &p.probeAddr} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		*addr = l.Addr().String()
+		l.Close()
+	}
+	p.args = append([]string{
+		"-kubeconfig", controllerKubeconfig,
+		"-v=2",
+		// A short resync, so that the quiet-period tests see resyncs
+		// happen and write nothing.
+		"-resync-period=10s",
+		"-leader-elect",
+		"-leader-election-namespace=" + controllerNamespace,
+		"-metrics-bind-address=" + p.metricsAddr,
+		"-health-probe-bind-address=" + p.probeAddr,
+	}, extraArgs...)
+	return p, nil
 }
 
 func (p *controllerProcess) start() error {
@@ -268,6 +303,52 @@ func (p *controllerProcess) stop(sig syscall.Signal) (time.Duration, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return time.Since(start), p.err
+}
+
+// identity is the leader-election identity of the running process, from its
+// log; the API server's audit log carries it in the user agent.
+func (p *controllerProcess) identity() (string, error) {
+	data, err := os.ReadFile(p.log)
+	if err != nil {
+		return "", err
+	}
+	runs := bytes.Split(data, []byte("===== starting"))
+	m := identityRE.FindSubmatch(runs[len(runs)-1])
+	if m == nil {
+		return "", fmt.Errorf("no identity in %s yet", p.log)
+	}
+	return string(m[1]), nil
+}
+
+var identityRE = regexp.MustCompile(`"Waiting to acquire the lease".* identity="([^"]+)"`)
+
+// get fetches a path from one of the process's servers.
+func (p *controllerProcess) get(addr, path string) (int, string, error) {
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// waitReady waits until the process answers /readyz with 200.
+func (p *controllerProcess) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		code, body, err := p.get(p.probeAddr, "/readyz")
+		if err == nil && code == http.StatusOK {
+			return nil
+		}
+		if exitErr := p.exited(); exitErr != nil {
+			return exitErr
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("controller %s not ready after %s: %d %s %v", p.name, timeout, code, body, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // logContains reports whether the controller's log has line.

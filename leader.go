@@ -1,0 +1,126 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+)
+
+// leaderOptions configure leader election among the controller's replicas.
+type leaderOptions struct {
+	enabled       bool
+	namespace     string
+	id            string
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
+}
+
+// runAsLeader runs work only while this replica holds the Lease; the other
+// replicas wait with warm caches, so failover costs no relisting.
+//
+//   - Shutdown (ctx cancelled): work returns once its running syncs finish,
+//     and only then is the Lease released, so that the successor starts at
+//     once (not after the lease duration) and never overlaps with us.
+//   - Losing the Lease (renewal failed past the renew deadline): another
+//     replica may already lead, so this one stops writing at once: the
+//     process exits, as kube-controller-manager's does.
+func runAsLeader(ctx context.Context, client kubernetes.Interface, identity string, o leaderOptions, watchdog *leaderelection.HealthzAdaptor, work func(context.Context) error) error {
+	logger := klog.FromContext(ctx)
+	lock := &resourcelock.LeaseLock{
+		Client:     client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	}
+	lock.LeaseMeta.Namespace, lock.LeaseMeta.Name = o.namespace, o.id
+
+	// The elector's own context outlives ctx until work has returned.
+	electorCtx, stopElector := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopElector()
+	var stopping atomic.Bool
+	var workErr error
+	workDone := make(chan struct{})
+	var leading atomic.Bool
+
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		Name:            o.id,
+		LeaseDuration:   o.leaseDuration,
+		RenewDeadline:   o.renewDeadline,
+		RetryPeriod:     o.retryPeriod,
+		ReleaseOnCancel: true,
+		WatchDog:        watchdog,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(context.Context) {
+				leading.Store(true)
+				logger.Info("Acquired the lease: starting workers", "lease", o.namespace+"/"+o.id)
+				workErr = work(ctx)
+				close(workDone)
+			},
+			OnStoppedLeading: func() {
+				if stopping.Load() {
+					return
+				}
+				logger.Error(nil, "Lost the lease: exiting so that no two replicas write", "lease", o.namespace+"/"+o.id)
+				klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+			},
+			OnNewLeader: func(leader string) {
+				if leader != identity {
+					logger.Info("Another replica leads; standing by", "leader", leader)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+
+	go func() {
+		<-ctx.Done()
+		if leading.Load() {
+			<-workDone
+		}
+		stopping.Store(true)
+		stopElector()
+	}()
+	logger.Info("Waiting to acquire the lease", "lease", o.namespace+"/"+o.id, "identity", identity)
+	elector.Run(electorCtx)
+	if leading.Load() {
+		<-workDone
+		logger.Info("Released the lease")
+	}
+	return workErr
+}
+
+// defaultLeaderElectionNamespace is the namespace of the Pod's service
+// account when running in a cluster, else "default".
+func defaultLeaderElectionNamespace() string {
+	if data, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		if ns := strings.TrimSpace(string(data)); ns != "" {
+			return ns
+		}
+	}
+	return "default"
+}

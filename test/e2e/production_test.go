@@ -1,0 +1,376 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"example.com/appservice-controller/internal/localcluster"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
+)
+
+// The deploy manifests are what an operator applies: the Deployment's Pods
+// are admitted in a namespace that enforces the restricted Pod Security
+// Standard, and both replicas become available (kwok runs them as fakes).
+func TestDeployManifests(t *testing.T) {
+	ns, err := kube.CoreV1().Namespaces().Get(context.Background(), controllerNamespace, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
+		t.Errorf("namespace %s does not enforce the restricted Pod Security Standard: %v", controllerNamespace, ns.Labels)
+	}
+	eventually(t, 90*time.Second, func() error {
+		d, err := getDeployment(controllerNamespace, "appservice-controller")
+		if err != nil {
+			return err
+		}
+		if d.Status.AvailableReplicas != 2 {
+			return fmt.Errorf("%d of 2 replicas available (conditions %+v)", d.Status.AvailableReplicas, d.Status.Conditions)
+		}
+		return nil
+	})
+	svc, err := getService(controllerNamespace, "appservice-controller-metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8080 {
+		t.Errorf("metrics Service ports %+v", svc.Spec.Ports)
+	}
+}
+
+// The controller's rights are exactly what it uses: the whole suite runs
+// with them, and what it does not need is refused.
+func TestRBACIsLeastPrivilege(t *testing.T) {
+	cfg, err := localcluster.RESTConfig(controllerKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asController := kubernetes.NewForConfigOrDie(cfg)
+	appsAsController := clientset.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	createAppService(t, ns, "rbac", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}})
+	waitAvailable(t, ns, "rbac", 1)
+
+	forbidden := map[string]func() error{
+		"list secrets": func() error {
+			_, err := asController.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+			return err
+		},
+		"list pods": func() error {
+			_, err := asController.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			return err
+		},
+		"delete a Deployment": func() error {
+			return asController.AppsV1().Deployments(ns).Delete(ctx, "rbac", metav1.DeleteOptions{})
+		},
+		"patch a Deployment": func() error {
+			_, err := asController.AppsV1().Deployments(ns).Patch(ctx, "rbac", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
+			return err
+		},
+		"create an AppService": func() error {
+			_, err := appsAsController.AppV1().AppServices(ns).Create(ctx, &appv1.AppService{
+				ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: appv1.AppServiceSpec{Image: "nginx"},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		"delete an AppService": func() error {
+			return appsAsController.AppV1().AppServices(ns).Delete(ctx, "rbac", metav1.DeleteOptions{})
+		},
+		"read another CRD": func() error {
+			_, err := asController.RESTClient().Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/other.example.com").DoRaw(ctx)
+			return err
+		},
+		"read a Lease of another name": func() error {
+			_, err := asController.CoordinationV1().Leases(controllerNamespace).Get(ctx, "someone-else", metav1.GetOptions{})
+			return err
+		},
+		"read a Lease in another namespace": func() error {
+			_, err := asController.CoordinationV1().Leases(ns).Get(ctx, "appservice-controller", metav1.GetOptions{})
+			return err
+		},
+	}
+	for what, call := range forbidden {
+		if err := call(); !apierrors.IsForbidden(err) {
+			t.Errorf("%s: got %v, want Forbidden", what, err)
+		}
+	}
+	// And what it needs is allowed (the rest of the suite depends on it).
+	if _, err := appsAsController.AppV1().AppServices(ns).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("list AppServices: %v", err)
+	}
+}
+
+// Two replicas with leader election: exactly one writes; killed, the other
+// takes over within the lease duration and applies what changed meanwhile;
+// stopped with SIGTERM, the leader hands over at once.
+func TestLeaderElection(t *testing.T) {
+	ns := newNamespace(t)
+	a := ctrl
+	idA, err := a.identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, idA, 20*time.Second)
+
+	b, err := newControllerProcess("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.start(); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever happens, later tests get A back as the running controller.
+	t.Cleanup(func() {
+		b.stop(syscall.SIGTERM)
+		ctrl = a
+		if a.exited() != nil {
+			if err := a.start(); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if err := b.waitReady(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	idB, err := b.identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Only the leader writes; the standby is ready, with warm caches.
+	since := time.Now()
+	createAppService(t, ns, "ha", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.25", Ports: []corev1.ServicePort{{Port: 80}}})
+	waitAvailable(t, ns, "ha", 1)
+	checkWriters(t, since, ns, idA, idB)
+
+	// SIGKILL the leader: no release, the standby waits out the lease.
+	// B is the controller the helpers watch while A is down.
+	ctrl = b
+	if _, err := a.stop(syscall.SIGKILL); err == nil {
+		t.Fatal("the killed controller exited cleanly?")
+	}
+	killed := time.Now()
+	updateAppService(t, ns, "ha", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.26" })
+	waitImage(t, ns, "ha", "nginx:1.26", 30*time.Second)
+	if took := time.Since(killed); took > 15*time.Second+5*time.Second {
+		t.Errorf("the standby took %s to apply a change after the leader died; lease duration 15s", took)
+	} else {
+		t.Logf("failover after SIGKILL: change applied %s after the kill", took.Round(time.Millisecond))
+	}
+	waitLeader(t, idB, time.Second)
+	checkWriters(t, killed, ns, idB, idA)
+
+	// SIGTERM the leader: it releases the lease and the standby (A again)
+	// takes over at once, not after the lease duration.
+	if err := a.start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.waitReady(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if idA, err = a.identity(); err != nil {
+		t.Fatal(err)
+	}
+	ctrl = a
+	took, err := b.stop(syscall.SIGTERM)
+	if err != nil {
+		t.Errorf("the leader exited with %v after SIGTERM, want 0", err)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the leader took %s to stop", took)
+	}
+	stopped := time.Now()
+	updateAppService(t, ns, "ha", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.27" })
+	waitImage(t, ns, "ha", "nginx:1.27", 30*time.Second)
+	if took := time.Since(stopped); took > 8*time.Second {
+		t.Errorf("hand-over after SIGTERM took %s: the lease was not released", took)
+	} else {
+		t.Logf("hand-over after SIGTERM: change applied %s after the stop", took.Round(time.Millisecond))
+	}
+	waitLeader(t, idA, time.Second)
+}
+
+// waitLeader waits until the Lease names identity as its holder.
+func waitLeader(t *testing.T, identity string, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, func() error {
+		lease, err := kube.CoordinationV1().Leases(controllerNamespace).Get(context.Background(), "appservice-controller", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != identity {
+			return fmt.Errorf("lease held by %v, want %s", lease.Spec.HolderIdentity, identity)
+		}
+		return nil
+	})
+}
+
+func waitImage(t *testing.T, ns, name, image string, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, func() error {
+		d, err := getDeployment(ns, name)
+		if err != nil {
+			return err
+		}
+		if got := d.Spec.Template.Spec.Containers[0].Image; got != image {
+			return fmt.Errorf("image %s, want %s", got, image)
+		}
+		return nil
+	})
+}
+
+// checkWriters checks that the controller's writes in ns since t0 all came
+// from the replica with identity writer, and at least one did.
+func checkWriters(t *testing.T, since time.Time, ns, writer, other string) {
+	t.Helper()
+	writes := controllerWrites(t, since, ns)
+	if len(writes) == 0 {
+		t.Errorf("no writes by the controller in %s", ns)
+	}
+	for _, w := range writes {
+		if strings.Contains(w.UserAgent, other) || !strings.Contains(w.UserAgent, writer) {
+			t.Errorf("write by a replica that does not lead (user agent %q): %s", w.UserAgent, w)
+		}
+	}
+}
+
+// /readyz answers 503 until the informer caches have synced and 200 after;
+// /healthz 200; /metrics carries the workqueue, reconcile, REST client,
+// leader election, Go and process series.
+func TestProbesAndMetrics(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+
+	t.Run("readyz waits for the caches", func(t *testing.T) {
+		// A replica whose identity may not list AppServices yet: its caches
+		// cannot sync until it may.
+		const user = "appservice-controller-late"
+		kubeconfig, err := cluster.MintUser(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The last -kubeconfig wins over the ServiceAccount's.
+		late, err := newControllerProcess("late", "-kubeconfig="+kubeconfig, "-install-crd=false", "-leader-elect=false", "-namespace="+ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := late.start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { late.stop(syscall.SIGTERM) })
+
+		deadline := time.Now().Add(3 * time.Second)
+		answered := false
+		for time.Now().Before(deadline) {
+			code, _, err := late.get(late.probeAddr, "/readyz")
+			if err == nil {
+				answered = true
+				if code != http.StatusServiceUnavailable {
+					t.Fatalf("/readyz answered %d before the caches could sync, want 503", code)
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !answered {
+			t.Fatal("/readyz never answered")
+		}
+		if code, _, err := late.get(late.probeAddr, "/healthz"); err != nil || code != http.StatusOK {
+			t.Errorf("/healthz: %d %v, want 200", code, err)
+		}
+
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: user},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "appservice-controller"},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+		}
+		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { kube.RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{}) })
+		if err := late.waitReady(90 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		createAppService(t, ns, "metrics", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
+		waitAvailable(t, ns, "metrics", 1)
+		code, body, err := ctrl.get(ctrl.metricsAddr, "/metrics")
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("/metrics: %d %v", code, err)
+		}
+		positive := []string{
+			`workqueue_adds_total{name="appservices"}`,
+			`workqueue_work_duration_seconds_count{name="appservices"}`,
+			`controller_runtime_reconcile_total{controller="appservice",result="success"}`,
+			`controller_runtime_reconcile_time_seconds_count{controller="appservice"}`,
+			`leader_election_master_status{name="appservice-controller"}`,
+			`process_resident_memory_bytes`,
+			`go_goroutines`,
+		}
+		for _, series := range positive {
+			if v, ok := metricValue(body, series); !ok || v <= 0 {
+				t.Errorf("%s = %v (present: %v), want > 0", series, v, ok)
+			}
+		}
+		present := []string{"workqueue_depth", "workqueue_retries_total", "workqueue_unfinished_work_seconds",
+			"workqueue_longest_running_processor_seconds", "workqueue_queue_duration_seconds_bucket",
+			"controller_runtime_reconcile_errors_total", "rest_client_requests_total"}
+		for _, name := range present {
+			if !strings.Contains(body, "\n"+name) {
+				t.Errorf("no %s series", name)
+			}
+		}
+		if !regexp.MustCompile(`rest_client_requests_total\{code="20[01]",host="[^"]+",method="(GET|PUT|POST)"\} [1-9]`).MatchString(body) {
+			t.Error("rest_client_requests_total has no successful request counted")
+		}
+	})
+}
+
+// metricValue finds a series (name and labels exactly as exposed) in a
+// Prometheus text exposition.
+func metricValue(body, series string) (float64, bool) {
+	for _, line := range strings.Split(body, "\n") {
+		rest, ok := strings.CutPrefix(line, series+" ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		return v, err == nil
+	}
+	return 0, false
+}
