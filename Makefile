@@ -103,3 +103,9 @@ docker-build: ## Build the controller's image IMG (Dockerfile; needs a container
 .PHONY: docker-push
 docker-push: ## Push the image IMG.
 	$(CONTAINER_TOOL) push $(IMG)
+
+##@ Benchmarks
+
+.PHONY: bench
+bench: build ## Benchmarks against a local control plane (~25 min): results in _output/bench, see BENCHMARKS.md.
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go run ./test/bench -controller $(BIN) -out _output/bench $(BENCH_FLAGS)

@@ -322,8 +322,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		return nil
 	}
 
-	deployment, deployErr := c.syncDeployment(ctx, as)
-	serviceErr := c.syncService(ctx, as)
+	var changes changeLog
+	deployment, deployErr := c.syncDeployment(ctx, as, &changes)
+	serviceErr := c.syncService(ctx, as, &changes)
+	changes.record(c.recorder, as)
 	syncErr := errors.Join(deployErr, serviceErr)
 	if isQuiet(syncErr) {
 		return syncErr
@@ -336,13 +338,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 
 // syncDeployment creates or updates the AppService's Deployment and returns
 // the live one (nil when there is none it controls).
-func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService) (*appsv1.Deployment, error) {
+func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService, changes *changeLog) (*appsv1.Deployment, error) {
 	desired := newDeployment(as)
 	live, err := c.deploymentsLister.Deployments(as.Namespace).Get(as.Name)
 	if apierrors.IsNotFound(err) {
 		client := c.kubeClient.AppsV1().Deployments(as.Namespace)
 		var created bool
-		if live, created, err = createChild(ctx, c, as, "Deployment", desired, client.Create, client.Get); err != nil || created {
+		if live, created, err = createChild(ctx, c, as, changes, "Deployment", desired, client.Create, client.Get); err != nil || created {
 			return live, err
 		}
 	} else if err != nil {
@@ -360,12 +362,12 @@ func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService) (
 	if err != nil {
 		return live, c.writeFailed(as, ReasonUpdateFailed, "update", "Deployment", err)
 	}
-	c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonUpdated, "Updated Deployment %s: %s", updated.Name, strings.Join(changed, ", "))
+	changes.updated = append(changes.updated, fmt.Sprintf("Deployment %s: %s", updated.Name, strings.Join(changed, ", ")))
 	return updated, nil
 }
 
 // syncService creates, updates or deletes the AppService's Service.
-func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) error {
+func (c *Controller) syncService(ctx context.Context, as *appv1.AppService, changes *changeLog) error {
 	desired := newService(as)
 	live, err := c.servicesLister.Services(as.Namespace).Get(as.Name)
 	switch {
@@ -374,7 +376,7 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) erro
 	case apierrors.IsNotFound(err):
 		client := c.kubeClient.CoreV1().Services(as.Namespace)
 		var created bool
-		if live, created, err = createChild(ctx, c, as, "Service", desired, client.Create, client.Get); err != nil || created {
+		if live, created, err = createChild(ctx, c, as, changes, "Service", desired, client.Create, client.Get); err != nil || created {
 			return err
 		}
 	case err != nil:
@@ -399,7 +401,7 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) erro
 		if err != nil {
 			return c.writeFailed(as, ReasonDeleteFailed, "delete", "Service", err)
 		}
-		c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonDeleted, "Deleted Service %s: the spec has no ports", live.Name)
+		changes.deleted = append(changes.deleted, fmt.Sprintf("Service %s: the spec has no ports", live.Name))
 		return nil
 	}
 
@@ -410,7 +412,7 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) erro
 	if _, err := c.kubeClient.CoreV1().Services(as.Namespace).Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
 		return c.writeFailed(as, ReasonUpdateFailed, "update", "Service", err)
 	}
-	c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonUpdated, "Updated Service %s: %s", updated.Name, strings.Join(changed, ", "))
+	changes.updated = append(changes.updated, fmt.Sprintf("Service %s: %s", updated.Name, strings.Join(changed, ", ")))
 	return nil
 }
 
@@ -427,7 +429,7 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService) erro
 // object is read first instead, so that a blocked AppService does not issue a
 // failing create on every retry and resync.
 func createChild[T metav1.Object](
-	ctx context.Context, c *Controller, as *appv1.AppService, kind string, desired T,
+	ctx context.Context, c *Controller, as *appv1.AppService, changes *changeLog, kind string, desired T,
 	create func(context.Context, T, metav1.CreateOptions) (T, error),
 	get func(context.Context, string, metav1.GetOptions) (T, error),
 ) (T, bool, error) {
@@ -442,7 +444,7 @@ func createChild[T metav1.Object](
 	case !blocked || apierrors.IsNotFound(err):
 		created, err := create(ctx, desired, metav1.CreateOptions{})
 		if err == nil {
-			c.recorder.Eventf(as, corev1.EventTypeNormal, ReasonCreated, "Created %s %s", kind, created.GetName())
+			changes.created = append(changes.created, kind+" "+created.GetName())
 			return created, true, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
@@ -461,6 +463,25 @@ func createChild[T metav1.Object](
 		return zero, false, fmt.Errorf("%s %s/%s: %w", kind, existing.GetNamespace(), existing.GetName(), errCacheLag)
 	}
 	return existing, false, nil
+}
+
+// changeLog collects what one sync wrote. It becomes one Normal Event per
+// kind of change, naming every child it touched, rather than one per child:
+// a new AppService costs one Event write, not two.
+type changeLog struct {
+	created, updated, deleted []string
+}
+
+func (l *changeLog) record(recorder record.EventRecorder, as *appv1.AppService) {
+	if len(l.created) > 0 {
+		recorder.Event(as, corev1.EventTypeNormal, ReasonCreated, "Created "+strings.Join(l.created, ", "))
+	}
+	if len(l.updated) > 0 {
+		recorder.Event(as, corev1.EventTypeNormal, ReasonUpdated, "Updated "+strings.Join(l.updated, "; "))
+	}
+	if len(l.deleted) > 0 {
+		recorder.Event(as, corev1.EventTypeNormal, ReasonDeleted, "Deleted "+strings.Join(l.deleted, "; "))
+	}
 }
 
 // blockedByExisting reports whether the last sync found an object in the

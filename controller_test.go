@@ -588,9 +588,9 @@ func TestSyncHandlerCreatesChildren(t *testing.T) {
 			notDegraded(),
 		},
 	}))
+	// One Event for both children.
 	f.events = []string{
-		"Normal Created Created Deployment nginx-app",
-		"Normal Created Created Service nginx-app",
+		"Normal Created Created Deployment nginx-app, Service nginx-app",
 	}
 	if err := f.run(testKey); err != nil {
 		t.Fatalf("syncHandler: %v", err)
@@ -773,7 +773,7 @@ func TestSyncHandlerUpdates(t *testing.T) {
 			spec:       func(s *appv1.AppServiceSpec) { s.Ports[0].TargetPort = intstr.FromInt32(8080) },
 			wantDeploy: func(d *appsv1.Deployment) { container(d).Ports[0].ContainerPort = 8080 },
 			wantSvc:    func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(8080) },
-			events:     []string{deploymentUpdated + "ports", serviceUpdated + "ports"},
+			events:     []string{deploymentUpdated + "ports; Service nginx-app: ports"},
 		},
 		{
 			name: "a second, named port",
@@ -793,7 +793,7 @@ func TestSyncHandlerUpdates(t *testing.T) {
 					{Name: "metrics", Protocol: corev1.ProtocolTCP, Port: 9090, TargetPort: intstr.FromString("metrics")},
 				}
 			},
-			events: []string{deploymentUpdated + "ports", serviceUpdated + "ports"},
+			events: []string{deploymentUpdated + "ports; Service nginx-app: ports"},
 		},
 		{
 			name: "serviceType ClusterIP drops the nodePort",

@@ -69,9 +69,9 @@ type options struct {
 func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Default: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.")
 	fs.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
-	fs.IntVar(&o.workers, "workers", 16, "Number of AppServices synced in parallel.")
-	fs.Float64Var(&o.qps, "kube-api-qps", 200, "Queries per second the controller may send to the API server (client-side limit).")
-	fs.IntVar(&o.burst, "kube-api-burst", 400, "Burst of queries the controller may send above --kube-api-qps.")
+	fs.IntVar(&o.workers, "workers", 32, "Number of AppServices synced in parallel.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Queries per second the controller may send to the API server (client-side limit).")
+	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of queries the controller may send above --kube-api-qps.")
 	fs.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only manage AppServices in this namespace (default: all namespaces).")
 	fs.DurationVar(&o.resync, "resync-period", 10*time.Minute, "How often every AppService is synced again even when nothing changed (a sync in steady state writes nothing).")
 	fs.BoolVar(&o.installCRD, "install-crd", true, "Create or update the AppService CRD at start-up and wait until it is established. Turn off where the CRD is installed separately and the controller may not write CRDs.")

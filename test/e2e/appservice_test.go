@@ -103,8 +103,7 @@ func TestSeedManifest(t *testing.T) {
 	if out, err := kubectl("wait", "-n", ns, "--for=condition=Available", "appservice/nginx-app", "--timeout=30s"); err != nil {
 		t.Errorf("kubectl wait --for=condition=Available: %v\n%s", err, out)
 	}
-	waitEvent(t, ns, "nginx-app", corev1.EventTypeNormal, "Created", "Created Deployment nginx-app")
-	waitEvent(t, ns, "nginx-app", corev1.EventTypeNormal, "Created", "Created Service nginx-app")
+	waitEvent(t, ns, "nginx-app", corev1.EventTypeNormal, "Created", "Created Deployment nginx-app, Service nginx-app")
 
 	// The same manifest elsewhere: node port 30002 is taken cluster-wide.
 	other := newNamespace(t)

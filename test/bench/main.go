@@ -1,0 +1,854 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bench measures the controller against a real control plane (etcd
+// and kube-apiserver only: no kube-controller-manager, so the controller is
+// the only writer) and writes the results as JSON and a Markdown table.
+//
+//	go run ./test/bench -bin-dir DIR -controller bin/appservice-controller -out _output/bench
+//
+// `make bench` runs it. See BENCHMARKS.md for the method and the results.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
+	"sigs.k8s.io/yaml"
+
+	"example.com/appservice-controller/internal/localcluster"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
+	appinformers "example.com/appservice-controller/pkg/generated/informers/externalversions"
+)
+
+// controllerUser is the controller's identity: the audit log counts its
+// writes apart from the benchmark's own.
+const controllerUser = "appservice-controller"
+
+// parallelClients write the "limit" and create the AppServices.
+const parallelClients = 16
+
+type options struct {
+	binDir, controller, out string
+	sizes                   []int
+	runs                    int
+	controllerArgs          []string
+	skip                    map[string]bool
+}
+
+func main() {
+	var o options
+	var sizes, args string
+	flag.StringVar(&o.binDir, "bin-dir", os.Getenv("APPSERVICE_BIN_DIR"), "Folder with the control plane's binaries (hack/ensure-binaries.sh).")
+	flag.StringVar(&o.controller, "controller", "bin/appservice-controller", "The controller binary to measure.")
+	flag.StringVar(&o.out, "out", "_output/bench", "Folder for results.json, results.md and the clusters' logs.")
+	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
+	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
+	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
+	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated (for quick tuning runs).")
+	flag.Parse()
+	o.skip = map[string]bool{}
+	for _, s := range strings.Split(*skip, ",") {
+		o.skip[strings.TrimSpace(s)] = true
+	}
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fatalf("bad -sizes %q", sizes)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	o.controllerArgs = strings.Fields(args)
+	if o.binDir == "" {
+		fatalf("-bin-dir (or APPSERVICE_BIN_DIR) is required")
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		fatalf("%v", err)
+	}
+	res, err := run(o)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	data, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(filepath.Join(o.out, "results.json"), data, 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	md := res.markdown()
+	if err := os.WriteFile(filepath.Join(o.out, "results.md"), []byte(md), 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	fmt.Print("\n" + md)
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// Results are what the benchmark reports.
+type Results struct {
+	Machine     string        `json:"machine"`
+	Date        string        `json:"date"`
+	Controller  []string      `json:"controllerArgs"`
+	Convergence []Convergence `json:"convergence"`
+	Latency     Latency       `json:"latency"`
+	Steady      Steady        `json:"steadyState"`
+	Unrelated   Unrelated     `json:"unrelatedObjects"`
+	Restart     Restart       `json:"restart"`
+}
+
+// Convergence of N AppServices created at once, against the limit.
+type Convergence struct {
+	N                    int     `json:"n"`
+	Runs                 int     `json:"runs"`
+	LimitSeconds         float64 `json:"limitSeconds"`
+	ConvergenceSeconds   float64 `json:"convergenceSeconds"`
+	Ratio                float64 `json:"ratio"`
+	BacklogSeconds       float64 `json:"backlogSeconds"`
+	BacklogRatio         float64 `json:"backlogRatio"`
+	WritesPerAppService  float64 `json:"writesPerAppService"`
+	RSSBytes             int64   `json:"rssBytes"`
+	BaselineRSSBytes     int64   `json:"baselineRssBytes"`
+	RSSPerAppServiceByte float64 `json:"rssPerAppServiceBytes"`
+	CPUSeconds           float64 `json:"cpuSeconds"`
+}
+
+// Latency of create → Deployment exists at a steady arrival rate.
+type Latency struct {
+	RatePerSecond float64 `json:"ratePerSecond"`
+	Count         int     `json:"count"`
+	P50Seconds    float64 `json:"p50Seconds"`
+	P99Seconds    float64 `json:"p99Seconds"`
+	MaxSeconds    float64 `json:"maxSeconds"`
+}
+
+// Steady state: writes when nothing changes.
+type Steady struct {
+	N                           int     `json:"n"`
+	WindowSeconds               float64 `json:"windowSeconds"`
+	Writes                      int     `json:"writes"`
+	WritesPerAppServicePerHour  float64 `json:"writesPerAppServicePerHour"`
+	ResyncPeriodSeconds         float64 `json:"resyncPeriodSeconds"`
+	ResyncsInWindowPerAppServic int     `json:"resyncsInWindow"`
+}
+
+// Unrelated objects: RSS next to many Deployments and Services that are not
+// the controller's.
+type Unrelated struct {
+	N                int     `json:"n"`
+	Unrelated        int     `json:"unrelatedDeploymentsAndServices"`
+	RSSEmptyBytes    int64   `json:"rssEmptyClusterBytes"`
+	RSSCrowdedBytes  int64   `json:"rssCrowdedClusterBytes"`
+	DifferencePct    float64 `json:"differencePercent"`
+	ConvergenceEmpty float64 `json:"convergenceEmptySeconds"`
+	ConvergenceBusy  float64 `json:"convergenceCrowdedSeconds"`
+}
+
+// Restart over N AppServices in sync.
+type Restart struct {
+	N            int     `json:"n"`
+	ReadySeconds float64 `json:"readySeconds"`
+	Writes       int     `json:"writes"`
+}
+
+func run(o options) (*Results, error) {
+	res := &Results{
+		Machine:    fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
+		Date:       time.Now().UTC().Format(time.RFC3339),
+		Controller: o.controllerArgs,
+	}
+	largest := slices.Max(o.sizes)
+	for _, n := range o.sizes {
+		runs := o.runs
+		if n >= 5000 {
+			runs = 1
+		}
+		var limits, convs, backlogs []float64
+		var last Convergence
+		for i := range runs {
+			logf("limit, n=%d, run %d/%d", n, i+1, runs)
+			l, err := measureLimit(o, n)
+			if err != nil {
+				return nil, err
+			}
+			limits = append(limits, l)
+			logf("convergence, n=%d, run %d/%d", n, i+1, runs)
+			// The largest size's last run carries on into the restart.
+			c, err := measureConvergence(o, n, n == largest && i == runs-1 && !o.skip["steady"], res)
+			if err != nil {
+				return nil, err
+			}
+			convs = append(convs, c.ConvergenceSeconds)
+			last = c
+			logf("backlog, n=%d, run %d/%d", n, i+1, runs)
+			b, err := measureBacklog(o, n)
+			if err != nil {
+				return nil, err
+			}
+			backlogs = append(backlogs, b)
+		}
+		last.Runs = runs
+		last.LimitSeconds = median(limits)
+		last.ConvergenceSeconds = median(convs)
+		last.Ratio = last.ConvergenceSeconds / last.LimitSeconds
+		last.BacklogSeconds = median(backlogs)
+		last.BacklogRatio = last.BacklogSeconds / last.LimitSeconds
+		res.Convergence = append(res.Convergence, last)
+		logf("n=%d: limit %.2fs, convergence %.2fs (%.2fx), backlog %.2fs (%.2fx), %.2f writes/AppService, RSS %s",
+			n, last.LimitSeconds, last.ConvergenceSeconds, last.Ratio, last.BacklogSeconds, last.BacklogRatio, last.WritesPerAppService, mib(last.RSSBytes))
+	}
+	if !o.skip["latency"] {
+		logf("latency at 50/s")
+		lat, err := measureLatency(o, 50, 20*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		res.Latency = lat
+	}
+	if !o.skip["unrelated"] {
+		logf("unrelated objects")
+		unr, err := measureUnrelated(o, 100, 10000)
+		if err != nil {
+			return nil, err
+		}
+		res.Unrelated = unr
+	}
+	return res, nil
+}
+
+// env is one fresh control plane with clients for the benchmark.
+type env struct {
+	cluster *localcluster.Cluster
+	kube    kubernetes.Interface
+	apps    clientset.Interface
+	cfg     *rest.Config
+}
+
+func newEnv(o options, name string) (*env, error) {
+	dir := filepath.Join(o.out, "clusters", name)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := localcluster.Start(ctx, localcluster.Options{BinDir: o.binDir, Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := localcluster.RESTConfig(c.Kubeconfig)
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	// No client-side limit, protobuf for the built-in kinds: the fastest a
+	// client can write.
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	proto := rest.CopyConfig(cfg)
+	proto.ContentType = "application/vnd.kubernetes.protobuf"
+	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	e := &env{cluster: c, cfg: cfg, kube: kubernetes.NewForConfigOrDie(proto), apps: clientset.NewForConfigOrDie(cfg)}
+	if _, err := e.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+// inParallel runs f(i) for i in [0, n) on parallelClients goroutines.
+func inParallel(n int, f func(i int) error) error {
+	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range parallelClients {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := f(i); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+func appService(i int) *appv1.AppService {
+	size := int32(1)
+	return &appv1.AppService{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: "bench"},
+		Spec: appv1.AppServiceSpec{
+			Size: &size, Image: "nginx:1.27",
+			Ports:       []corev1.ServicePort{{Port: 80}},
+			ServiceType: corev1.ServiceTypeClusterIP,
+		},
+	}
+}
+
+// children are the Deployment and Service the controller writes for
+// appService(i), written directly: what "the limit" writes.
+func children(i int, labelKey string) (*appsv1.Deployment, *corev1.Service) {
+	name := fmt.Sprintf("app-%05d", i)
+	labels := map[string]string{labelKey: name}
+	replicas := int32(1)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: name, Image: "nginx:1.27", ImagePullPolicy: corev1.PullIfNotPresent,
+					Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
+				}}},
+			},
+		},
+	}
+	s := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeClusterIP, Selector: labels,
+			Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}},
+		},
+	}
+	return d, s
+}
+
+// measureLimit writes n Deployments and n Services with parallel clients.
+func measureLimit(o options, n int) (float64, error) {
+	e, err := newEnv(o, fmt.Sprintf("limit-%d", n))
+	if err != nil {
+		return 0, err
+	}
+	defer e.cluster.Stop()
+	ctx := context.Background()
+	start := time.Now()
+	err = inParallel(n, func(i int) error {
+		d, s := children(i, "app.example.com/appservice")
+		if _, err := e.kube.AppsV1().Deployments("bench").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		_, err := e.kube.CoreV1().Services("bench").Create(ctx, s, metav1.CreateOptions{})
+		return err
+	})
+	return time.Since(start).Seconds(), err
+}
+
+// controllerProc is the controller under measurement.
+type controllerProc struct {
+	cmd       *exec.Cmd
+	done      chan struct{}
+	probeAddr string
+	started   time.Time
+}
+
+func startController(o options, e *env, extra ...string) (*controllerProc, error) {
+	kubeconfig, err := e.cluster.MintUser(controllerUser, "system:masters")
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	probeAddr := l.Addr().String()
+	l.Close()
+	args := append([]string{"-kubeconfig", kubeconfig, "-metrics-bind-address=0", "-health-probe-bind-address=" + probeAddr}, o.controllerArgs...)
+	args = append(args, extra...)
+	logFile, err := os.OpenFile(filepath.Join(e.cluster.LogDir, "appservice-controller.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(o.controller, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p := &controllerProc{cmd: cmd, done: make(chan struct{}), probeAddr: probeAddr, started: time.Now()}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { cmd.Wait(); logFile.Close(); close(p.done) }()
+	return p, nil
+}
+
+// waitReady returns the time from start to /readyz 200.
+func (p *controllerProc) waitReady() (time.Duration, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + p.probeAddr + "/readyz")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Since(p.started), nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("controller not ready after 2 minutes")
+}
+
+func (p *controllerProc) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(time.Minute):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// usage reads the process's resident memory and CPU time from /proc.
+func (p *controllerProc) usage() (rss int64, cpu float64, err error) {
+	pid := p.cmd.Process.Pid
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			rss = kb * 1024
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return rss, (utime + stime) / 100, nil // USER_HZ is 100 on Linux
+}
+
+// tracker follows the AppServices and their children through informers,
+// which cost the API server one watch each, not repeated lists.
+type tracker struct {
+	deployments, services, statuses atomic.Int64
+	deploymentSeen                  sync.Map // name → time.Time
+	stop                            chan struct{}
+}
+
+func newTracker(e *env) (*tracker, error) {
+	t := &tracker{stop: make(chan struct{})}
+	kf := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(e.cfg), 0, informers.WithNamespace("bench"))
+	af := appinformers.NewSharedInformerFactoryWithOptions(e.apps, 0, appinformers.WithNamespace("bench"))
+	if _, err := kf.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			t.deployments.Add(1)
+			t.deploymentSeen.LoadOrStore(obj.(*appsv1.Deployment).Name, time.Now())
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := kf.Core().V1().Services().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { t.services.Add(1) },
+	}); err != nil {
+		return nil, err
+	}
+	var seen sync.Map
+	if _, err := af.App().V1().AppServices().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			as := obj.(*appv1.AppService)
+			if as.Status.ObservedGeneration == as.Generation {
+				if _, loaded := seen.LoadOrStore(as.Name, true); !loaded {
+					t.statuses.Add(1)
+				}
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	kf.Start(t.stop)
+	af.Start(t.stop)
+	kf.WaitForCacheSync(t.stop)
+	af.WaitForCacheSync(t.stop)
+	return t, nil
+}
+
+func (t *tracker) waitAll(n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		d, s, st := t.deployments.Load(), t.services.Load(), t.statuses.Load()
+		if d >= int64(n) && s >= int64(n) && st >= int64(n) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after %s: %d Deployments, %d Services, %d statuses of %d", timeout, d, s, st, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (t *tracker) close() { close(t.stop) }
+
+// settle lets a converged controller's garbage be collected before its
+// memory is read: RSS right after a burst includes the burst's garbage.
+const settle = 10 * time.Second
+
+// measureConvergence creates n AppServices at once and waits until every
+// child exists and every status is written. With last it also measures the
+// steady state and a restart, into res.
+func measureConvergence(o options, n int, last bool, res *Results) (Convergence, error) {
+	e, err := newEnv(o, fmt.Sprintf("convergence-%d", n))
+	if err != nil {
+		return Convergence{}, err
+	}
+	defer e.cluster.Stop()
+	c := Convergence{N: n}
+	ctrl, err := startController(o, e)
+	if err != nil {
+		return c, err
+	}
+	defer func() { ctrl.stop() }()
+	if _, err := ctrl.waitReady(); err != nil {
+		return c, err
+	}
+	time.Sleep(settle)
+	if c.BaselineRSSBytes, _, err = ctrl.usage(); err != nil {
+		return c, err
+	}
+	tr, err := newTracker(e)
+	if err != nil {
+		return c, err
+	}
+	defer tr.close()
+
+	ctx := context.Background()
+	start := time.Now()
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().AppServices("bench").Create(ctx, appService(i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return c, err
+	}
+	if err := tr.waitAll(n, 10*time.Minute); err != nil {
+		return c, err
+	}
+	c.ConvergenceSeconds = time.Since(start).Seconds()
+	writes, err := e.cluster.Writes(controllerUser, start)
+	if err != nil {
+		return c, err
+	}
+	c.WritesPerAppService = float64(len(writes)) / float64(n)
+	time.Sleep(settle)
+	if c.RSSBytes, c.CPUSeconds, err = ctrl.usage(); err != nil {
+		return c, err
+	}
+	c.RSSPerAppServiceByte = float64(c.RSSBytes-c.BaselineRSSBytes) / float64(n)
+	if !last {
+		return c, nil
+	}
+
+	// Steady state: nothing changes for over a minute; the controller
+	// resyncs every AppService on a short period and must write nothing.
+	const resync = 20 * time.Second
+	const window = 65 * time.Second
+	logf("steady state over %s, n=%d", window, n)
+	ctrl.stop()
+	if ctrl, err = startController(o, e, "-resync-period="+resync.String()); err != nil {
+		return c, err
+	}
+	ready, err := ctrl.waitReady()
+	if err != nil {
+		return c, err
+	}
+	since := ctrl.started
+	time.Sleep(window)
+	writes, err = e.cluster.Writes(controllerUser, since)
+	if err != nil {
+		return c, err
+	}
+	res.Restart = Restart{N: n, ReadySeconds: ready.Seconds(), Writes: len(writes)}
+	res.Steady = Steady{
+		N: n, WindowSeconds: window.Seconds(), Writes: len(writes), ResyncPeriodSeconds: resync.Seconds(),
+		ResyncsInWindowPerAppServic: int(window / resync),
+		WritesPerAppServicePerHour:  float64(len(writes)) / float64(n) / window.Hours(),
+	}
+	return c, nil
+}
+
+// measureBacklog creates n AppServices before the controller starts, then
+// times the controller alone: from its start until every child exists and
+// every status is written. Its writes are what the limit writes, plus the
+// statuses and Events.
+func measureBacklog(o options, n int) (float64, error) {
+	e, err := newEnv(o, fmt.Sprintf("backlog-%d", n))
+	if err != nil {
+		return 0, err
+	}
+	defer e.cluster.Stop()
+	if err := installCRD(e); err != nil {
+		return 0, err
+	}
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().AppServices("bench").Create(context.Background(), appService(i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	tr, err := newTracker(e)
+	if err != nil {
+		return 0, err
+	}
+	defer tr.close()
+	ctrl, err := startController(o, e)
+	if err != nil {
+		return 0, err
+	}
+	defer ctrl.stop()
+	if err := tr.waitAll(n, 10*time.Minute); err != nil {
+		return 0, err
+	}
+	return time.Since(ctrl.started).Seconds(), nil
+}
+
+// installCRD installs artifacts/examples/crd.yaml, as `make install` does,
+// and waits until AppServices are served.
+func installCRD(e *env) error {
+	data, err := os.ReadFile("artifacts/examples/crd.yaml")
+	if err != nil {
+		return err
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(data, crd); err != nil {
+		return err
+	}
+	client := apiextensionsclient.NewForConfigOrDie(e.cfg)
+	ctx := context.Background()
+	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := e.apps.AppV1().AppServices("bench").List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// measureLatency creates AppServices at a steady rate and records how long
+// each took until its Deployment existed.
+func measureLatency(o options, rate float64, d time.Duration) (Latency, error) {
+	e, err := newEnv(o, "latency")
+	if err != nil {
+		return Latency{}, err
+	}
+	defer e.cluster.Stop()
+	ctrl, err := startController(o, e)
+	if err != nil {
+		return Latency{}, err
+	}
+	defer ctrl.stop()
+	if _, err := ctrl.waitReady(); err != nil {
+		return Latency{}, err
+	}
+	tr, err := newTracker(e)
+	if err != nil {
+		return Latency{}, err
+	}
+	defer tr.close()
+
+	n := int(rate * d.Seconds())
+	created := make([]time.Time, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer tick.Stop()
+	for i := range n {
+		<-tick.C
+		wg.Go(func() {
+			as := appService(i)
+			created[i] = time.Now()
+			if _, err := e.apps.AppV1().AppServices("bench").Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		return Latency{}, err
+	}
+	if err := tr.waitAll(n, 5*time.Minute); err != nil {
+		return Latency{}, err
+	}
+	var lat []float64
+	for i := range n {
+		seen, ok := tr.deploymentSeen.Load(appService(i).Name)
+		if !ok {
+			return Latency{}, fmt.Errorf("no Deployment seen for %s", appService(i).Name)
+		}
+		lat = append(lat, seen.(time.Time).Sub(created[i]).Seconds())
+	}
+	slices.Sort(lat)
+	return Latency{RatePerSecond: rate, Count: n, P50Seconds: percentile(lat, 0.50), P99Seconds: percentile(lat, 0.99), MaxSeconds: lat[len(lat)-1]}, nil
+}
+
+// measureUnrelated compares the controller's memory with n AppServices in
+// an empty cluster and in one holding many Deployments and Services that are
+// not the controller's.
+func measureUnrelated(o options, n, unrelated int) (Unrelated, error) {
+	u := Unrelated{N: n, Unrelated: unrelated}
+	for _, crowded := range []bool{false, true} {
+		name := "unrelated-empty"
+		if crowded {
+			name = "unrelated-crowded"
+		}
+		e, err := newEnv(o, name)
+		if err != nil {
+			return u, err
+		}
+		err = func() error {
+			defer e.cluster.Stop()
+			ctx := context.Background()
+			if crowded {
+				if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "others"}}, metav1.CreateOptions{}); err != nil {
+					return err
+				}
+				if err := inParallel(unrelated, func(i int) error {
+					d, s := children(i, "app.kubernetes.io/name")
+					if _, err := e.kube.AppsV1().Deployments("others").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+						return err
+					}
+					_, err := e.kube.CoreV1().Services("others").Create(ctx, s, metav1.CreateOptions{})
+					return err
+				}); err != nil {
+					return err
+				}
+			}
+			ctrl, err := startController(o, e)
+			if err != nil {
+				return err
+			}
+			defer ctrl.stop()
+			if _, err := ctrl.waitReady(); err != nil {
+				return err
+			}
+			tr, err := newTracker(e)
+			if err != nil {
+				return err
+			}
+			defer tr.close()
+			start := time.Now()
+			if err := inParallel(n, func(i int) error {
+				_, err := e.apps.AppV1().AppServices("bench").Create(ctx, appService(i), metav1.CreateOptions{})
+				return err
+			}); err != nil {
+				return err
+			}
+			if err := tr.waitAll(n, 5*time.Minute); err != nil {
+				return err
+			}
+			took := time.Since(start).Seconds()
+			time.Sleep(settle)
+			rss, _, err := ctrl.usage()
+			if err != nil {
+				return err
+			}
+			if crowded {
+				u.RSSCrowdedBytes, u.ConvergenceBusy = rss, took
+			} else {
+				u.RSSEmptyBytes, u.ConvergenceEmpty = rss, took
+			}
+			return nil
+		}()
+		if err != nil {
+			return u, err
+		}
+	}
+	u.DifferencePct = 100 * float64(u.RSSCrowdedBytes-u.RSSEmptyBytes) / float64(u.RSSEmptyBytes)
+	return u, nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func percentile(sorted []float64, p float64) float64 {
+	i := int(p*float64(len(sorted))+0.5) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+func (r *Results) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Machine: %s. Date: %s. Controller flags: defaults%s.\n\n", r.Machine, r.Date, strings.TrimSpace(" "+strings.Join(r.Controller, " ")))
+	b.WriteString("| AppServices | runs | limit (s) | convergence, created live (s) | ratio | convergence, backlog (s) | ratio | writes / AppService | RSS | RSS / AppService | CPU (s) |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, c := range r.Convergence {
+		fmt.Fprintf(&b, "| %d | %d | %.2f | %.2f | %.2f× | %.2f | %.2f× | %.2f | %s | %.1f KiB | %.1f |\n",
+			c.N, c.Runs, c.LimitSeconds, c.ConvergenceSeconds, c.Ratio, c.BacklogSeconds, c.BacklogRatio, c.WritesPerAppService, mib(c.RSSBytes), c.RSSPerAppServiceByte/1024, c.CPUSeconds)
+	}
+	fmt.Fprintf(&b, "\n| measure | result |\n|---|---|\n")
+	fmt.Fprintf(&b, "| create → Deployment at %.0f/s (%d AppServices) | p50 %.0f ms, p99 %.0f ms, max %.0f ms |\n",
+		r.Latency.RatePerSecond, r.Latency.Count, r.Latency.P50Seconds*1000, r.Latency.P99Seconds*1000, r.Latency.MaxSeconds*1000)
+	fmt.Fprintf(&b, "| steady state, %d AppServices, %.0f s, resync every %.0f s | %d writes = %.2f writes / AppService / hour |\n",
+		r.Steady.N, r.Steady.WindowSeconds, r.Steady.ResyncPeriodSeconds, r.Steady.Writes, r.Steady.WritesPerAppServicePerHour)
+	fmt.Fprintf(&b, "| restart over %d AppServices in sync | ready in %.2f s, %d writes |\n", r.Restart.N, r.Restart.ReadySeconds, r.Restart.Writes)
+	fmt.Fprintf(&b, "| RSS, %d AppServices: empty cluster vs %d unrelated Deployments + Services | %s vs %s (%+.1f%%) |\n",
+		r.Unrelated.N, r.Unrelated.Unrelated, mib(r.Unrelated.RSSEmptyBytes), mib(r.Unrelated.RSSCrowdedBytes), r.Unrelated.DifferencePct)
+	return b.String()
+}
