@@ -1046,6 +1046,27 @@ func checkChildError(t *testing.T, err error, reason string) {
 	}
 }
 
+// alreadyExistsFixture: a child missing from the cache (the other one cached
+// and current) whose create meets existing, an object in the API server only;
+// the create and the read-back that follows are expected.
+func alreadyExistsFixture(t *testing.T, as *appv1.AppService, existing runtime.Object) *fixture {
+	resource := resourceOf(t, existing)
+	f := newFixture(t, as)
+	f.apiOnly = []runtime.Object{existing}
+	f.kubeReactors = []reactor{errorReactor("create", resource.Resource,
+		apierrors.NewAlreadyExists(resource.GroupResource(), testName))}
+	var desired runtime.Object = desiredService()
+	if resource == deploymentsResource {
+		desired = desiredDeployment()
+		f.services = []*corev1.Service{liveService()}
+	} else {
+		f.deployments = []*appsv1.Deployment{liveDeployment()}
+	}
+	f.expectCreate(desired)
+	f.expectGet(resource)
+	return f
+}
+
 // TestSyncHandlerAlreadyExists: a child missing from the cache whose create
 // meets an existing object.
 func TestSyncHandlerAlreadyExists(t *testing.T) {
@@ -1074,20 +1095,7 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			as := withStatus(seedAppService(), currentStatus())
-			resource := resourceOf(t, tc.existing)
-			f := newFixture(t, as)
-			f.apiOnly = []runtime.Object{tc.existing}
-			f.kubeReactors = []reactor{errorReactor("create", resource.Resource,
-				apierrors.NewAlreadyExists(resource.GroupResource(), testName))}
-			var desired runtime.Object = desiredService()
-			if resource == deploymentsResource {
-				desired = desiredDeployment()
-				f.services = []*corev1.Service{liveService()}
-			} else {
-				f.deployments = []*appsv1.Deployment{liveDeployment()}
-			}
-			f.expectCreate(desired)
-			f.expectGet(resource)
+			f := alreadyExistsFixture(t, as, tc.existing)
 			if tc.want != nil {
 				f.expectStatusUpdate(withStatus(as, *tc.want))
 				f.events = []string{"Warning ResourceExists " + tc.want.Conditions[2].Message}
@@ -1129,20 +1137,7 @@ func TestSyncHandlerRestoresRemovedLabel(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			as := withStatus(seedAppService(), currentStatus())
-			resource := resourceOf(t, tc.live)
-			f := newFixture(t, as)
-			f.apiOnly = []runtime.Object{tc.live}
-			f.kubeReactors = []reactor{errorReactor("create", resource.Resource,
-				apierrors.NewAlreadyExists(resource.GroupResource(), testName))}
-			var desired runtime.Object = desiredService()
-			if resource == deploymentsResource {
-				desired = desiredDeployment()
-				f.services = []*corev1.Service{liveService()}
-			} else {
-				f.deployments = []*appsv1.Deployment{liveDeployment()}
-			}
-			f.expectCreate(desired)
-			f.expectGet(resource)
+			f := alreadyExistsFixture(t, as, tc.live)
 			f.expectUpdate(tc.want)
 			f.events = []string{tc.message}
 			if err := f.run(testKey); err != nil {
