@@ -42,6 +42,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
@@ -125,14 +126,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("building kubeconfig: %w", err)
 	}
-	cfg.QPS = float32(o.qps)
-	cfg.Burst = o.burst
-	cfg.UserAgent = fmt.Sprintf("%s (%s)", rest.DefaultKubernetesUserAgent(), identity)
-	// Protobuf for the built-in kinds: smaller and cheaper to decode than
-	// JSON. Custom resources have no protobuf form and stay JSON.
-	kubeCfg := rest.CopyConfig(cfg)
-	kubeCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	kubeCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg, kubeCfg := clientConfigs(cfg, o.qps, o.burst, identity)
 
 	kubeClient, err := kubernetes.NewForConfig(kubeCfg)
 	if err != nil {
@@ -226,6 +220,23 @@ func run(ctx context.Context, o options) error {
 	}
 	logger.Info("Stopping")
 	return err
+}
+
+// clientConfigs returns the configuration for the AppService and
+// apiextensions clients and, with protobuf, for the built-in kinds. They share
+// one token bucket: --kube-api-qps bounds the process, not each clientset
+// (each would otherwise make its own).
+func clientConfigs(base *rest.Config, qps float64, burst int, identity string) (cfg, kubeCfg *rest.Config) {
+	cfg = rest.CopyConfig(base)
+	cfg.QPS, cfg.Burst = float32(qps), burst
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	cfg.UserAgent = fmt.Sprintf("%s (%s)", rest.DefaultKubernetesUserAgent(), identity)
+	// Protobuf for the built-in kinds: smaller and cheaper to decode than
+	// JSON. Custom resources have no protobuf form and stay JSON.
+	kubeCfg = rest.CopyConfig(cfg)
+	kubeCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	kubeCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	return cfg, kubeCfg
 }
 
 // buildConfig finds the cluster as kubectl does: -kubeconfig, else the

@@ -1,0 +1,80 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// ensureCRD writes the CRD only when the embedded one differs from the
+// installed one (by its hash annotation), then waits for Established.
+func TestEnsureCRD(t *testing.T) {
+	sum := sha256.Sum256(crdYAML)
+	current := hex.EncodeToString(sum[:])
+	tests := []struct {
+		name       string
+		hash       string
+		wantWrites []string
+	}{
+		{"current: nothing written", current, nil},
+		{"stale: updated", "an-older-binary", []string{"update"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			installed := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.Unmarshal(crdYAML, installed); err != nil {
+				t.Fatal(err)
+			}
+			installed.Annotations = map[string]string{crdHashAnnotation: tc.hash, "someone/else": "kept"}
+			installed.Spec.Versions[0].Served = false // drift the update must undo
+			installed.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{
+				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue},
+			}
+			client := apiextensionsfake.NewClientset(installed)
+
+			if err := ensureCRD(context.Background(), client, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			var writes []string
+			for _, a := range client.Actions() {
+				if a.GetVerb() != "get" {
+					writes = append(writes, a.GetVerb())
+				}
+			}
+			checkEqual(t, "writes", tc.wantWrites, writes)
+			got, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), installed.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Annotations["someone/else"] != "kept" {
+				t.Errorf("an annotation someone else set was lost: %v", got.Annotations)
+			}
+			if tc.wantWrites != nil && (got.Annotations[crdHashAnnotation] != current || !got.Spec.Versions[0].Served) {
+				t.Errorf("the CRD was not brought up to the embedded one: %v, served %v", got.Annotations, got.Spec.Versions[0].Served)
+			}
+		})
+	}
+}

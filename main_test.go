@@ -1,0 +1,63 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Every client shares one rate limiter, so --kube-api-qps bounds the
+// process; and only the built-in kinds' client speaks protobuf.
+func TestClientConfigs(t *testing.T) {
+	base := &rest.Config{Host: "https://127.0.0.1:6443"}
+	cfg, kubeCfg := clientConfigs(base, 500, 1000, "host_1234")
+	if cfg.RateLimiter == nil || cfg.RateLimiter != kubeCfg.RateLimiter {
+		t.Errorf("clients do not share one rate limiter: %v, %v", cfg.RateLimiter, kubeCfg.RateLimiter)
+	}
+	if qps := cfg.RateLimiter.QPS(); qps != 500 {
+		t.Errorf("rate limiter QPS %v, want 500", qps)
+	}
+	if base.RateLimiter != nil || base.UserAgent != "" {
+		t.Error("the base configuration was modified")
+	}
+	if cfg.ContentType != "" || kubeCfg.ContentType != "application/vnd.kubernetes.protobuf" {
+		t.Errorf("content types %q and %q", cfg.ContentType, kubeCfg.ContentType)
+	}
+	if !strings.HasSuffix(kubeCfg.UserAgent, "(host_1234)") {
+		t.Errorf("user agent %q does not carry the identity", kubeCfg.UserAgent)
+	}
+}
+
+// The caches keep no managedFields; tombstones pass through untouched.
+func TestStripManagedFields(t *testing.T) {
+	d := liveDeployment()
+	d.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	got, err := stripManagedFields(d)
+	if err != nil || got.(*appsv1.Deployment).ManagedFields != nil {
+		t.Errorf("managedFields kept: %v, %v", got, err)
+	}
+	tombstone := cache.DeletedFinalStateUnknown{Key: "default/x", Obj: liveDeployment()}
+	if got, err := stripManagedFields(tombstone); err != nil || got != tombstone {
+		t.Errorf("tombstone changed: %v, %v", got, err)
+	}
+}
