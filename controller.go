@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -69,6 +71,10 @@ const (
 	ReasonCreated = "Created"
 	ReasonUpdated = "Updated"
 	ReasonDeleted = "Deleted"
+	// An existing child without a controller, labelled for the AppService,
+	// was made its own; a child no longer labelled for it was let go.
+	ReasonAdopted  = "Adopted"
+	ReasonReleased = "Released"
 )
 
 // controllerKind is the group, version and kind of the objects this
@@ -165,7 +171,9 @@ func (c *Controller) enqueueAppService(obj interface{}) {
 }
 
 // handleChildUpdate skips the periodic resync of an unchanged child: its
-// owner is resynced on its own.
+// owner is resynced on its own. When the child's controller or our label
+// changed, the AppService it belonged to is queued as well as the one it
+// belongs to now, so that both see the adoption or release.
 func (c *Controller) handleChildUpdate(oldObj, newObj interface{}) {
 	oldMeta, err1 := meta.Accessor(oldObj)
 	newMeta, err2 := meta.Accessor(newObj)
@@ -173,11 +181,19 @@ func (c *Controller) handleChildUpdate(oldObj, newObj interface{}) {
 		return
 	}
 	c.handleChild(newObj)
+	if err1 == nil && err2 == nil {
+		oldKey, oldOK := ownerKey(oldMeta)
+		newKey, newOK := ownerKey(newMeta)
+		if oldOK && (!newOK || oldKey != newKey) {
+			c.queue.Add(oldKey)
+		}
+	}
 }
 
-// handleChild queues the AppService that controls a Deployment or Service.
-// Objects controlled by anything else are ignored; a deleted object may come
-// as a tombstone holding its last known state.
+// handleChild queues the AppService that controls a Deployment or Service,
+// or, for one without a controller, the AppService our label names: that one
+// may adopt it. Objects controlled by anything else are ignored; a deleted
+// object may come as a tombstone holding its last known state.
 func (c *Controller) handleChild(obj interface{}) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
@@ -187,11 +203,25 @@ func (c *Controller) handleChild(obj interface{}) {
 		utilruntime.HandleError(fmt.Errorf("decoding object: %T is not an object", obj))
 		return
 	}
-	ref := metav1.GetControllerOf(object)
-	if ref == nil || !isControllerKind(ref) {
-		return
+	if key, ok := ownerKey(object); ok {
+		c.queue.Add(key)
 	}
-	c.queue.Add(cache.ObjectName{Namespace: object.GetNamespace(), Name: ref.Name})
+}
+
+// ownerKey is the key of the AppService an object belongs to: its
+// controller if that is an AppService, or, if it has no controller, the
+// AppService named by our label.
+func ownerKey(object metav1.Object) (cache.ObjectName, bool) {
+	if ref := metav1.GetControllerOf(object); ref != nil {
+		if !isControllerKind(ref) {
+			return cache.ObjectName{}, false
+		}
+		return cache.ObjectName{Namespace: object.GetNamespace(), Name: ref.Name}, true
+	}
+	if name := object.GetLabels()[LabelAppService]; name != "" {
+		return cache.ObjectName{Namespace: object.GetNamespace(), Name: name}, true
+	}
+	return cache.ObjectName{}, false
 }
 
 // isControllerKind reports whether an owner reference points to an
@@ -340,9 +370,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 // the live one (nil when there is none it controls).
 func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService, changes *changeLog) (*appsv1.Deployment, error) {
 	desired := newDeployment(as)
+	client := c.kubeClient.AppsV1().Deployments(as.Namespace)
 	live, err := c.deploymentsLister.Deployments(as.Namespace).Get(as.Name)
 	if apierrors.IsNotFound(err) {
-		client := c.kubeClient.AppsV1().Deployments(as.Namespace)
 		var created bool
 		if live, created, err = createChild(ctx, c, as, changes, "Deployment", desired, client.Create, client.Get); err != nil || created {
 			return live, err
@@ -350,7 +380,19 @@ func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService, c
 	} else if err != nil {
 		return nil, err
 	}
-	if !isControlledBy(live, as) {
+	if beingDeleted(live, as) {
+		// Wait for it to go (its deletion queues us again) and create it
+		// anew then, rather than write to it now.
+		if isControlledBy(live, as) {
+			return live, nil
+		}
+		return nil, nil
+	}
+	live, ours, err := claim(ctx, c, as, changes, "Deployment", live, client.Patch)
+	if err != nil {
+		return nil, err
+	}
+	if !ours {
 		return nil, c.notOurs(as, live, "Deployment")
 	}
 
@@ -358,7 +400,7 @@ func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService, c
 	if updated == nil {
 		return live, nil
 	}
-	updated, err = c.kubeClient.AppsV1().Deployments(as.Namespace).Update(ctx, updated, metav1.UpdateOptions{})
+	updated, err = client.Update(ctx, updated, metav1.UpdateOptions{})
 	if err != nil {
 		return live, c.writeFailed(as, ReasonUpdateFailed, "update", "Deployment", err)
 	}
@@ -369,12 +411,12 @@ func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService, c
 // syncService creates, updates or deletes the AppService's Service.
 func (c *Controller) syncService(ctx context.Context, as *appv1.AppService, changes *changeLog) error {
 	desired := newService(as)
+	client := c.kubeClient.CoreV1().Services(as.Namespace)
 	live, err := c.servicesLister.Services(as.Namespace).Get(as.Name)
 	switch {
 	case apierrors.IsNotFound(err) && desired == nil:
 		return nil
 	case apierrors.IsNotFound(err):
-		client := c.kubeClient.CoreV1().Services(as.Namespace)
 		var created bool
 		if live, created, err = createChild(ctx, c, as, changes, "Service", desired, client.Create, client.Get); err != nil || created {
 			return err
@@ -382,17 +424,26 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService, chan
 	case err != nil:
 		return err
 	}
-	if !isControlledBy(live, as) {
-		if desired == nil {
-			return nil // not ours, and we want none: nothing to say
-		}
+	if beingDeleted(live, as) {
+		return nil // created anew, if wanted, once it is gone
+	}
+	if desired == nil && !isControlledBy(live, as) {
+		return nil // not ours, and we want none: nothing to adopt, nothing to say
+	}
+	live, ours, err := claim(ctx, c, as, changes, "Service", live, client.Patch)
+	switch {
+	case err != nil:
+		return err
+	case !ours && desired == nil:
+		return nil // released, and we want none
+	case !ours:
 		return c.notOurs(as, live, "Service")
 	}
 
 	if desired == nil {
 		// The ports were removed: the Service goes. The UID precondition
 		// makes sure we delete the object we looked at, not a newer one.
-		err := c.kubeClient.CoreV1().Services(as.Namespace).Delete(ctx, live.Name, metav1.DeleteOptions{
+		err := client.Delete(ctx, live.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &live.UID},
 		})
 		if apierrors.IsNotFound(err) {
@@ -409,7 +460,7 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService, chan
 	if updated == nil {
 		return nil
 	}
-	if _, err := c.kubeClient.CoreV1().Services(as.Namespace).Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+	if _, err := client.Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
 		return c.writeFailed(as, ReasonUpdateFailed, "update", "Service", err)
 	}
 	changes.updated = append(changes.updated, fmt.Sprintf("Service %s: %s", updated.Name, strings.Join(changed, ", ")))
@@ -418,12 +469,11 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService, chan
 
 // createChild creates a child missing from the cache and reports whether it
 // did. The cache holds only objects carrying our label, so the create can
-// meet an object of the same name; it is then read back:
-//   - controlled by this AppService and labelled: our own create, not yet
-//     brought by the watch; retried quietly (errCacheLag);
-//   - controlled by this AppService but stripped of our label: returned, so
-//     that the caller brings it in line (the label included) like any child;
-//   - anything else is in the way and reported (notOurs).
+// meet an object of the same name; it is then read back. If it is this
+// AppService's and labelled for it, it is our own create not yet brought by
+// the watch, and the sync is retried quietly (errCacheLag). Anything else
+// (stripped of our label, an orphan, someone else's) is returned for the
+// caller to claim.
 //
 // While the AppService is already Degraded by an object in the way, the
 // object is read first instead, so that a blocked AppService does not issue a
@@ -456,23 +506,132 @@ func createChild[T metav1.Object](
 	case err != nil:
 		return zero, false, err
 	}
-	if !isControlledBy(existing, as) {
-		return zero, false, c.notOurs(as, existing, kind)
-	}
-	if existing.GetLabels()[LabelAppService] == as.Name {
+	if isControlledBy(existing, as) && labelledFor(existing, as) {
 		return zero, false, fmt.Errorf("%s %s/%s: %w", kind, existing.GetNamespace(), existing.GetName(), errCacheLag)
 	}
 	return existing, false, nil
+}
+
+// beingDeleted reports whether obj, the AppService's child or an orphan
+// labelled for it, is on its way out. Nothing is written to it: its deletion
+// event queues the AppService, whose next sync creates the child anew, once.
+func beingDeleted(obj metav1.Object, as *appv1.AppService) bool {
+	return obj.GetDeletionTimestamp() != nil && (isControlledBy(obj, as) || (metav1.GetControllerOf(obj) == nil && labelledFor(obj, as)))
+}
+
+// labelledFor reports whether obj carries our label naming the AppService:
+// the selector that makes it this AppService's child.
+func labelledFor(obj metav1.Object, as *appv1.AppService) bool {
+	return obj.GetLabels()[LabelAppService] == as.Name
+}
+
+// claim decides whether the object of a child's name is the AppService's to
+// manage, with the rules of kube-controller-manager's ControllerRefManager:
+//
+//   - controlled by this AppService and labelled for it: ours;
+//   - controlled by this AppService but no longer labelled for it: released
+//     (our owner reference removed), and from then on in the way;
+//   - controlled by nothing and labelled for it: adopted (our owner
+//     reference added), but only after an uncached read confirms that the
+//     AppService still exists with the same UID and is not being deleted, so
+//     that a stale cache never adopts for an AppService that is gone;
+//   - anything else (someone else's, unlabelled): in the way, untouched.
+//
+// Objects being deleted are neither adopted nor released. It returns the
+// object as it now is and whether it is ours.
+func claim[T metav1.Object](
+	ctx context.Context, c *Controller, as *appv1.AppService, changes *changeLog, kind string, obj T,
+	patch func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error),
+) (T, bool, error) {
+	controlled, labelled := isControlledBy(obj, as), labelledFor(obj, as)
+	switch {
+	case controlled && labelled:
+		return obj, true, nil
+	case obj.GetDeletionTimestamp() != nil:
+		return obj, controlled, nil // neither adopted nor released on its way out
+	case controlled:
+		released, err := patch(ctx, obj.GetName(), types.StrategicMergePatchType, releasePatch(obj, as), metav1.PatchOptions{})
+		if apierrors.IsNotFound(err) {
+			return obj, false, nil // gone meanwhile: nothing left to release
+		}
+		if err != nil {
+			return obj, false, c.writeFailed(as, ReasonUpdateFailed, "release", kind, err)
+		}
+		changes.released = append(changes.released, fmt.Sprintf("%s %s: its label %s no longer names this AppService", kind, obj.GetName(), LabelAppService))
+		return released, false, nil
+	case metav1.GetControllerOf(obj) != nil || !labelled:
+		return obj, false, nil
+	}
+
+	// An orphan labelled for us. The cached AppService may be stale: read it
+	// from the API server before taking ownership in its name.
+	fresh, err := c.appClient.AppV1().AppServices(as.Namespace).Get(ctx, as.Name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return obj, false, err
+	}
+	if err != nil || fresh.UID != as.UID || fresh.DeletionTimestamp != nil {
+		return obj, false, fmt.Errorf("not adopting %s %s/%s: AppService %s changed since it was cached: %w", kind, obj.GetNamespace(), obj.GetName(), as.Name, errCacheLag)
+	}
+	adopted, err := patch(ctx, obj.GetName(), types.StrategicMergePatchType, adoptPatch(obj, as), metav1.PatchOptions{})
+	if err != nil {
+		// Gone or replaced (the UID in the patch no longer matches): the next
+		// sync sees what is there now.
+		return obj, false, c.writeFailed(as, ReasonUpdateFailed, "adopt", kind, err)
+	}
+	changes.adopted = append(changes.adopted, kind+" "+obj.GetName())
+	return adopted, true, nil
+}
+
+// ownerPatch is a strategic merge patch of an object's owner references. The
+// object's UID in it is a precondition: the patch fails on an object that was
+// deleted and created anew since it was read.
+type ownerPatch struct {
+	Metadata struct {
+		OwnerReferences []any     `json:"ownerReferences"`
+		UID             types.UID `json:"uid"`
+	} `json:"metadata"`
+}
+
+// adoptPatch adds the AppService as obj's controller.
+func adoptPatch(obj metav1.Object, as *appv1.AppService) []byte {
+	var p ownerPatch
+	p.Metadata.OwnerReferences = []any{newControllerRef(as)}
+	p.Metadata.UID = obj.GetUID()
+	return mustMarshal(p)
+}
+
+// releasePatch removes the AppService's owner reference (owner references
+// merge by UID) from obj.
+func releasePatch(obj metav1.Object, as *appv1.AppService) []byte {
+	var p ownerPatch
+	p.Metadata.OwnerReferences = []any{map[string]any{"$patch": "delete", "uid": as.UID}}
+	p.Metadata.UID = obj.GetUID()
+	return mustMarshal(p)
+}
+
+func mustMarshal(v any) []byte {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain structs and maps above
+	}
+	return data
 }
 
 // changeLog collects what one sync wrote. It becomes one Normal Event per
 // kind of change, naming every child it touched, rather than one per child:
 // a new AppService costs one Event write, not two.
 type changeLog struct {
-	created, updated, deleted []string
+	created, updated, deleted, adopted, released []string
 }
 
 func (l *changeLog) record(recorder record.EventRecorder, as *appv1.AppService) {
+	// In the order a sync makes them: claims first, then writes.
+	if len(l.adopted) > 0 {
+		recorder.Event(as, corev1.EventTypeNormal, ReasonAdopted, "Adopted "+strings.Join(l.adopted, ", "))
+	}
+	if len(l.released) > 0 {
+		recorder.Event(as, corev1.EventTypeNormal, ReasonReleased, "Released "+strings.Join(l.released, "; "))
+	}
 	if len(l.created) > 0 {
 		recorder.Event(as, corev1.EventTypeNormal, ReasonCreated, "Created "+strings.Join(l.created, ", "))
 	}
@@ -529,5 +688,8 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, d *
 	updated := as.DeepCopy()
 	updated.Status = status
 	_, err := c.appClient.AppV1().AppServices(as.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil // deleted meanwhile: there is no status left to report in
+	}
 	return err
 }

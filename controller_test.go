@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -96,6 +97,16 @@ func seedAppService() *appv1.AppService {
 			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80), NodePort: 30002}},
 		},
 	}
+}
+
+// notLabelledForUs makes a cached child look like an object that is not the
+// seed's: no controller, and our label naming another AppService (the child
+// informers list only objects carrying our label).
+func notLabelledForUs(o metav1.Object) {
+	o.SetOwnerReferences(nil)
+	labels := o.GetLabels()
+	labels[LabelAppService] = "another-app"
+	o.SetLabels(labels)
 }
 
 // ownerRef is the controller reference of the seed's children, spelled out.
@@ -302,8 +313,9 @@ type fixture struct {
 	services    []*corev1.Service
 	// Objects in the fake API server only, not (yet) in the caches.
 	apiOnly []runtime.Object
-	// Reactors prepended to the kube client, e.g. to make a write fail.
+	// Reactors prepended to the clients, e.g. to make a write fail.
 	kubeReactors []reactor
+	appReactors  []reactor
 
 	// What the sync is expected to do.
 	kubeActions []core.Action
@@ -335,6 +347,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.appClient = fake.NewClientset(appObjects...)
 	for _, r := range f.kubeReactors {
 		f.kubeClient.PrependReactor(r.verb, r.resource, r.fn)
+	}
+	for _, r := range f.appReactors {
+		f.appClient.PrependReactor(r.verb, r.resource, r.fn)
 	}
 	f.recorder = record.NewFakeRecorder(100)
 
@@ -418,6 +433,16 @@ func (f *fixture) expectDelete(resource schema.GroupVersionResource, opts metav1
 	f.kubeActions = append(f.kubeActions, core.NewDeleteActionWithOptions(resource, testNamespace, testName, opts))
 }
 
+// expectPatch expects a strategic merge patch of the seed's child.
+func (f *fixture) expectPatch(resource schema.GroupVersionResource, patch string) {
+	f.kubeActions = append(f.kubeActions, core.NewPatchAction(resource, testNamespace, testName, types.StrategicMergePatchType, []byte(patch)))
+}
+
+// expectAppServiceGet expects the uncached read of the seed.
+func (f *fixture) expectAppServiceGet() {
+	f.appActions = append(f.appActions, core.NewGetAction(appServicesResource, testNamespace, testName))
+}
+
 func (f *fixture) expectStatusUpdate(as *appv1.AppService) {
 	f.appActions = append(f.appActions, core.NewUpdateSubresourceAction(appServicesResource, "status", testNamespace, as))
 }
@@ -490,6 +515,21 @@ func checkAction(t *testing.T, want, got core.Action) {
 	case core.GetActionImpl:
 		if g := got.(core.GetActionImpl); g.GetName() != w.GetName() {
 			t.Errorf("%s: got name %q, want %q", describe(want), g.GetName(), w.GetName())
+		}
+	case core.PatchActionImpl:
+		g := got.(core.PatchActionImpl)
+		if g.GetName() != w.GetName() || g.GetPatchType() != w.GetPatchType() {
+			t.Errorf("%s: got %s patch of %q, want %s patch of %q", describe(want), g.GetPatchType(), g.GetName(), w.GetPatchType(), w.GetName())
+		}
+		var wantPatch, gotPatch any
+		if err := json.Unmarshal(w.GetPatch(), &wantPatch); err != nil {
+			t.Fatalf("expected patch: %v", err)
+		}
+		if err := json.Unmarshal(g.GetPatch(), &gotPatch); err != nil {
+			t.Errorf("%s: patch is not JSON: %v", describe(want), err)
+		}
+		if !equality.Semantic.DeepEqual(wantPatch, gotPatch) {
+			t.Errorf("%s: patch differs (-want +got):\n%s", describe(want), cmp.Diff(wantPatch, gotPatch))
 		}
 	case core.DeleteActionImpl:
 		g := got.(core.DeleteActionImpl)
@@ -909,7 +949,7 @@ func TestSyncHandlerStatus(t *testing.T) {
 		{
 			name:       "still Degraded for the same reason, replicas changed: no new Warning",
 			as:         func(as *appv1.AppService) { setCondition(&as.Status, serviceInTheWay()) },
-			liveSvc:    func(s *corev1.Service) { s.OwnerReferences = nil },
+			liveSvc:    func(s *corev1.Service) { notLabelledForUs(s) },
 			liveDeploy: func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 },
 			want: func(st *appv1.AppServiceStatus) {
 				setCondition(st, serviceInTheWay())
@@ -924,7 +964,7 @@ func TestSyncHandlerStatus(t *testing.T) {
 				c.Message = notOursMessage("Deployment")
 				setCondition(&as.Status, c)
 			},
-			liveSvc: func(s *corev1.Service) { s.OwnerReferences = nil },
+			liveSvc: func(s *corev1.Service) { notLabelledForUs(s) },
 			want: func(st *appv1.AppServiceStatus) {
 				c := serviceInTheWay()
 				c.LastTransitionTime = lastTransition // still True: kept
@@ -973,6 +1013,14 @@ func TestSyncHandlerNotOurs(t *testing.T) {
 			}
 		}
 	}
+	// Without a controller, labelled for another AppService: not ours to
+	// adopt (labelled for this one, it would be: TestSyncHandlerAdopts).
+	orphanOf := func(ref *metav1.OwnerReference) func(metav1.Object) {
+		return func(o metav1.Object) {
+			notLabelledForUs(o)
+			withOwner(ref)(o)
+		}
+	}
 	earlier := ownerRef()
 	earlier.UID = "an-earlier-appservice-of-that-name"
 	otherGroup := ownerRef()
@@ -994,11 +1042,11 @@ func TestSyncHandlerNotOurs(t *testing.T) {
 		want       appv1.AppServiceStatus
 		kind       string
 	}{
-		{name: "Deployment without owner", deployment: withOwner(nil), want: deploymentInTheWay, kind: "Deployment"},
-		{name: "Deployment owned but not controlled", deployment: withOwner(&notController), want: deploymentInTheWay, kind: "Deployment"},
+		{name: "Deployment without owner, labelled for another", deployment: orphanOf(nil), want: deploymentInTheWay, kind: "Deployment"},
+		{name: "Deployment owned but not controlled, labelled for another", deployment: orphanOf(&notController), want: deploymentInTheWay, kind: "Deployment"},
 		{name: "Deployment of an earlier AppService", deployment: withOwner(&earlier), want: deploymentInTheWay, kind: "Deployment"},
 		{name: "Deployment of another group's AppService", deployment: withOwner(&otherGroup), want: deploymentInTheWay, kind: "Deployment"},
-		{name: "Service without owner", service: withOwner(nil), want: serviceInTheWay, kind: "Service"},
+		{name: "Service without owner, labelled for another", service: orphanOf(nil), want: serviceInTheWay, kind: "Service"},
 		{name: "Service of an earlier AppService", service: withOwner(&earlier), want: serviceInTheWay, kind: "Service"},
 	}
 	for _, tc := range tests {
@@ -1072,8 +1120,10 @@ func alreadyExistsFixture(t *testing.T, as *appv1.AppService, existing runtime.O
 func TestSyncHandlerAlreadyExists(t *testing.T) {
 	unownedDeployment := liveDeployment()
 	unownedDeployment.OwnerReferences = nil
+	unownedDeployment.Labels = nil
 	unownedService := liveService()
 	unownedService.OwnerReferences = nil
+	unownedService.Labels = nil
 	// Ours and labelled, but too new for the watch: not cached yet.
 	ownDeployment := liveDeployment()
 	ownService := liveService()
@@ -1117,31 +1167,177 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 	}
 }
 
-// TestSyncHandlerRestoresRemovedLabel: an owned child stripped of our label
-// drops out of the cache; the create meets it, and it is brought back in line
-// (the label restored) instead of being retried forever as cache lag.
-func TestSyncHandlerRestoresRemovedLabel(t *testing.T) {
+// TestSyncHandlerReleases: a child this AppService controls whose label no
+// longer names it is released (our owner reference removed), as
+// ControllerRefManager does, and is from then on an object in the way. With
+// the label gone altogether it has dropped out of the cache, and the create
+// meets it; with the label naming another AppService it is still cached.
+func TestSyncHandlerReleases(t *testing.T) {
 	unlabelledDeployment := liveDeployment()
 	delete(unlabelledDeployment.Labels, LabelAppService)
 	unlabelledService := liveService()
 	delete(unlabelledService.Labels, LabelAppService)
+	relabelledDeployment := liveDeployment()
+	relabelledDeployment.Labels[LabelAppService] = "another-app"
+	releasePatch := func(uid types.UID) string {
+		return `{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"` + string(testUID) + `"}],"uid":"` + string(uid) + `"}}`
+	}
+	deploymentInTheWay := missingDeploymentStatus(degraded(ReasonResourceExists, notOursMessage("Deployment")))
+	serviceInTheWay := currentStatus()
+	setCondition(&serviceInTheWay, degraded(ReasonResourceExists, notOursMessage("Service")))
+
 	tests := []struct {
-		name    string
-		live    runtime.Object
-		want    runtime.Object
-		message string
+		name   string
+		child  runtime.Object
+		cached bool
+		want   appv1.AppServiceStatus
 	}{
-		{"Deployment", unlabelledDeployment, liveDeployment(), "Normal Updated Updated Deployment nginx-app: labels"},
-		{"Service", unlabelledService, liveService(), "Normal Updated Updated Service nginx-app: labels"},
+		{"Deployment without our label", unlabelledDeployment, false, deploymentInTheWay},
+		{"Service without our label", unlabelledService, false, serviceInTheWay},
+		{"Deployment labelled for another AppService", relabelledDeployment, true, deploymentInTheWay},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			as := withStatus(seedAppService(), currentStatus())
-			f := alreadyExistsFixture(t, as, tc.live)
-			f.expectUpdate(tc.want)
-			f.events = []string{tc.message}
+			resource := resourceOf(t, tc.child)
+			kind := "Deployment"
+			if resource == servicesResource {
+				kind = "Service"
+			}
+			var f *fixture
+			if tc.cached {
+				f = newFixture(t, as)
+				f.deployments = []*appsv1.Deployment{tc.child.(*appsv1.Deployment)}
+				f.services = []*corev1.Service{liveService()}
+			} else {
+				f = alreadyExistsFixture(t, as, tc.child)
+			}
+			f.expectPatch(resource, releasePatch(tc.child.(metav1.Object).GetUID()))
+			f.expectStatusUpdate(withStatus(as, tc.want))
+			f.events = []string{
+				"Normal Released Released " + kind + " nginx-app: its label app.example.com/appservice no longer names this AppService",
+				"Warning ResourceExists " + notOursMessage(kind),
+			}
+			checkChildError(t, f.run(testKey), ReasonResourceExists)
+		})
+	}
+}
+
+// TestSyncHandlerAdopts: a child of the AppService's name with no controller
+// and labelled for it is adopted once an uncached read confirms the
+// AppService, then brought in line like any child; no adoption for an
+// AppService that is gone, replaced or being deleted.
+func TestSyncHandlerAdopts(t *testing.T) {
+	orphanDeployment := liveDeployment()
+	orphanDeployment.OwnerReferences = nil
+	orphanService := liveService()
+	orphanService.OwnerReferences = nil
+	adoptPatch := func(uid types.UID) string {
+		return `{"metadata":{"ownerReferences":[{"apiVersion":"app.example.com/v1","kind":"AppService","name":"nginx-app","uid":"` +
+			string(testUID) + `","controller":true,"blockOwnerDeletion":true}],"uid":"` + string(uid) + `"}}`
+	}
+	replaced := seedAppService()
+	replaced.UID = "a-newer-appservice-of-that-name"
+	deleting := seedAppService()
+	deleting.DeletionTimestamp = &metav1.Time{Time: lastTransition.Time}
+	deleting.Finalizers = []string{"example.com/hold"}
+
+	tests := []struct {
+		name   string
+		child  runtime.Object
+		cached bool
+		apiAS  *appv1.AppService // what the uncached read finds; nil: the seed
+		drift  bool              // the orphan's replicas differ from the spec
+	}{
+		{name: "cached Deployment", child: orphanDeployment, cached: true},
+		{name: "cached Service", child: orphanService, cached: true},
+		{name: "Deployment not cached yet", child: orphanDeployment},
+		{name: "drifted Deployment: adopted, then updated", child: orphanDeployment, cached: true, drift: true},
+		{name: "AppService replaced", child: orphanDeployment, cached: true, apiAS: replaced},
+		{name: "AppService being deleted", child: orphanDeployment, cached: true, apiAS: deleting},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := withStatus(seedAppService(), currentStatus())
+			child := tc.child.DeepCopyObject()
+			if tc.drift {
+				child.(*appsv1.Deployment).Spec.Replicas = int32Ptr(5)
+			}
+			resource := resourceOf(t, child)
+			kind := "Deployment"
+			if resource == servicesResource {
+				kind = "Service"
+			}
+			var f *fixture
+			switch {
+			case !tc.cached:
+				f = alreadyExistsFixture(t, as, child)
+			case kind == "Deployment":
+				f = newFixture(t, as)
+				f.deployments = []*appsv1.Deployment{child.(*appsv1.Deployment)}
+				f.services = []*corev1.Service{liveService()}
+			default:
+				f = newFixture(t, as)
+				f.deployments = []*appsv1.Deployment{liveDeployment()}
+				f.services = []*corev1.Service{child.(*corev1.Service)}
+			}
+			if tc.apiAS != nil {
+				// The cache still has the seed; the API server has moved on.
+				f.apiOnly = nil
+				f.appServices = []*appv1.AppService{as}
+				f.appReactors = []reactor{{"get", "appservices", func(core.Action) (bool, runtime.Object, error) { return true, tc.apiAS, nil }}}
+			}
+			f.expectAppServiceGet()
+			if tc.apiAS != nil {
+				err := f.run(testKey)
+				if err == nil || !isQuiet(err) {
+					t.Errorf("got error %v, want a quiet one: no adoption", err)
+				}
+				return
+			}
+			f.expectPatch(resource, adoptPatch(child.(metav1.Object).GetUID()))
+			f.events = []string{"Normal Adopted Adopted " + kind + " nginx-app"}
+			if tc.drift {
+				adopted := liveDeployment()
+				f.expectUpdate(adopted)
+				f.events = append(f.events, "Normal Updated Updated Deployment nginx-app: replicas")
+			}
 			if err := f.run(testKey); err != nil {
-				t.Fatal(err)
+				t.Errorf("syncHandler: %v", err)
+			}
+		})
+	}
+}
+
+// TestSyncHandlerChildBeingDeleted: a child on its way out (ours, or an
+// orphan labelled for us) is neither written nor adopted; the sync waits for
+// its deletion, which queues the AppService again.
+func TestSyncHandlerChildBeingDeleted(t *testing.T) {
+	deleting := func(o metav1.Object) {
+		o.SetDeletionTimestamp(&metav1.Time{Time: lastTransition.Time})
+		o.SetFinalizers([]string{"example.com/hold"})
+	}
+	tests := []struct {
+		name  string
+		child func(*appsv1.Deployment)
+	}{
+		{"ours, drifted", func(d *appsv1.Deployment) { deleting(d); d.Spec.Replicas = int32Ptr(5) }},
+		{"an orphan labelled for us", func(d *appsv1.Deployment) { deleting(d); d.OwnerReferences = nil }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := withStatus(seedAppService(), currentStatus())
+			d := liveDeployment()
+			tc.child(d)
+			f := newFixture(t, as)
+			f.deployments = []*appsv1.Deployment{d}
+			f.services = []*corev1.Service{liveService()}
+			if d.OwnerReferences == nil {
+				// Not ours: the status says the Deployment is missing.
+				f.expectStatusUpdate(withStatus(as, missingDeploymentStatus(notDegraded())))
+			}
+			if err := f.run(testKey); err != nil {
+				t.Errorf("syncHandler: %v", err)
 			}
 		})
 	}
@@ -1297,6 +1493,11 @@ func TestHandleChild(t *testing.T) {
 	renamedService.Name = "renamed"
 	unowned := liveService()
 	unowned.OwnerReferences = nil
+	relabelled := liveService()
+	notLabelledForUs(relabelled)
+	unlabelled := liveService()
+	unlabelled.OwnerReferences = nil
+	unlabelled.Labels = nil
 
 	tests := []struct {
 		name string
@@ -1308,11 +1509,13 @@ func TestHandleChild(t *testing.T) {
 		{"the owner's name, not the child's", renamedService, []cache.ObjectName{testKey}},
 		{"another version of the AppService API", controlledBy("app.example.com/v2", "AppService", true), []cache.ObjectName{testKey}},
 		{"tombstone", cache.DeletedFinalStateUnknown{Key: "default/nginx-app", Obj: liveDeployment()}, []cache.ObjectName{testKey}},
-		{"no owner", unowned, nil},
-		{"owner but not controller", controlledBy("app.example.com/v1", "AppService", false), nil},
+		{"no owner, labelled: the AppService that may adopt it", unowned, []cache.ObjectName{testKey}},
+		{"no owner, labelled for another AppService", relabelled, []cache.ObjectName{{Namespace: testNamespace, Name: "another-app"}}},
+		{"owner but not controller, labelled", controlledBy("app.example.com/v1", "AppService", false), []cache.ObjectName{testKey}},
 		{"controlled by a ReplicaSet", controlledBy("apps/v1", "ReplicaSet", true), nil},
 		{"controlled by another group's AppService", controlledBy("other.example.com/v1", "AppService", true), nil},
-		{"tombstone without owner", cache.DeletedFinalStateUnknown{Key: "default/nginx-app", Obj: unowned}, nil},
+		{"tombstone without owner", cache.DeletedFinalStateUnknown{Key: "default/nginx-app", Obj: unowned}, []cache.ObjectName{testKey}},
+		{"no owner, no label", unlabelled, nil},
 		{"not an object", "default/nginx-app", nil},
 	}
 	for _, tc := range tests {
@@ -1329,6 +1532,8 @@ func TestHandleChild(t *testing.T) {
 func TestHandleChildUpdate(t *testing.T) {
 	newer := liveDeployment()
 	newer.ResourceVersion = "101"
+	released := newer.DeepCopy()
+	notLabelledForUs(released)
 	tests := []struct {
 		name     string
 		old, new *appsv1.Deployment
@@ -1336,6 +1541,7 @@ func TestHandleChildUpdate(t *testing.T) {
 	}{
 		{"resync, same resourceVersion", liveDeployment(), liveDeployment(), nil},
 		{"changed", liveDeployment(), newer, []cache.ObjectName{testKey}},
+		{"relabelled for another AppService and released: both queued", liveDeployment(), released, []cache.ObjectName{{Namespace: testNamespace, Name: "another-app"}, testKey}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1366,5 +1572,24 @@ func TestEnqueueAppService(t *testing.T) {
 				t.Errorf("queued %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSyncHandlerAppServiceGoneBeforeStatus: an AppService deleted between
+// the cache read and the status write ends the sync without an error, so
+// that its deletion is not retried and reported as a failure.
+func TestSyncHandlerAppServiceGoneBeforeStatus(t *testing.T) {
+	as := seedAppService()
+	f := newFixture(t, as)
+	f.deployments = []*appsv1.Deployment{liveDeployment()}
+	f.services = []*corev1.Service{liveService()}
+	f.appReactors = []reactor{errorReactor("update", "appservices", apierrors.NewNotFound(appServicesResource.GroupResource(), testName))}
+	st := currentStatus()
+	for i := range st.Conditions {
+		st.Conditions[i].LastTransitionTime = metav1.Time{} // first seen: any time
+	}
+	f.expectStatusUpdate(withStatus(as, st))
+	if err := f.run(testKey); err != nil {
+		t.Errorf("syncHandler: %v, want nil", err)
 	}
 }

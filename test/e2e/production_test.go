@@ -97,8 +97,8 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		"delete a Deployment": func() error {
 			return asController.AppsV1().Deployments(ns).Delete(ctx, "rbac", metav1.DeleteOptions{})
 		},
-		"patch a Deployment": func() error {
-			_, err := asController.AppsV1().Deployments(ns).Patch(ctx, "rbac", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
+		"patch a ConfigMap": func() error {
+			_, err := asController.CoreV1().ConfigMaps(ns).Patch(ctx, "kube-root-ca.crt", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
 			return err
 		},
 		"create an AppService": func() error {
