@@ -37,7 +37,7 @@ fmt: ## go fmt.
 .PHONY: vet
 vet: ## go vet, including the e2e tests.
 	go vet ./...
-	go vet -tags e2e ./test/e2e/...
+	go vet -tags e2e . ./test/e2e/...
 
 .PHONY: build
 build: ## Build the controller into bin/.
@@ -62,15 +62,24 @@ endif
 ##@ Tests
 
 .PHONY: test
-test: vet verify test-unit test-e2e ## Everything CI runs: vet, generated files, unit and end-to-end tests.
+test: vet verify test-unit test-fuzz test-admission test-e2e ## Everything CI runs: vet, generated files, unit, fuzz, admission-property and end-to-end tests.
 
 .PHONY: test-unit
-test-unit: ## The fast tests (no cluster).
+test-unit: ## The fast tests (no cluster), with the fuzz corpus as regression cases.
 	go test $(GO_TEST_FLAGS) ./...
 
+FUZZTIME ?= 30s
+.PHONY: test-fuzz
+test-fuzz: ## Fuzz the builders for FUZZTIME (30s); failures are kept in testdata/fuzz.
+	go test -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME) .
+
+.PHONY: test-admission
+test-admission: ## Property test: every spec the CRD admits yields children the API server accepts.
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 20m -run '^TestAdmissionProperty$$' $(GO_TEST_FLAGS) .
+
 .PHONY: test-e2e
-test-e2e: ## End-to-end tests: the built controller against a local control plane.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 30m $(GO_TEST_FLAGS) ./test/e2e/...
+test-e2e: ## End-to-end and fault tests: the built controller against a local control plane.
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 40m $(GO_TEST_FLAGS) ./test/e2e/...
 
 ##@ Cluster
 

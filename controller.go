@@ -255,6 +255,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	logger.Info("Waiting for informer caches to sync")
 	if ok := cache.WaitForCacheSync(ctx.Done(), c.cachesSynced...); !ok {
 		c.queue.ShutDown()
+		if ctx.Err() != nil {
+			return nil // stopped before the caches synced: a clean shutdown
+		}
 		return errors.New("failed to wait for caches to sync")
 	}
 
@@ -325,6 +328,11 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 // errCacheLag marks a sync that found the cache behind the API server.
 var errCacheLag = errors.New("informer cache is behind the API server")
 
+// errNamespaceTerminating marks a create refused because the namespace is
+// being deleted: the AppService goes with it, so there is nothing to retry
+// and nothing to report (kube-controller-manager's controllers do the same).
+var errNamespaceTerminating = errors.New("the namespace is being terminated")
+
 func isQuiet(err error) bool {
 	return apierrors.IsConflict(err) || errors.Is(err, errCacheLag)
 }
@@ -357,6 +365,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	serviceErr := c.syncService(ctx, as, &changes)
 	changes.record(c.recorder, as)
 	syncErr := errors.Join(deployErr, serviceErr)
+	if errors.Is(syncErr, errNamespaceTerminating) {
+		logger.V(2).Info("Namespace is being terminated; not creating children")
+		return nil
+	}
 	if isQuiet(syncErr) {
 		return syncErr
 	}
@@ -496,6 +508,9 @@ func createChild[T metav1.Object](
 		if err == nil {
 			changes.created = append(changes.created, kind+" "+created.GetName())
 			return created, true, nil
+		}
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return zero, false, errNamespaceTerminating
 		}
 		if !apierrors.IsAlreadyExists(err) {
 			return zero, false, c.writeFailed(as, ReasonCreateFailed, "create", kind, err)

@@ -1593,3 +1593,34 @@ func TestSyncHandlerAppServiceGoneBeforeStatus(t *testing.T) {
 		t.Errorf("syncHandler: %v, want nil", err)
 	}
 }
+
+// TestRunStoppedBeforeCachesSync: a shutdown that comes while the caches are
+// still syncing is a clean stop, not a failure (the process exits 0).
+func TestRunStoppedBeforeCachesSync(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	c := newFixture(t).newController(ctx) // informers never started: never synced
+	ctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := c.Run(ctx, 1); err != nil {
+		t.Errorf("Run: %v, want nil", err)
+	}
+}
+
+// TestSyncHandlerNamespaceTerminating: a create refused because the
+// namespace is being deleted ends the sync quietly: no error to retry, no
+// Degraded status, no Warning (the AppService is about to go too).
+func TestSyncHandlerNamespaceTerminating(t *testing.T) {
+	terminating := apierrors.NewForbidden(deploymentsResource.GroupResource(), testName,
+		errors.New("unable to create new content in namespace default because it is being terminated"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{
+		Type: corev1.NamespaceTerminatingCause, Message: "namespace default is being terminated", Field: "metadata.namespace",
+	}}
+	as := withStatus(seedAppService(), currentStatus())
+	f := newFixture(t, as)
+	f.services = []*corev1.Service{liveService()}
+	f.kubeReactors = []reactor{errorReactor("create", "deployments", terminating)}
+	f.expectCreate(desiredDeployment())
+	if err := f.run(testKey); err != nil {
+		t.Errorf("syncHandler: %v, want nil", err)
+	}
+}

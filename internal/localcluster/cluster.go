@@ -89,10 +89,12 @@ type Cluster struct {
 }
 
 type process struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
+	name   string
+	binary string
+	args   []string
+	cmd    *exec.Cmd
+	done   chan struct{}
+	err    error
 }
 
 // Start brings up the control plane and returns when the API server is ready
@@ -166,10 +168,22 @@ func freePort() (int, error) {
 
 // run starts a process of the cluster, its output going to LogDir/name.log.
 func (c *Cluster) run(name, binary string, args ...string) error {
-	logFile, err := os.OpenFile(filepath.Join(c.LogDir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := c.spawn(name, binary, args...)
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *Cluster) spawn(name, binary string, args ...string) (*process, error) {
+	logFile, err := os.OpenFile(filepath.Join(c.LogDir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logFile, "\n===== starting %s at %s\n", name, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(binary, args...)
 	var out io.Writer = logFile
 	if c.opts.Output != nil {
@@ -181,18 +195,67 @@ func (c *Cluster) run(name, binary string, args ...string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return fmt.Errorf("starting %s: %w", name, err)
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
+	p := &process{name: name, binary: binary, args: args, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
 		close(p.done)
 	}()
+	return p, nil
+}
+
+// Restart stops a process of the cluster ("etcd", "kube-apiserver", ...)
+// with sig (SIGKILL for a crash), leaves it down for the given time, starts
+// it again with the same flags and data, and returns once it serves again.
+// The other processes, and clients such as a controller under test, are left
+// to find their way back on their own.
+func (c *Cluster) Restart(ctx context.Context, name string, sig syscall.Signal, down time.Duration) error {
 	c.mu.Lock()
-	c.procs = append(c.procs, p)
+	var old *process
+	index := -1
+	for i, p := range c.procs {
+		if p.name == name {
+			old, index = p, i
+		}
+	}
 	c.mu.Unlock()
+	if old == nil {
+		return fmt.Errorf("localcluster: no process %q", name)
+	}
+	stopProcess(old, sig)
+	select {
+	case <-time.After(down):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p, err := c.spawn(name, old.binary, old.args...)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.procs[index] = p
+	c.mu.Unlock()
+	switch name {
+	case "etcd":
+		return c.waitFor(ctx, name, 30*time.Second, c.etcdHealthy)
+	case "kube-apiserver":
+		return c.waitFor(ctx, name, 90*time.Second, func() error { return c.apiServerReady(ctx) })
+	}
 	return nil
+}
+
+// stopProcess sends sig to the process's group and waits for it to exit,
+// with SIGKILL after a grace period.
+func stopProcess(p *process, sig syscall.Signal) {
+	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
 }
 
 // exited returns an error if the named process has already exited.
@@ -258,17 +321,19 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	); err != nil {
 		return err
 	}
-	return c.waitFor(ctx, "etcd", 30*time.Second, func() error {
-		resp, err := http.Get(c.etcdURL + "/health")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("etcd /health: %s", resp.Status)
-		}
-		return nil
-	})
+	return c.waitFor(ctx, "etcd", 30*time.Second, c.etcdHealthy)
+}
+
+func (c *Cluster) etcdHealthy() error {
+	resp, err := http.Get(c.etcdURL + "/health")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("etcd /health: %s", resp.Status)
+	}
+	return nil
 }
 
 // auditPolicy records every request that is not a read, with the user and
@@ -351,25 +416,28 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		return err
 	}
 	c.Kubeconfig = admin
-	cfg, err := clientcmd.BuildConfigFromFlags("", admin)
+	return c.waitFor(ctx, "kube-apiserver", 90*time.Second, func() error { return c.apiServerReady(ctx) })
+}
+
+func (c *Cluster) apiServerReady(ctx context.Context) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return err
 	}
+	cfg.Timeout = 5 * time.Second
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, "kube-apiserver", 90*time.Second, func() error {
-		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if err != nil {
-			return fmt.Errorf("%w: %s", err, body)
-		}
-		// The default namespace and the bootstrap RBAC roles come from
-		// post-start hooks; /readyz covers them, but be sure of the
-		// namespace, which every test uses.
-		_, err = client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
-		return err
-	})
+	body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, body)
+	}
+	// The default namespace and the bootstrap RBAC roles come from
+	// post-start hooks; /readyz covers them, but be sure of the namespace,
+	// which every test uses.
+	_, err = client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
+	return err
 }
 
 // MintUser writes a kubeconfig for a user with the given groups,
@@ -563,13 +631,6 @@ func (c *Cluster) Stop() {
 	c.procs = nil
 	c.mu.Unlock()
 	for i := len(procs) - 1; i >= 0; i-- {
-		p := procs[i]
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
+		stopProcess(procs[i], syscall.SIGTERM)
 	}
 }

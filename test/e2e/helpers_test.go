@@ -45,7 +45,12 @@ import (
 // make the next one's write counts wrong.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	name := strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(t.Name()))
 	if len(name) > 40 {
 		name = name[:40]
 	}

@@ -1,0 +1,400 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"example.com/appservice-controller/internal/localcluster"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
+)
+
+// The property: for any AppService, the CRD admits it if and only if ... at
+// least "only if" the API server accepts the children the controller builds
+// from it. So, for every generated spec:
+//
+//   - the builders never panic, admitted or not;
+//   - if the CRD admits it (server-side dry-run create), the Deployment and
+//     the Service built from the admitted object (defaults applied) are
+//     accepted by a server-side dry-run create too.
+//
+// A spec that breaks it is written to testdata/admission as a regression
+// case, the way go test -fuzz keeps its corpus, and every case there is
+// checked first on each run.
+//
+// Two refusals of a child cannot be moved to admission, because they depend
+// on the cluster rather than on the spec: a nodePort outside the cluster's
+// --service-node-port-range and a nodePort some other Service holds. They are
+// reported at run time (Degraded, CreateFailed) and are the only refusals
+// accepted here.
+//
+// APPSERVICE_PROPERTY_SEED and APPSERVICE_PROPERTY_N change the seed (default
+// 1) and the number of specs (default 1500).
+
+var runtimeOnlyRefusals = []string{
+	"provided port is not in the valid range",
+	"provided port is already allocated",
+}
+
+const corpusDir = "testdata/admission"
+
+type corpusCase struct {
+	Name string               `json:"name"`
+	Spec appv1.AppServiceSpec `json:"spec"`
+}
+
+func TestAdmissionProperty(t *testing.T) {
+	ctx := context.Background()
+	kube, apps := startAPIServer(t)
+	const ns = "property"
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(c corpusCase) (string, error) {
+		return checkSpec(ctx, kube, apps, ns, c)
+	}
+
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.json"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c corpusCase
+		if err := json.Unmarshal(data, &c); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if _, err := check(c); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+
+	seed, n := uint64(1), 1500
+	if s := os.Getenv("APPSERVICE_PROPERTY_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed = v
+	}
+	if s := os.Getenv("APPSERVICE_PROPERTY_N"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = v
+	}
+	rng := rand.New(rand.NewPCG(seed, seed))
+	outcomes := map[string]int{}
+	found := 0
+	for i := range n {
+		c := generate(rng)
+		outcome, err := check(c)
+		outcomes[outcome]++
+		if err == nil {
+			continue
+		}
+		found++
+		path := saveCase(t, c)
+		t.Errorf("seed %d, case %d (saved as %s): %v", seed, i, path, err)
+		if found >= 20 {
+			t.Fatal("stopping after 20 failures")
+		}
+	}
+	var summary []string
+	for k, v := range outcomes {
+		summary = append(summary, fmt.Sprintf("%s: %d", k, v))
+	}
+	sort.Strings(summary)
+	t.Logf("seed %d, %d specs: %s", seed, n, strings.Join(summary, ", "))
+	if outcomes["admitted"] < n/10 || outcomes["refused"] < n/10 {
+		t.Errorf("the generator is lopsided (%v): it must produce both kinds of spec", outcomes)
+	}
+}
+
+// checkSpec runs one case: the builders on the raw spec, the CRD's dry-run
+// admission, and the children's dry-run creates. It returns the outcome
+// ("admitted", "refused", "runtime-only") and an error when the property
+// does not hold.
+func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.Interface, ns string, c corpusCase) (outcome string, err error) {
+	as := &appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns, UID: "00000000-0000-4000-8000-000000000001"}, Spec: c.Spec}
+	if err := buildAll(as); err != nil {
+		return "panic", err
+	}
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	admitted, err := apps.AppV1().AppServices(ns).Create(ctx, as, dryRun)
+	if err != nil {
+		if !apierrors.IsInvalid(err) {
+			return "error", fmt.Errorf("creating the AppService: %w", err)
+		}
+		if !strings.Contains(err.Error(), "spec") && !strings.Contains(err.Error(), "metadata.name") {
+			return "refused", fmt.Errorf("refused without naming the field: %v", err)
+		}
+		return "refused", nil
+	}
+	admitted.UID = as.UID // dry-run leaves it empty; owner references need one
+	if err := buildAll(admitted); err != nil {
+		return "panic", err
+	}
+	if _, err := kube.AppsV1().Deployments(ns).Create(ctx, newDeployment(admitted), dryRun); err != nil {
+		return "admitted", fmt.Errorf("admitted, but its Deployment is refused: %v\nspec: %s", err, specJSON(admitted))
+	}
+	if svc := newService(admitted); svc != nil {
+		if _, err := kube.CoreV1().Services(ns).Create(ctx, svc, dryRun); err != nil {
+			for _, s := range runtimeOnlyRefusals {
+				if strings.Contains(err.Error(), s) {
+					return "runtime-only", nil
+				}
+			}
+			return "admitted", fmt.Errorf("admitted, but its Service is refused: %v\nspec: %s", err, specJSON(admitted))
+		}
+	}
+	return "admitted", nil
+}
+
+// buildAll runs every builder on as and turns a panic into an error.
+func buildAll(as *appv1.AppService) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("builder panicked: %v\nspec: %s", r, specJSON(as))
+		}
+	}()
+	d := newDeployment(as)
+	updateDeployment(d, newDeployment(as))
+	if s := newService(as); s != nil {
+		updateService(s, newService(as))
+	}
+	newStatus(as, d, nil)
+	return nil
+}
+
+func specJSON(as *appv1.AppService) string {
+	data, _ := json.Marshal(as.Spec)
+	return string(data)
+}
+
+func saveCase(t *testing.T, c corpusCase) string {
+	t.Helper()
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	path := filepath.Join(corpusDir, fmt.Sprintf("%x.json", sum[:8]))
+	if err := os.MkdirAll(corpusDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startAPIServer runs etcd and kube-apiserver (no other components: only
+// admission is under test) with the controller's CRD installed.
+func startAPIServer(t *testing.T) (kubernetes.Interface, clientset.Interface) {
+	t.Helper()
+	binDir := os.Getenv("APPSERVICE_BIN_DIR")
+	if binDir == "" {
+		out, err := exec.Command("hack/ensure-binaries.sh").Output()
+		if err != nil {
+			t.Fatalf("hack/ensure-binaries.sh: %v", err)
+		}
+		binDir = strings.TrimSpace(string(out))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := localcluster.Start(ctx, localcluster.Options{BinDir: binDir, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	cfg, err := localcluster.RESTConfig(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit
+	if err := ensureCRD(ctx, apiextensionsclient.NewForConfigOrDie(cfg), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return kubernetes.NewForConfigOrDie(cfg), clientset.NewForConfigOrDie(cfg)
+}
+
+// The generator. Each field is drawn from values an experienced user might
+// write, valid or not, near the edges the API server checks: formats,
+// ranges, lengths, combinations (requests against limits, value against
+// valueFrom, nodePort against serviceType, names across ports).
+
+func pick[T any](r *rand.Rand, values ...T) T { return values[r.IntN(len(values))] }
+
+func generate(r *rand.Rand) corpusCase {
+	c := corpusCase{Name: pick(r, "app", "web-1", "a", strings.Repeat("x", 63), "nginx-app", "api")}
+	if r.IntN(20) == 0 {
+		c.Name = pick(r, strings.Repeat("x", 64), "Upper", "1abc", "a-", "a.b")
+	}
+	s := &c.Spec
+	if r.IntN(4) > 0 {
+		s.Size = new(pick(r, int32(0), 1, 3, 100, -1, 2147483647))
+	}
+	s.Image = pick(r, "nginx:1.27", "nginx", "registry.example.com:5000/team/app:v2", "nginx@sha256:"+strings.Repeat("ab", 32), "nginx:latest")
+	if r.IntN(15) == 0 {
+		s.Image = pick(r, "", " nginx", "nginx ", "ngi nx", "nginx\t", strings.Repeat("i", 5000))
+	}
+	if r.IntN(2) == 0 {
+		s.Resources = genResources(r)
+	}
+	for range r.IntN(4) {
+		s.Envs = append(s.Envs, genEnv(r))
+	}
+	for i := range r.IntN(4) {
+		s.Ports = append(s.Ports, genPort(r, i))
+	}
+	if r.IntN(3) == 0 {
+		s.ServiceType = pick(r, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName, "nodeport")
+	}
+	return c
+}
+
+var resourceNames = []corev1.ResourceName{
+	corev1.ResourceCPU, corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceMemory, corev1.ResourceEphemeralStorage,
+	"hugepages-2Mi", "example.com/gpu", "nvidia.com/gpu", "pods", "storage", "requests.cpu", "kubernetes.io/widget", "Bad Name",
+}
+
+var quantities = []string{"0", "1", "2", "100m", "250m", "1.5", "-1", "1Gi", "64Mi", "0.0001", "1e3", "500Mi", "2Gi", "1m"}
+
+func genResourceList(r *rand.Rand) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for range 1 + r.IntN(3) {
+		out[pick(r, resourceNames...)] = resource.MustParse(pick(r, quantities...))
+	}
+	return out
+}
+
+func genResources(r *rand.Rand) corev1.ResourceRequirements {
+	var res corev1.ResourceRequirements
+	switch r.IntN(4) {
+	case 0:
+		res.Requests = genResourceList(r)
+	case 1:
+		res.Limits = genResourceList(r)
+	case 2:
+		res.Requests, res.Limits = genResourceList(r), genResourceList(r)
+	default:
+		// The same list for both: the common, valid shape, extended
+		// resources and hugepages included.
+		res.Requests = genResourceList(r)
+		res.Limits = res.Requests.DeepCopy()
+	}
+	if r.IntN(30) == 0 {
+		res.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+	}
+	return res
+}
+
+func genEnv(r *rand.Rand) corev1.EnvVar {
+	e := corev1.EnvVar{Name: pick(r, "FOO", "LOG_LEVEL", "foo.bar", "a-b", "_X")}
+	if r.IntN(10) == 0 {
+		e.Name = pick(r, "", "1X", "with space", "A=B", strings.Repeat("E", 300))
+	}
+	switch r.IntN(6) {
+	case 0, 1:
+		e.Value = pick(r, "1", "", "hello world", "$(FOO)")
+	case 2:
+		e.ValueFrom = &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			APIVersion: pick(r, "", "v1", "v2"),
+			FieldPath: pick(r, "metadata.name", "metadata.namespace", "metadata.labels['app']", "metadata.annotations['a/b']",
+				"status.podIP", "status.hostIPs", "spec.nodeName", "spec.serviceAccountName", "metadata.uid",
+				"metadata.foo", "status.phase", "metadata.labels", ""),
+		}}
+	case 3:
+		e.ValueFrom = &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
+			ContainerName: pick(r, "", "", "other"),
+			Resource:      pick(r, "limits.cpu", "requests.memory", "limits.ephemeral-storage", "requests.hugepages-2Mi", "limits.example.com/gpu", "cpu", "bogus"),
+		}}
+		if r.IntN(3) == 0 {
+			d := resource.MustParse(pick(r, "1", "1m", "1Mi", "0", "-1"))
+			e.ValueFrom.ResourceFieldRef.Divisor = d
+		}
+	case 4:
+		ref := corev1.LocalObjectReference{Name: pick(r, "settings", "settings", "", "Bad_Name")}
+		key := pick(r, "key", "app.conf", "", "bad/key", "..")
+		if r.IntN(2) == 0 {
+			e.ValueFrom = &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: ref, Key: key}}
+		} else {
+			e.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: ref, Key: key}}
+		}
+	default:
+		// Both a value and a source, or a source with two references.
+		e.Value = "x"
+		e.ValueFrom = &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}
+		if r.IntN(2) == 0 {
+			e.Value = ""
+			e.ValueFrom.SecretKeyRef = &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}
+		}
+	}
+	return e
+}
+
+func genPort(r *rand.Rand, i int) corev1.ServicePort {
+	p := corev1.ServicePort{Port: pick(r, int32(80), 443, 8080, 53, 65535)}
+	if r.IntN(10) == 0 {
+		p.Port = pick(r, int32(0), -1, 65536)
+	}
+	p.Name = pick(r, "", "http", "web", "metrics", fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i))
+	if r.IntN(10) == 0 {
+		p.Name = pick(r, "HTTP", "a_b", strings.Repeat("n", 64), "-x")
+	}
+	switch r.IntN(4) {
+	case 0:
+		p.TargetPort = intstr.FromInt32(pick(r, int32(8080), 80, 9090, 0, 70000))
+	case 1:
+		p.TargetPort = intstr.FromString(pick(r, "http", "web", "a-b", "Http", "1234", strings.Repeat("t", 16), "a--b"))
+	}
+	if r.IntN(4) == 0 {
+		p.Protocol = pick[corev1.Protocol](r, "TCP", "UDP", "SCTP", "HTTP")
+	}
+	if r.IntN(4) == 0 {
+		p.NodePort = pick(r, int32(30080+i), 32767, 1, 40000)
+	}
+	if r.IntN(5) == 0 {
+		p.AppProtocol = new(pick(r, "http", "https", "kubernetes.io/h2c", "kubernetes.io/ws", "example.com/custom", "kubernetes.io/bogus", "bad proto", "HTTP"))
+	}
+	return p
+}

@@ -1,0 +1,75 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// FuzzBuilders feeds the builders any spec that decodes, admitted by the
+// CRD or not (the controller may meet objects written before a validation
+// rule existed): they never panic, and what they build is already in line
+// with itself, so that a child just created is never updated again (no
+// write loop). The checks against a real API server are in
+// admission_property_test.go.
+//
+//	go test -run '^$' -fuzz FuzzBuilders -fuzztime 1m .
+//
+// Inputs that fail are kept in testdata/fuzz/FuzzBuilders and run by every
+// go test.
+func FuzzBuilders(f *testing.F) {
+	for _, seed := range []string{
+		`{"size":2,"image":"nginx:1.7.9","ports":[{"port":80,"targetPort":80,"nodePort":30002}]}`,
+		`{"image":"nginx","serviceType":"ClusterIP","envs":[{"name":"A","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}]}`,
+		`{"size":0,"image":"x","resources":{"requests":{"cpu":"0.0001","memory":"1Gi"},"limits":{"example.com/gpu":"1"}}}`,
+		`{"image":"x","ports":[{"name":"a","port":80,"targetPort":"http"},{"name":"b","port":81,"targetPort":"http","protocol":"UDP"}]}`,
+		`{"image":"x","serviceType":"LoadBalancer","ports":[{"port":1}],"envs":[{"name":"R","valueFrom":{"resourceFieldRef":{"resource":"limits.cpu","divisor":"1m"}}}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var spec appv1.AppServiceSpec
+		if err := json.Unmarshal(data, &spec); err != nil {
+			return
+		}
+		as := seedAppService()
+		as.Spec = spec
+
+		d := newDeployment(as)
+		if d == nil || len(d.Spec.Template.Spec.Containers) != 1 || d.Spec.Template.Spec.Containers[0].Name != as.Name {
+			t.Fatalf("newDeployment: want one container named %q, got %+v", as.Name, d)
+		}
+		if updated, changed := updateDeployment(d, newDeployment(as)); updated != nil {
+			t.Errorf("a Deployment just built differs from itself in %v", changed)
+		}
+		if s := newService(as); s != nil {
+			if updated, changed := updateService(s, newService(as)); updated != nil {
+				t.Errorf("a Service just built differs from itself in %v", changed)
+			}
+		} else if len(spec.Ports) > 0 {
+			t.Errorf("no Service for %d ports", len(spec.Ports))
+		}
+		st := newStatus(as, d, errors.New("boom"))
+		if st.ObservedGeneration != as.Generation {
+			t.Errorf("status observedGeneration %d, want %d", st.ObservedGeneration, as.Generation)
+		}
+	})
+}

@@ -1,0 +1,308 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/tools/clientcmd"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// cutProxy forwards TCP connections to the API server. Cut, it closes every
+// open connection and every new one at once, as a network partition between
+// the controller and the API server would look to the controller, while the
+// API server itself, and the tests' own clients, carry on.
+type cutProxy struct {
+	listener net.Listener
+	target   string
+
+	mu    sync.Mutex
+	cut   bool
+	conns map[net.Conn]struct{}
+}
+
+func startCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{listener: l, target: target, conns: map[net.Conn]struct{}{}}
+	go p.serve()
+	t.Cleanup(func() {
+		l.Close()
+		p.setCut(true)
+	})
+	return p
+}
+
+func (p *cutProxy) serve() {
+	for {
+		client, err := p.listener.Accept()
+		if err != nil {
+			return // closed
+		}
+		go p.forward(client)
+	}
+}
+
+func (p *cutProxy) forward(client net.Conn) {
+	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	if err != nil {
+		client.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.cut {
+		p.mu.Unlock()
+		client.Close()
+		server.Close()
+		return
+	}
+	p.conns[client], p.conns[server] = struct{}{}, struct{}{}
+	p.mu.Unlock()
+
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go pipe(server, client)
+	go pipe(client, server)
+	<-done
+	client.Close()
+	server.Close()
+	p.mu.Lock()
+	delete(p.conns, client)
+	delete(p.conns, server)
+	p.mu.Unlock()
+}
+
+// setCut cuts the connection (true) or restores it (false).
+func (p *cutProxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for c := range p.conns {
+			c.Close()
+		}
+	}
+}
+
+// kubeconfig writes a copy of the controller's kubeconfig that reaches the
+// API server through the proxy. The serving certificate is for 127.0.0.1,
+// which the proxy's address is too.
+func (p *cutProxy) kubeconfig(t *testing.T) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(controllerKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + p.listener.Addr().String()
+	}
+	path := filepath.Join(cluster.LogDir, "..", "kubeconfig-through-proxy-"+rand.String(5))
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// swapController stops the suite's controller (SIGTERM: it releases the
+// lease at once) and runs another process of the binary, with extra flags,
+// as the leader in its place. When the test ends, that process is stopped and
+// the suite's controller is started again and waited for.
+func swapController(t *testing.T, name string, args ...string) *controllerProcess {
+	t.Helper()
+	shared := ctrl
+	if _, err := shared.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("stopping the suite's controller: %v", err)
+	}
+	p, err := newControllerProcess(name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrl = p
+	t.Cleanup(func() {
+		p.stop(syscall.SIGTERM)
+		ctrl = shared
+		if err := shared.start(); err != nil {
+			t.Errorf("restarting the suite's controller: %v", err)
+			return
+		}
+		if err := shared.waitReady(time.Minute); err != nil {
+			t.Error(err)
+			return
+		}
+		waitLeading(t, shared)
+	})
+	if err := p.start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.waitReady(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	waitLeading(t, p)
+	return p
+}
+
+// waitLeading waits until p holds the lease.
+func waitLeading(t *testing.T, p *controllerProcess) {
+	t.Helper()
+	var id string
+	eventually(t, 30*time.Second, func() error {
+		var err error
+		id, err = p.identity()
+		return err
+	})
+	// A standby waits out a lease it finds held: up to its duration (15 s
+	// by default) when the holder died without releasing it.
+	waitLeader(t, id, 45*time.Second)
+}
+
+// createMany creates n AppServices app-0000 … in ns, 16 at a time, as fast
+// as the API server takes them.
+func createMany(ns string, n int, spec func(i int) appv1.AppServiceSpec) error {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	next := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range next {
+				_, err := apps.AppV1().AppServices(ns).Create(ctx, &appv1.AppService{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d", i)},
+					Spec:       spec(i),
+				}, metav1.CreateOptions{})
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	return <-errs // the first error, if any
+}
+
+// converged returns nil when every AppService in ns has exactly its two
+// children, controlled by it, and a status describing its current
+// generation and its Deployment, and when nothing in ns carries our label
+// without being controlled by an AppService that exists (no orphans).
+// wantAppServices, when not negative, is how many there must be.
+func converged(ctx context.Context, ns string, wantAppServices int) error {
+	list, err := apps.AppV1().AppServices(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	if wantAppServices >= 0 && len(list.Items) != wantAppServices {
+		return fmt.Errorf("%d AppServices, want %d", len(list.Items), wantAppServices)
+	}
+	deployments, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labelAppService})
+	if err != nil {
+		return err
+	}
+	services, err := kube.CoreV1().Services(ns).List(ctx, metav1.ListOptions{LabelSelector: labelAppService})
+	if err != nil {
+		return err
+	}
+	byName := map[string]*appv1.AppService{}
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+	var problems []error
+	deploymentOf := map[string]int{}
+	serviceOf := map[string]int{}
+	for _, d := range deployments.Items {
+		as := byName[d.Name]
+		if as == nil || ownedBy(&d, as) != nil {
+			problems = append(problems, fmt.Errorf("Deployment %s is not controlled by an AppService of its name (owners %v)", d.Name, d.OwnerReferences))
+			continue
+		}
+		deploymentOf[d.Name]++
+		st := as.Status
+		switch {
+		case st.ObservedGeneration != as.Generation:
+			problems = append(problems, fmt.Errorf("AppService %s: observedGeneration %d, generation %d", as.Name, st.ObservedGeneration, as.Generation))
+		case st.Replicas != d.Status.Replicas || st.ReadyReplicas != d.Status.ReadyReplicas || st.AvailableReplicas != d.Status.AvailableReplicas:
+			problems = append(problems, fmt.Errorf("AppService %s: status replicas %d/%d/%d, Deployment's %d/%d/%d", as.Name,
+				st.Replicas, st.ReadyReplicas, st.AvailableReplicas, d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas))
+		case d.Spec.Replicas == nil || as.Spec.Size == nil || *d.Spec.Replicas != *as.Spec.Size:
+			problems = append(problems, fmt.Errorf("Deployment %s: replicas %v, spec.size %v", d.Name, d.Spec.Replicas, as.Spec.Size))
+		}
+		if c := condition(as, appv1.ConditionDegraded); c == nil || c.Status != metav1.ConditionFalse {
+			problems = append(problems, fmt.Errorf("AppService %s: Degraded is %+v", as.Name, c))
+		}
+	}
+	for _, s := range services.Items {
+		as := byName[s.Name]
+		if as == nil || ownedBy(&s, as) != nil {
+			problems = append(problems, fmt.Errorf("Service %s is not controlled by an AppService of its name (owners %v)", s.Name, s.OwnerReferences))
+			continue
+		}
+		serviceOf[s.Name]++
+	}
+	for name := range byName {
+		if deploymentOf[name] != 1 || serviceOf[name] != 1 {
+			problems = append(problems, fmt.Errorf("AppService %s has %d Deployments and %d Services", name, deploymentOf[name], serviceOf[name]))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%d problems, the first: %w", len(problems), errors.Join(problems[:min(3, len(problems))]...))
+	}
+	return nil
+}
+
+const labelAppService = "app.example.com/appservice"
+
+// creates counts the controller's create requests in ns since t0 by
+// "resource/name" and response code.
+func creates(t *testing.T, since time.Time, ns string) map[string]map[int]int {
+	t.Helper()
+	out := map[string]map[int]int{}
+	for _, w := range controllerWrites(t, since, ns) {
+		if w.Verb != "create" || w.ObjectRef == nil || w.ResponseStatus == nil || w.ObjectRef.Resource == "events" {
+			continue
+		}
+		key := w.ObjectRef.Resource + "/" + w.ObjectRef.Name
+		if out[key] == nil {
+			out[key] = map[int]int{}
+		}
+		out[key][w.ResponseStatus.Code]++
+	}
+	return out
+}
