@@ -258,23 +258,31 @@ func startAPIServer(t *testing.T) (kubernetes.Interface, clientset.Interface) {
 }
 
 // The generator. Each field is drawn from values an experienced user might
-// write, valid or not, near the edges the API server checks: formats,
-// ranges, lengths, combinations (requests against limits, value against
-// valueFrom, nodePort against serviceType, names across ports).
+// write near the edges the API server checks (formats, ranges, lengths,
+// units, combinations such as requests against limits, value against
+// valueFrom, nodePort against serviceType, names across ports); now and then
+// (bad) from values it refuses. Most specs mix a few of each, so that both
+// outcomes are common.
 
 func pick[T any](r *rand.Rand, values ...T) T { return values[r.IntN(len(values))] }
 
+// bad reports whether this field gets a value from its invalid pool.
+func bad(r *rand.Rand) bool { return r.IntN(14) == 0 }
+
 func generate(r *rand.Rand) corpusCase {
 	c := corpusCase{Name: pick(r, "app", "web-1", "a", strings.Repeat("x", 63), "nginx-app", "api")}
-	if r.IntN(20) == 0 {
+	if bad(r) {
 		c.Name = pick(r, strings.Repeat("x", 64), "Upper", "1abc", "a-", "a.b")
 	}
 	s := &c.Spec
 	if r.IntN(4) > 0 {
-		s.Size = new(pick(r, int32(0), 1, 3, 100, -1, 2147483647))
+		s.Size = new(pick(r, int32(0), 1, 3, 100, 2147483647))
+		if bad(r) {
+			s.Size = new(pick(r, int32(-1), -2147483648))
+		}
 	}
 	s.Image = pick(r, "nginx:1.27", "nginx", "registry.example.com:5000/team/app:v2", "nginx@sha256:"+strings.Repeat("ab", 32), "nginx:latest")
-	if r.IntN(15) == 0 {
+	if bad(r) {
 		s.Image = pick(r, "", " nginx", "nginx ", "ngi nx", "nginx\t", strings.Repeat("i", 5000))
 	}
 	if r.IntN(2) == 0 {
@@ -287,22 +295,30 @@ func generate(r *rand.Rand) corpusCase {
 		s.Ports = append(s.Ports, genPort(r, i))
 	}
 	if r.IntN(3) == 0 {
-		s.ServiceType = pick(r, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName, "nodeport")
+		s.ServiceType = pick(r, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP, corev1.ServiceTypeLoadBalancer)
+		if bad(r) {
+			s.ServiceType = pick[corev1.ServiceType](r, corev1.ServiceTypeExternalName, "nodeport")
+		}
 	}
 	return c
 }
 
-var resourceNames = []corev1.ResourceName{
-	corev1.ResourceCPU, corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceMemory, corev1.ResourceEphemeralStorage,
-	"hugepages-2Mi", "example.com/gpu", "nvidia.com/gpu", "pods", "storage", "requests.cpu", "kubernetes.io/widget", "Bad Name",
-}
-
-var quantities = []string{"0", "1", "2", "100m", "250m", "1.5", "-1", "1Gi", "64Mi", "0.0001", "1e3", "500Mi", "2Gi", "1m"}
-
 func genResourceList(r *rand.Rand) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for range 1 + r.IntN(3) {
-		out[pick(r, resourceNames...)] = resource.MustParse(pick(r, quantities...))
+		name := pick[corev1.ResourceName](r, corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage)
+		q := pick(r, "1", "2", "100m", "250m", "1.5", "1Gi", "64Mi", "0.0001", "1e3", "500Mi", "0")
+		switch {
+		case bad(r):
+			name = pick[corev1.ResourceName](r, "pods", "storage", "requests.cpu", "kubernetes.io/widget", "Bad Name", "hugepages-0", "hugepages-x")
+		case bad(r):
+			q = pick(r, "-1", "-100m")
+		case r.IntN(6) == 0:
+			// Whole units (or not) of what cannot be overcommitted.
+			name = pick[corev1.ResourceName](r, "hugepages-2Mi", "hugepages-1Gi", "example.com/gpu", "nvidia.com/gpu")
+			q = pick(r, "1", "2", "2Mi", "4Mi", "1Gi", "100m", "3Mi")
+		}
+		out[name] = resource.MustParse(q)
 	}
 	return out
 }
@@ -322,7 +338,7 @@ func genResources(r *rand.Rand) corev1.ResourceRequirements {
 		res.Requests = genResourceList(r)
 		res.Limits = res.Requests.DeepCopy()
 	}
-	if r.IntN(30) == 0 {
+	if bad(r) {
 		res.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
 	}
 	return res
@@ -330,42 +346,60 @@ func genResources(r *rand.Rand) corev1.ResourceRequirements {
 
 func genEnv(r *rand.Rand) corev1.EnvVar {
 	e := corev1.EnvVar{Name: pick(r, "FOO", "LOG_LEVEL", "foo.bar", "a-b", "_X")}
-	if r.IntN(10) == 0 {
+	if bad(r) {
 		e.Name = pick(r, "", "1X", "with space", "A=B", strings.Repeat("E", 300))
 	}
-	switch r.IntN(6) {
+	switch r.IntN(5) {
 	case 0, 1:
 		e.Value = pick(r, "1", "", "hello world", "$(FOO)")
 	case 2:
-		e.ValueFrom = &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
-			APIVersion: pick(r, "", "v1", "v2"),
-			FieldPath: pick(r, "metadata.name", "metadata.namespace", "metadata.labels['app']", "metadata.annotations['a/b']",
-				"status.podIP", "status.hostIPs", "spec.nodeName", "spec.serviceAccountName", "metadata.uid",
-				"metadata.foo", "status.phase", "metadata.labels", ""),
-		}}
-	case 3:
-		e.ValueFrom = &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
-			ContainerName: pick(r, "", "", "other"),
-			Resource:      pick(r, "limits.cpu", "requests.memory", "limits.ephemeral-storage", "requests.hugepages-2Mi", "limits.example.com/gpu", "cpu", "bogus"),
-		}}
-		if r.IntN(3) == 0 {
-			d := resource.MustParse(pick(r, "1", "1m", "1Mi", "0", "-1"))
-			e.ValueFrom.ResourceFieldRef.Divisor = d
+		ref := &corev1.ObjectFieldSelector{
+			APIVersion: pick(r, "", "v1"),
+			FieldPath: pick(r, "metadata.name", "metadata.namespace", "metadata.labels['app']", "metadata.annotations['example.com/a']",
+				"status.podIP", "status.hostIPs", "spec.nodeName", "spec.serviceAccountName", "metadata.uid"),
 		}
-	case 4:
-		ref := corev1.LocalObjectReference{Name: pick(r, "settings", "settings", "", "Bad_Name")}
-		key := pick(r, "key", "app.conf", "", "bad/key", "..")
+		if bad(r) {
+			ref.APIVersion = "v2"
+		}
+		if bad(r) {
+			ref.FieldPath = pick(r, "metadata.foo", "status.phase", "metadata.labels", "", "metadata.labels['bad key']")
+		}
+		e.ValueFrom = &corev1.EnvVarSource{FieldRef: ref}
+	case 3:
+		ref := &corev1.ResourceFieldSelector{
+			ContainerName: pick(r, "", "", "other"),
+			Resource:      pick(r, "limits.cpu", "requests.memory", "limits.ephemeral-storage", "requests.cpu", "limits.hugepages-2Mi"),
+		}
+		if bad(r) {
+			ref.Resource = pick(r, "limits.example.com/gpu", "cpu", "bogus")
+		}
+		if r.IntN(3) == 0 {
+			ref.Divisor = resource.MustParse(pick(r, "1", "1m", "1Mi", "0", "1Ki"))
+			if bad(r) {
+				ref.Divisor = resource.MustParse(pick(r, "-1", "2", "10m"))
+			}
+		}
+		e.ValueFrom = &corev1.EnvVarSource{ResourceFieldRef: ref}
+	default:
+		ref := corev1.LocalObjectReference{Name: pick(r, "settings", "app.config")}
+		key := pick(r, "key", "app.conf", ".hidden", "A_B-c")
+		if bad(r) {
+			ref.Name = pick(r, "", "Bad_Name")
+		}
+		if bad(r) {
+			key = pick(r, "", "bad/key", "..", ".", "..x")
+		}
 		if r.IntN(2) == 0 {
 			e.ValueFrom = &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: ref, Key: key}}
 		} else {
 			e.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: ref, Key: key}}
 		}
-	default:
+	}
+	if e.ValueFrom != nil && bad(r) {
 		// Both a value and a source, or a source with two references.
-		e.Value = "x"
-		e.ValueFrom = &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}
 		if r.IntN(2) == 0 {
-			e.Value = ""
+			e.Value = "x"
+		} else {
 			e.ValueFrom.SecretKeyRef = &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}
 		}
 	}
@@ -373,28 +407,46 @@ func genEnv(r *rand.Rand) corev1.EnvVar {
 }
 
 func genPort(r *rand.Rand, i int) corev1.ServicePort {
-	p := corev1.ServicePort{Port: pick(r, int32(80), 443, 8080, 53, 65535)}
-	if r.IntN(10) == 0 {
+	p := corev1.ServicePort{Port: pick(r, int32(80), 443, 8080, 53, 65535, 1)}
+	if bad(r) {
 		p.Port = pick(r, int32(0), -1, 65536)
 	}
-	p.Name = pick(r, "", "http", "web", "metrics", fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i))
-	if r.IntN(10) == 0 {
+	p.Name = pick(r, "http", "web", "metrics", fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i))
+	if r.IntN(4) == 0 {
+		p.Name = "" // allowed for a single port
+	}
+	if bad(r) {
 		p.Name = pick(r, "HTTP", "a_b", strings.Repeat("n", 64), "-x")
 	}
 	switch r.IntN(4) {
 	case 0:
-		p.TargetPort = intstr.FromInt32(pick(r, int32(8080), 80, 9090, 0, 70000))
+		p.TargetPort = intstr.FromInt32(pick(r, int32(8080), 80, 9090, 0, 65535))
+		if bad(r) {
+			p.TargetPort = intstr.FromInt32(pick(r, int32(70000), -1))
+		}
 	case 1:
-		p.TargetPort = intstr.FromString(pick(r, "http", "web", "a-b", "Http", "1234", strings.Repeat("t", 16), "a--b"))
+		p.TargetPort = intstr.FromString(pick(r, "http", "web", "a-b", "metrics-15chars"))
+		if bad(r) {
+			p.TargetPort = intstr.FromString(pick(r, "Http", "1234", strings.Repeat("t", 16), "a--b", "-a"))
+		}
 	}
 	if r.IntN(4) == 0 {
-		p.Protocol = pick[corev1.Protocol](r, "TCP", "UDP", "SCTP", "HTTP")
+		p.Protocol = pick[corev1.Protocol](r, "TCP", "UDP", "SCTP")
+		if bad(r) {
+			p.Protocol = "HTTP"
+		}
 	}
 	if r.IntN(4) == 0 {
-		p.NodePort = pick(r, int32(30080+i), 32767, 1, 40000)
+		p.NodePort = pick(r, int32(30080+i), 32767, 30000)
+		if bad(r) {
+			p.NodePort = pick(r, int32(1), 40000, 65536)
+		}
 	}
 	if r.IntN(5) == 0 {
-		p.AppProtocol = new(pick(r, "http", "https", "kubernetes.io/h2c", "kubernetes.io/ws", "example.com/custom", "kubernetes.io/bogus", "bad proto", "HTTP"))
+		p.AppProtocol = new(pick(r, "http", "https", "kubernetes.io/h2c", "kubernetes.io/ws", "example.com/custom", "HTTP", "grpc"))
+		if bad(r) {
+			p.AppProtocol = new(pick(r, "kubernetes.io/bogus", "bad proto", "-x", "example.com/"))
+		}
 	}
 	return p
 }

@@ -83,9 +83,9 @@ type AppServiceSpec struct {
 	// Resources are the compute resources of the application's container.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.claims) || size(self.claims) == 0",message="resource claims are not supported: the AppService's Pods declare no resource claims",fieldPath=".claims"
-	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || !quantity(string(self.requests[k])).isLessThan(quantity('0')))",message="requests may not be negative",fieldPath=".requests"
-	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.limits) || !quantity(string(self.limits[k])).isLessThan(quantity('0')))",message="limits may not be negative",fieldPath=".limits"
-	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory', 'ephemeral-storage'].all(k, !(k in self.requests) || !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="each request must be less than or equal to its limit",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.requests.all(k, !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="each request must be less than or equal to its limit",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || self.requests.all(k, !(k.startsWith('hugepages-') || (k.contains('/') && !k.contains('kubernetes.io/'))) || (has(self.limits) && k in self.limits && quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) == 0))",message="hugepages and extended resources cannot be overcommitted: each request needs a limit equal to it",fieldPath=".requests"
+	// +kubebuilder:validation:XValidation:rule="!((has(self.requests) && self.requests.exists(k, k.startsWith('hugepages-'))) || (has(self.limits) && self.limits.exists(k, k.startsWith('hugepages-')))) || (has(self.requests) && ('cpu' in self.requests || 'memory' in self.requests)) || (has(self.limits) && ('cpu' in self.limits || 'memory' in self.limits))",message="hugepages require a cpu or memory request or limit"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// Envs are the environment variables of the application's container.
