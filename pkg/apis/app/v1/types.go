@@ -81,6 +81,8 @@ type AppServiceSpec struct {
 	Image string `json:"image"`
 
 	// Resources are the compute resources of the application's container.
+	// The names, signs and units allowed in requests and limits are in
+	// config/crd/patches; the rules comparing requests with limits are below.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.claims) || size(self.claims) == 0",message="resource claims are not supported: the AppService's Pods declare no resource claims",fieldPath=".claims"
 	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.requests.all(k, !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="each request must be less than or equal to its limit",fieldPath=".requests"

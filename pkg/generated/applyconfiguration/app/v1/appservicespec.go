@@ -32,6 +32,8 @@ type AppServiceSpecApplyConfiguration struct {
 	// Image is the container image the Pods run, e.g. nginx:1.7.9.
 	Image *string `json:"image,omitempty"`
 	// Resources are the compute resources of the application's container.
+	// The names, signs and units allowed in requests and limits are in
+	// config/crd/patches; the rules comparing requests with limits are below.
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	// Envs are the environment variables of the application's container.
 	// The names' bounds are in config/crd/patches.
