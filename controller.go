@@ -588,9 +588,12 @@ func claim[T metav1.Object](
 		return obj, false, fmt.Errorf("not adopting %s %s/%s: AppService %s changed since it was cached: %w", kind, obj.GetNamespace(), obj.GetName(), as.Name, errCacheLag)
 	}
 	adopted, err := patch(ctx, obj.GetName(), types.StrategicMergePatchType, adoptPatch(obj, as), metav1.PatchOptions{})
-	if err != nil {
-		// Gone or replaced (the UID in the patch no longer matches): the next
+	if apierrors.IsNotFound(err) || uidChanged(err) {
+		// Gone, or deleted and created anew, since it was cached: the next
 		// sync sees what is there now.
+		return obj, false, fmt.Errorf("not adopting %s %s/%s: it changed since it was cached: %w", kind, obj.GetNamespace(), obj.GetName(), errCacheLag)
+	}
+	if err != nil {
 		return obj, false, c.writeFailed(as, ReasonUpdateFailed, "adopt", kind, err)
 	}
 	changes.adopted = append(changes.adopted, kind+" "+obj.GetName())
@@ -598,8 +601,9 @@ func claim[T metav1.Object](
 }
 
 // ownerPatch is a strategic merge patch of an object's owner references. The
-// object's UID in it is a precondition: the patch fails on an object that was
-// deleted and created anew since it was read.
+// object's UID in it guards against a stale read: on an object deleted and
+// created anew since, the patch would change the UID, which the API server
+// refuses (see uidChanged).
 type ownerPatch struct {
 	Metadata struct {
 		OwnerReferences []any     `json:"ownerReferences"`
@@ -622,6 +626,24 @@ func releasePatch(obj metav1.Object, as *appv1.AppService) []byte {
 	p.Metadata.OwnerReferences = []any{map[string]any{"$patch": "delete", "uid": as.UID}}
 	p.Metadata.UID = obj.GetUID()
 	return mustMarshal(p)
+}
+
+// uidChanged reports whether err is the API server refusing an ownerPatch
+// because the object's UID is not the one in the patch.
+func uidChanged(err error) bool {
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, cause := range status.Status().Details.Causes {
+		if cause.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }
 
 func mustMarshal(v any) []byte {

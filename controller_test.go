@@ -1238,6 +1238,8 @@ func TestSyncHandlerAdopts(t *testing.T) {
 	}
 	replaced := seedAppService()
 	replaced.UID = "a-newer-appservice-of-that-name"
+	uidImmutable := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, testName,
+		field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), "another-uid", "field is immutable")})
 	deleting := seedAppService()
 	deleting.DeletionTimestamp = &metav1.Time{Time: lastTransition.Time}
 	deleting.Finalizers = []string{"example.com/hold"}
@@ -1246,8 +1248,9 @@ func TestSyncHandlerAdopts(t *testing.T) {
 		name   string
 		child  runtime.Object
 		cached bool
-		apiAS  *appv1.AppService // what the uncached read finds; nil: the seed
-		drift  bool              // the orphan's replicas differ from the spec
+		apiAS    *appv1.AppService // what the uncached read finds; nil: the seed
+		drift    bool              // the orphan's replicas differ from the spec
+		patchErr error             // the adoption patch fails with it
 	}{
 		{name: "cached Deployment", child: orphanDeployment, cached: true},
 		{name: "cached Service", child: orphanService, cached: true},
@@ -1255,6 +1258,8 @@ func TestSyncHandlerAdopts(t *testing.T) {
 		{name: "drifted Deployment: adopted, then updated", child: orphanDeployment, cached: true, drift: true},
 		{name: "AppService replaced", child: orphanDeployment, cached: true, apiAS: replaced},
 		{name: "AppService being deleted", child: orphanDeployment, cached: true, apiAS: deleting},
+		{name: "Deployment deleted and created anew since cached", child: orphanDeployment, cached: true, patchErr: uidImmutable},
+		{name: "Deployment gone since cached", child: orphanDeployment, cached: true, patchErr: apierrors.NewNotFound(deploymentsResource.GroupResource(), testName)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1296,6 +1301,14 @@ func TestSyncHandlerAdopts(t *testing.T) {
 				return
 			}
 			f.expectPatch(resource, adoptPatch(child.(metav1.Object).GetUID()))
+			if tc.patchErr != nil {
+				f.kubeReactors = append(f.kubeReactors, errorReactor("patch", resource.Resource, tc.patchErr))
+				err := f.run(testKey)
+				if err == nil || !isQuiet(err) {
+					t.Errorf("got error %v, want a quiet one: retried, not Degraded", err)
+				}
+				return
+			}
 			f.events = []string{"Normal Adopted Adopted " + kind + " nginx-app"}
 			if tc.drift {
 				adopted := liveDeployment()

@@ -47,7 +47,12 @@ type leaderOptions struct {
 //     once (not after the lease duration) and never overlaps with us.
 //   - Losing the Lease (renewal failed past the renew deadline): another
 //     replica may already lead, so this one stops writing at once: the
-//     process exits, as kube-controller-manager's does.
+//     process exits, as kube-controller-manager's does. client-go reports
+//     the loss only after it has also tried to release the Lease, which can
+//     take another renew deadline: by then a standby may have taken over.
+//     So a renewal watch (leaseWatch) exits as soon as the last successful
+//     renewal is older than the renew deadline, which is always shorter than
+//     the lease duration a standby waits for.
 func runAsLeader(ctx context.Context, client kubernetes.Interface, identity string, o leaderOptions, watchdog *leaderelection.HealthzAdaptor, work func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	lock := &resourcelock.LeaseLock{
@@ -55,6 +60,7 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, identity stri
 		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
 	}
 	lock.LeaseMeta.Namespace, lock.LeaseMeta.Name = o.namespace, o.id
+	renewals := &leaseWatch{Interface: lock}
 
 	// The elector's own context outlives ctx until work has returned.
 	electorCtx, stopElector := context.WithCancel(context.WithoutCancel(ctx))
@@ -65,7 +71,7 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, identity stri
 	var leading atomic.Bool
 
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
+		Lock:            renewals,
 		Name:            o.id,
 		LeaseDuration:   o.leaseDuration,
 		RenewDeadline:   o.renewDeadline,
@@ -73,8 +79,13 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, identity stri
 		ReleaseOnCancel: true,
 		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(context.Context) {
+			OnStartedLeading: func(leaderCtx context.Context) {
 				leading.Store(true)
+				go renewals.exitWhenStale(leaderCtx, o.renewDeadline, o.retryPeriod, &stopping, func() {
+					logger.Error(nil, "Lost the lease: not renewed within the renew deadline; exiting so that no two replicas write",
+						"lease", o.namespace+"/"+o.id, "renewDeadline", o.renewDeadline)
+					klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+				})
 				logger.Info("Acquired the lease: starting workers", "lease", o.namespace+"/"+o.id)
 				workErr = work(ctx)
 				close(workDone)
@@ -123,4 +134,54 @@ func defaultLeaderElectionNamespace() string {
 		}
 	}
 	return "default"
+}
+
+// leaseWatch is the Lease lock, recording when this replica last wrote it
+// successfully: a renewal (or the acquisition).
+type leaseWatch struct {
+	resourcelock.Interface
+	lastWrite atomic.Pointer[time.Time] // with its monotonic clock reading
+}
+
+func (w *leaseWatch) wrote() {
+	now := time.Now()
+	w.lastWrite.Store(&now)
+}
+
+func (w *leaseWatch) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	err := w.Interface.Create(ctx, ler)
+	if err == nil {
+		w.wrote()
+	}
+	return err
+}
+
+func (w *leaseWatch) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	err := w.Interface.Update(ctx, ler)
+	if err == nil {
+		w.wrote()
+	}
+	return err
+}
+
+// exitWhenStale calls exit once the last successful write of the Lease is
+// older than renewDeadline, checking every tick, until ctx ends or a
+// shutdown (stopping) is under way.
+func (w *leaseWatch) exitWhenStale(ctx context.Context, renewDeadline, tick time.Duration, stopping *atomic.Bool, exit func()) {
+	t := time.NewTicker(tick / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if stopping.Load() {
+			return
+		}
+		if last := w.lastWrite.Load(); last != nil && time.Since(*last) > renewDeadline {
+			exit()
+			return
+		}
+	}
 }

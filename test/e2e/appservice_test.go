@@ -469,6 +469,7 @@ func TestAdmission(t *testing.T) {
 		{"env fieldPath unsupported", `spec: {image: nginx, envs: [{name: A, valueFrom: {fieldRef: {fieldPath: status.phase}}}]}`, "spec.envs[0].valueFrom.fieldRef.fieldPath", ""},
 		{"env configMap key", `spec: {image: nginx, envs: [{name: A, valueFrom: {configMapKeyRef: {name: cm, key: "a/b"}}}]}`, "spec.envs[0].valueFrom.configMapKeyRef.key", ""},
 		{"env divisor", `spec: {image: nginx, envs: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 2Mi}}}]}`, "spec.envs[0].valueFrom.resourceFieldRef.divisor", "divisor must be"},
+		{"env resource of another container", `spec: {image: nginx, envs: [{name: A, valueFrom: {resourceFieldRef: {containerName: sidecar, resource: limits.cpu}}}]}`, "spec.envs", "containerName must be empty or the AppService's name"},
 		{"bad appProtocol", `spec: {image: nginx, ports: [{port: 80, appProtocol: "my proto"}]}`, "spec.ports[0].appProtocol", ""},
 		{"resource claims", `spec: {image: nginx, resources: {claims: [{name: gpu}]}}`, "spec.resources.claims", "not supported"},
 		{"env without name", `spec: {image: nginx, envs: [{name: "", value: x}]}`, "spec.envs[0].name", ""},

@@ -221,6 +221,12 @@ func TestLostLeaseExits(t *testing.T) {
 	if !p.logContains("Lost the lease") {
 		t.Errorf("no \"Lost the lease\" in %s", p.log)
 	}
+	// The last renewal was at most a retry period (1 s) before the cut; a
+	// standby may take over a lease duration (6 s) after it. Exiting later
+	// than 5 s after the cut could overlap with a new leader.
+	if took > 5*time.Second {
+		t.Errorf("exited %s after the cut: past renew deadline (4 s) + retry period (1 s), a standby may already lead", took)
+	}
 	t.Logf("exited %s after the cut (renew deadline 4 s)", took.Round(time.Millisecond))
 	// The suite's controller, started again by swapController's cleanup,
 	// takes over once the lease expires.
