@@ -1245,9 +1245,9 @@ func TestSyncHandlerAdopts(t *testing.T) {
 	deleting.Finalizers = []string{"example.com/hold"}
 
 	tests := []struct {
-		name   string
-		child  runtime.Object
-		cached bool
+		name     string
+		child    runtime.Object
+		cached   bool
 		apiAS    *appv1.AppService // what the uncached read finds; nil: the seed
 		drift    bool              // the orphan's replicas differ from the spec
 		patchErr error             // the adoption patch fails with it

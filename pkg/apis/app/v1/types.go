@@ -49,7 +49,7 @@ import (
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.serviceType`,priority=1,description="Type of the Service"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (at most 63 lower case letters, digits or '-', starting with a letter and ending with a letter or digit): it names the Service and labels the Pods"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.envs) || self.spec.envs.all(e, !has(e.valueFrom) || !has(e.valueFrom.resourceFieldRef) || !has(e.valueFrom.resourceFieldRef.containerName) || e.valueFrom.resourceFieldRef.containerName in ['', self.metadata.name])",message="spec.envs: resourceFieldRef.containerName must be empty or the AppService's name: the Pods have one container, named after the AppService",fieldPath=".spec.envs"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.envs) || self.spec.envs.all(e, !has(e.valueFrom) || !has(e.valueFrom.resourceFieldRef) || !has(e.valueFrom.resourceFieldRef.containerName) || size(e.valueFrom.resourceFieldRef.containerName) == 0 || e.valueFrom.resourceFieldRef.containerName == self.metadata.name)",message="spec.envs: resourceFieldRef.containerName must be empty or the AppService's name: the Pods have one container, named after the AppService",fieldPath=".spec.envs"
 type AppService struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
