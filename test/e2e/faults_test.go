@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -337,11 +338,7 @@ func TestAdoptionAndRelease(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	eventually(t, time.Minute, func() error {
-		d, err := getDeployment(ns, "adopt")
-		if err != nil {
-			return err
-		}
-		s, err := getService(ns, "adopt")
+		d, s, err := getChildren(ns, "adopt")
 		if err != nil {
 			return err
 		}
@@ -354,11 +351,7 @@ func TestAdoptionAndRelease(t *testing.T) {
 	since := time.Now()
 	as := createAppService(t, ns, "adopt", spec)
 	eventually(t, time.Minute, func() error {
-		d, err := getDeployment(ns, "adopt")
-		if err != nil {
-			return err
-		}
-		s, err := getService(ns, "adopt")
+		d, s, err := getChildren(ns, "adopt")
 		if err != nil {
 			return err
 		}
@@ -421,6 +414,16 @@ func TestAdoptionAndRelease(t *testing.T) {
 	if pods2 := podUIDs(t, ns); !sameSet(pods0, pods2) {
 		t.Errorf("Pods changed: %v → %v", pods0, pods2)
 	}
+}
+
+// getChildren returns an AppService's Deployment and Service.
+func getChildren(ns, name string) (*appsv1.Deployment, *corev1.Service, error) {
+	d, err := getDeployment(ns, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := getService(ns, name)
+	return d, s, err
 }
 
 func podUIDs(t *testing.T, ns string) []types.UID {
