@@ -23,7 +23,9 @@ limitations under the License.
 // (MintUser makes a kubeconfig for any user and groups), service-account
 // tokens, and an audit log of every write, which is how tests count what a
 // controller writes. Everything (certificates, data, logs, kubeconfigs) lives
-// in one folder; Stop ends every process the cluster started.
+// in one folder; Restart stops and starts one process in place (an etcd or
+// API server restart, for fault tests); Stop ends every process the cluster
+// started.
 package localcluster
 
 import (
