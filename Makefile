@@ -65,12 +65,12 @@ endif
 test: vet verify test-unit test-fuzz test-admission test-e2e ## Everything CI runs: vet, generated files, unit, fuzz, admission-property and end-to-end tests.
 
 .PHONY: test-unit
-test-unit: ## The fast tests (no cluster), with the fuzz corpus as regression cases.
+test-unit: ## The fast tests (no cluster), fuzz seeds and any kept failing inputs included.
 	go test $(GO_TEST_FLAGS) ./...
 
 FUZZTIME ?= 30s
 .PHONY: test-fuzz
-test-fuzz: ## Fuzz the builders for FUZZTIME (30s); failures are kept in testdata/fuzz.
+test-fuzz: ## Fuzz the builders for FUZZTIME (30s); a failing input is kept in testdata/fuzz.
 	go test -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME) .
 
 .PHONY: test-admission

@@ -337,6 +337,18 @@ func isQuiet(err error) bool {
 	return apierrors.IsConflict(err) || errors.Is(err, errCacheLag)
 }
 
+// allQuiet reports whether there is an error and every one is quiet.
+func allQuiet(errs ...error) bool {
+	some := false
+	for _, err := range errs {
+		if err != nil && !isQuiet(err) {
+			return false
+		}
+		some = some || err != nil
+	}
+	return some
+}
+
 // syncHandler brings the Deployment and Service of one AppService in line
 // with its spec and writes its status.
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
@@ -369,7 +381,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		logger.V(2).Info("Namespace is being terminated; not creating children")
 		return nil
 	}
-	if isQuiet(syncErr) {
+	if allQuiet(deployErr, serviceErr) {
+		// Only conflicts and cache lag: retried without a status write.
+		// Any other error is reported, whatever came with it.
 		return syncErr
 	}
 	if err := c.updateStatus(ctx, as, deployment, syncErr); err != nil {
@@ -552,8 +566,9 @@ func labelledFor(obj metav1.Object, as *appv1.AppService) bool {
 //     that a stale cache never adopts for an AppService that is gone;
 //   - anything else (someone else's, unlabelled): in the way, untouched.
 //
-// Objects being deleted are neither adopted nor released. It returns the
-// object as it now is and whether it is ours.
+// Callers skip objects being deleted (beingDeleted): those are neither
+// adopted nor released. It returns the object as it now is and whether it is
+// ours.
 func claim[T metav1.Object](
 	ctx context.Context, c *Controller, as *appv1.AppService, changes *changeLog, kind string, obj T,
 	patch func(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (T, error),
@@ -562,12 +577,12 @@ func claim[T metav1.Object](
 	switch {
 	case controlled && labelled:
 		return obj, true, nil
-	case obj.GetDeletionTimestamp() != nil:
-		return obj, controlled, nil // neither adopted nor released on its way out
 	case controlled:
 		released, err := patch(ctx, obj.GetName(), types.StrategicMergePatchType, releasePatch(obj, as), metav1.PatchOptions{})
-		if apierrors.IsNotFound(err) {
-			return obj, false, nil // gone meanwhile: nothing left to release
+		if apierrors.IsNotFound(err) || uidChanged(err) {
+			// Gone, or deleted and created anew, since it was cached: the
+			// next sync sees what is there now.
+			return obj, false, fmt.Errorf("not releasing %s %s/%s: it changed since it was cached: %w", kind, obj.GetNamespace(), obj.GetName(), errCacheLag)
 		}
 		if err != nil {
 			return obj, false, c.writeFailed(as, ReasonUpdateFailed, "release", kind, err)

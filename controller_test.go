@@ -1200,10 +1200,7 @@ func TestSyncHandlerReleases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			as := withStatus(seedAppService(), currentStatus())
 			resource := resourceOf(t, tc.child)
-			kind := "Deployment"
-			if resource == servicesResource {
-				kind = "Service"
-			}
+			kind := kindOf(resource)
 			var f *fixture
 			if tc.cached {
 				f = newFixture(t, as)
@@ -1221,6 +1218,13 @@ func TestSyncHandlerReleases(t *testing.T) {
 			checkChildError(t, f.run(testKey), ReasonResourceExists)
 		})
 	}
+}
+
+func kindOf(resource schema.GroupVersionResource) string {
+	if resource == servicesResource {
+		return "Service"
+	}
+	return "Deployment"
 }
 
 // TestSyncHandlerAdopts: a child of the AppService's name with no controller
@@ -1245,12 +1249,13 @@ func TestSyncHandlerAdopts(t *testing.T) {
 	deleting.Finalizers = []string{"example.com/hold"}
 
 	tests := []struct {
-		name     string
-		child    runtime.Object
-		cached   bool
-		apiAS    *appv1.AppService // what the uncached read finds; nil: the seed
-		drift    bool              // the orphan's replicas differ from the spec
-		patchErr error             // the adoption patch fails with it
+		name      string
+		child     runtime.Object
+		cached    bool
+		apiAS     *appv1.AppService // what the uncached read finds; nil: the seed
+		apiASGone bool              // the uncached read finds nothing
+		drift     bool              // the orphan's replicas differ from the spec
+		patchErr  error             // the adoption patch fails with it
 	}{
 		{name: "cached Deployment", child: orphanDeployment, cached: true},
 		{name: "cached Service", child: orphanService, cached: true},
@@ -1258,6 +1263,7 @@ func TestSyncHandlerAdopts(t *testing.T) {
 		{name: "drifted Deployment: adopted, then updated", child: orphanDeployment, cached: true, drift: true},
 		{name: "AppService replaced", child: orphanDeployment, cached: true, apiAS: replaced},
 		{name: "AppService being deleted", child: orphanDeployment, cached: true, apiAS: deleting},
+		{name: "AppService gone", child: orphanDeployment, cached: true, apiASGone: true},
 		{name: "Deployment deleted and created anew since cached", child: orphanDeployment, cached: true, patchErr: uidImmutable},
 		{name: "Deployment gone since cached", child: orphanDeployment, cached: true, patchErr: apierrors.NewNotFound(deploymentsResource.GroupResource(), testName)},
 	}
@@ -1269,10 +1275,7 @@ func TestSyncHandlerAdopts(t *testing.T) {
 				child.(*appsv1.Deployment).Spec.Replicas = int32Ptr(5)
 			}
 			resource := resourceOf(t, child)
-			kind := "Deployment"
-			if resource == servicesResource {
-				kind = "Service"
-			}
+			kind := kindOf(resource)
 			var f *fixture
 			switch {
 			case !tc.cached:
@@ -1286,14 +1289,17 @@ func TestSyncHandlerAdopts(t *testing.T) {
 				f.deployments = []*appsv1.Deployment{liveDeployment()}
 				f.services = []*corev1.Service{child.(*corev1.Service)}
 			}
-			if tc.apiAS != nil {
+			if tc.apiAS != nil || tc.apiASGone {
 				// The cache still has the seed; the API server has moved on.
-				f.apiOnly = nil
-				f.appServices = []*appv1.AppService{as}
-				f.appReactors = []reactor{{"get", "appservices", func(core.Action) (bool, runtime.Object, error) { return true, tc.apiAS, nil }}}
+				f.appReactors = []reactor{{"get", "appservices", func(core.Action) (bool, runtime.Object, error) {
+					if tc.apiASGone {
+						return true, nil, apierrors.NewNotFound(appServicesResource.GroupResource(), testName)
+					}
+					return true, tc.apiAS, nil
+				}}}
 			}
 			f.expectAppServiceGet()
-			if tc.apiAS != nil {
+			if tc.apiAS != nil || tc.apiASGone {
 				err := f.run(testKey)
 				if err == nil || !isQuiet(err) {
 					t.Errorf("got error %v, want a quiet one: no adoption", err)
@@ -1635,5 +1641,29 @@ func TestSyncHandlerNamespaceTerminating(t *testing.T) {
 	f.expectCreate(desiredDeployment())
 	if err := f.run(testKey); err != nil {
 		t.Errorf("syncHandler: %v, want nil", err)
+	}
+}
+
+func TestAllQuiet(t *testing.T) {
+	conflict := apierrors.NewConflict(deploymentsResource.GroupResource(), testName, errors.New("modified"))
+	lag := errors.Join(errors.New("Service"), errCacheLag)
+	real := &childError{reason: ReasonCreateFailed, err: errors.New("quota exceeded")}
+	tests := []struct {
+		name string
+		errs []error
+		want bool
+	}{
+		{"no error", []error{nil, nil}, false},
+		{"a conflict", []error{conflict, nil}, true},
+		{"cache lag and a conflict", []error{lag, conflict}, true},
+		{"cache lag beside a real error: reported", []error{lag, real}, false},
+		{"a real error", []error{nil, real}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := allQuiet(tc.errs...); got != tc.want {
+				t.Errorf("allQuiet = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -165,8 +165,8 @@ func (w *leaseWatch) Update(ctx context.Context, ler resourcelock.LeaderElection
 }
 
 // exitWhenStale calls exit once the last successful write of the Lease is
-// older than renewDeadline, checking every tick, until ctx ends or a
-// shutdown (stopping) is under way.
+// older than renewDeadline, checking four times a tick (the retry period),
+// until ctx ends or a shutdown (stopping) is under way.
 func (w *leaseWatch) exitWhenStale(ctx context.Context, renewDeadline, tick time.Duration, stopping *atomic.Bool, exit func()) {
 	t := time.NewTicker(tick / 4)
 	defer t.Stop()

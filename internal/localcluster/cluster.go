@@ -237,6 +237,11 @@ func (c *Cluster) Restart(ctx context.Context, name string, sig syscall.Signal, 
 		return err
 	}
 	c.mu.Lock()
+	if index >= len(c.procs) || c.procs[index] != old {
+		c.mu.Unlock()
+		stopProcess(p, syscall.SIGKILL)
+		return fmt.Errorf("localcluster: the cluster was stopped while %s restarted", name)
+	}
 	c.procs[index] = p
 	c.mu.Unlock()
 	switch name {

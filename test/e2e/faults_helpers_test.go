@@ -38,16 +38,19 @@ import (
 )
 
 // cutProxy forwards TCP connections to the API server. Cut, it closes every
-// open connection and every new one at once, as a network partition between
-// the controller and the API server would look to the controller, while the
-// API server itself, and the tests' own clients, carry on.
+// open connection and holds every new one without an answer, as a network
+// partition between the controller and the API server looks to the
+// controller (requests hang until their own timeouts), while the API server
+// itself, and the tests' own clients, carry on. Restored, it closes the held
+// connections, so that clients dial again at once.
 type cutProxy struct {
 	listener net.Listener
 	target   string
 
 	mu    sync.Mutex
 	cut   bool
-	conns map[net.Conn]struct{}
+	conns map[net.Conn]struct{} // forwarded, both ends
+	held  map[net.Conn]struct{} // accepted while cut
 }
 
 func startCutProxy(t *testing.T, target string) *cutProxy {
@@ -56,7 +59,7 @@ func startCutProxy(t *testing.T, target string) *cutProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &cutProxy{listener: l, target: target, conns: map[net.Conn]struct{}{}}
+	p := &cutProxy{listener: l, target: target, conns: map[net.Conn]struct{}{}, held: map[net.Conn]struct{}{}}
 	go p.serve()
 	t.Cleanup(func() {
 		l.Close()
@@ -76,6 +79,13 @@ func (p *cutProxy) serve() {
 }
 
 func (p *cutProxy) forward(client net.Conn) {
+	p.mu.Lock()
+	if p.cut {
+		p.held[client] = struct{}{}
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
 	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 	if err != nil {
 		client.Close()
@@ -83,8 +93,8 @@ func (p *cutProxy) forward(client net.Conn) {
 	}
 	p.mu.Lock()
 	if p.cut {
+		p.held[client] = struct{}{}
 		p.mu.Unlock()
-		client.Close()
 		server.Close()
 		return
 	}
@@ -116,6 +126,11 @@ func (p *cutProxy) setCut(cut bool) {
 		for c := range p.conns {
 			c.Close()
 		}
+		return
+	}
+	for c := range p.held {
+		c.Close()
+		delete(p.held, c)
 	}
 }
 

@@ -125,7 +125,6 @@ func TestControlPlaneFaults(t *testing.T) {
 		"-leader-elect-lease-duration=90s",
 		"-leader-elect-renew-deadline=75s",
 	)
-	pid := p.cmd.Process.Pid
 	ns := newNamespace(t)
 	spec := appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}}
 	createAppService(t, ns, "steady", spec)
@@ -146,8 +145,8 @@ func TestControlPlaneFaults(t *testing.T) {
 		waitImage(t, ns, "steady", "nginx:"+round, 90*time.Second)
 		eventually(t, 90*time.Second, func() error { return converged(ctx, ns, -1) })
 		waitAvailable(t, ns, "new-"+strings.ReplaceAll(round, ".", "-"), 1)
-		if p.exited() != nil || p.cmd.Process.Pid != pid {
-			t.Fatalf("the controller did not survive: %v", p.exited())
+		if err := p.exited(); err != nil {
+			t.Fatalf("the controller did not survive: %v", err)
 		}
 		for key, codes := range creates(t, since, ns) {
 			if codes[201] > 1 {
@@ -219,8 +218,11 @@ func TestLostLeaseExits(t *testing.T) {
 	if exitErr := (*exec.ExitError)(nil); !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
 		t.Errorf("exited with %v, want exit status 1", err)
 	}
-	if !p.logContains("Lost the lease") {
-		t.Errorf("no \"Lost the lease\" in %s", p.log)
+	// client-go's own way out comes only after it has also tried to
+	// release the lease, which hangs as long again: the renewal watch must
+	// be what ends the process.
+	if !p.logContains("not renewed within the renew deadline") {
+		t.Errorf("no \"not renewed within the renew deadline\" in %s", p.log)
 	}
 	// The last renewal was at most a retry period (1 s) before the cut; a
 	// standby may take over a lease duration (6 s) after it. Exiting later
@@ -372,7 +374,10 @@ func TestAdoptionAndRelease(t *testing.T) {
 	if pods1 := podUIDs(t, ns); !sameSet(pods0, pods1) {
 		t.Errorf("Pods changed over the adoption: %v → %v", pods0, pods1)
 	}
-	waitEvent(t, ns, "adopt", corev1.EventTypeNormal, "Adopted", "Deployment adopt, Service adopt")
+	// Usually one Event for both; two if the cache brought the children's
+	// orphaning in separate syncs.
+	waitEvent(t, ns, "adopt", corev1.EventTypeNormal, "Adopted", "Deployment adopt")
+	waitEvent(t, ns, "adopt", corev1.EventTypeNormal, "Adopted", "Service adopt")
 	for _, w := range controllerWrites(t, since, ns) {
 		if w.ObjectRef == nil || (w.ObjectRef.Resource != "deployments" && w.ObjectRef.Resource != "services") {
 			continue
@@ -492,7 +497,9 @@ func TestDeletionRaces(t *testing.T) {
 		if err := apps.AppV1().AppServices(ns).Delete(ctx, "leaving", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Second) // the controller sees the deletionTimestamp
+		// Give the controller time to see the deletionTimestamp (it writes
+		// nothing that would show when it has).
+		time.Sleep(3 * time.Second)
 		since := time.Now()
 		if err := kube.AppsV1().Deployments(ns).Delete(ctx, "leaving", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -611,7 +618,8 @@ func TestPoisonInput(t *testing.T) {
 		return time.Since(start)
 	}
 
-	baseline := measure(t, newNamespace(t))
+	// Best of two runs each, against the noise of a shared machine.
+	baseline := min(measure(t, newNamespace(t)), measure(t, newNamespace(t)))
 
 	quotaNS := newNamespace(t)
 	if _, err := kube.CoreV1().ResourceQuotas(quotaNS).Create(ctx, &corev1.ResourceQuota{
@@ -638,7 +646,7 @@ func TestPoisonInput(t *testing.T) {
 			Size: int32p(0), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80, NodePort: takenPort}},
 		})
 	}
-	withPoison := measure(t, newNamespace(t))
+	withPoison := min(measure(t, newNamespace(t)), measure(t, newNamespace(t)))
 	t.Logf("100 healthy AppServices converged in %s alone and %s beside %d poisoned ones",
 		baseline.Round(time.Millisecond), withPoison.Round(time.Millisecond), poisoned)
 	if limit := baseline*3/2 + 2*time.Second; withPoison > limit {
