@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -100,10 +101,22 @@ func main() {
 	go func() { <-ctx.Done(); stop() }()
 
 	if err := run(ctx, o); err != nil {
+		if stoppedBySignal(ctx, err) {
+			klog.FromContext(ctx).Info("Stopped while starting", "step", err)
+			klog.Flush()
+			return
+		}
 		klog.FromContext(ctx).Error(err, "appservice-controller failed")
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	klog.Flush()
+}
+
+// stoppedBySignal reports whether err is only the signal's cancellation
+// reaching a start-up step (the CRD install, the cache sync): a clean stop,
+// exit status 0, not a failure.
+func stoppedBySignal(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, context.Canceled)
 }
 
 func run(ctx context.Context, o options) error {

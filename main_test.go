@@ -17,6 +17,9 @@ limitations under the License.
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -59,5 +62,30 @@ func TestStripManagedFields(t *testing.T) {
 	tombstone := cache.DeletedFinalStateUnknown{Key: "default/x", Obj: liveDeployment()}
 	if got, err := stripManagedFields(tombstone); err != nil || got != tombstone {
 		t.Errorf("tombstone changed: %v, %v", got, err)
+	}
+}
+
+func TestStoppedBySignal(t *testing.T) {
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	running := context.Background()
+	canceled := fmt.Errorf("installing the AppService CRD: %w", context.Canceled)
+	other := errors.New("installing the AppService CRD: forbidden")
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{"signal, then the step saw the cancellation", stopped, canceled, true},
+		{"signal, but the step failed for another reason", stopped, other, false},
+		{"no signal: a cancellation from elsewhere is a failure", running, canceled, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stoppedBySignal(tc.ctx, tc.err); got != tc.want {
+				t.Errorf("stoppedBySignal = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
