@@ -27,7 +27,8 @@ generate: ## Regenerate deepcopy, clientset, listers, informers, apply configura
 manifests: generate ## Regenerate the CRD (artifacts/examples/crd.yaml); same generator run as `generate`.
 
 .PHONY: verify
-verify: ## Fail if anything generated is stale.
+verify: ## Fail if anything generated is stale, or git tracks a binary or a file over 1 MiB.
+	./hack/verify-tracked-files.sh
 	./hack/verify-codegen.sh
 
 .PHONY: fmt
