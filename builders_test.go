@@ -254,18 +254,20 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"replicas"},
 		},
 		{
-			name:        "our label missing, foreign labels kept",
-			live:        func(d *appsv1.Deployment) { d.Labels = map[string]string{"team": "web"} },
-			want:        func(d *appsv1.Deployment) { d.Labels = map[string]string{"team": "web", LabelAppService: testName} },
+			name: "our label missing, foreign labels kept",
+			live: func(d *appsv1.Deployment) { d.Labels = map[string]string{"team": "web"} },
+			want: func(d *appsv1.Deployment) {
+				d.Labels = map[string]string{"team": "web", appv1.LabelAppService: testName}
+			},
 			wantChanged: []string{"labels"},
 		},
 		{
 			name: "our pod label with another value",
 			live: func(d *appsv1.Deployment) {
-				d.Spec.Template.Labels = map[string]string{LabelAppService: "other", "v": "1"}
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: "other", "v": "1"}
 			},
 			want: func(d *appsv1.Deployment) {
-				d.Spec.Template.Labels = map[string]string{LabelAppService: testName, "v": "1"}
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: testName, "v": "1"}
 			},
 			wantChanged: []string{"pod labels"},
 		},
@@ -499,7 +501,7 @@ func TestUpdateService(t *testing.T) {
 			spec: func(s *appv1.AppServiceSpec) { s.Ports[0].Port = 8080 },
 			live: func(svc *corev1.Service) {
 				svc.Labels = nil
-				svc.Spec.Selector = map[string]string{LabelAppService: testName, "extra": "x"}
+				svc.Spec.Selector = map[string]string{appv1.LabelAppService: testName, "extra": "x"}
 			},
 			want: func(svc *corev1.Service) {
 				svc.Labels = testLabels()
@@ -535,9 +537,9 @@ func TestUpdateService(t *testing.T) {
 
 func TestNewStatus(t *testing.T) {
 	earlier := metav1.NewTime(lastTransition.Add(-time.Hour))
-	inTheWay := &childError{reason: ReasonResourceExists, err: errors.New("Service default/nginx-app is in the way")}
+	inTheWay := &childError{reason: appv1.ReasonResourceExists, err: errors.New("Service default/nginx-app is in the way")}
 	unknown := func(typ string) metav1.Condition {
-		return condition(typ, metav1.ConditionUnknown, "AwaitingDeploymentStatus", "The Deployment has not reported this condition yet")
+		return condition(typ, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet")
 	}
 	tests := []struct {
 		name    string
@@ -593,7 +595,7 @@ func TestNewStatus(t *testing.T) {
 			syncErr: errors.Join(nil, fmt.Errorf("sync: %w", inTheWay)),
 			want: func() appv1.AppServiceStatus {
 				st := currentStatus()
-				setCondition(&st, degraded(ReasonResourceExists, "Service default/nginx-app is in the way"))
+				setCondition(&st, degraded(appv1.ReasonResourceExists, "Service default/nginx-app is in the way"))
 				return st
 			}(),
 		},
@@ -603,7 +605,7 @@ func TestNewStatus(t *testing.T) {
 			syncErr: errors.New("connection refused"),
 			want: func() appv1.AppServiceStatus {
 				st := currentStatus()
-				setCondition(&st, degraded(ReasonSyncFailed, "connection refused"))
+				setCondition(&st, degraded(appv1.ReasonSyncFailed, "connection refused"))
 				return st
 			}(),
 		},
@@ -616,7 +618,7 @@ func TestNewStatus(t *testing.T) {
 					st.Conditions[i].ObservedGeneration = 1
 					st.Conditions[i].LastTransitionTime = earlier
 				}
-				c := degraded(ReasonUpdateFailed, "failed")
+				c := degraded(appv1.ReasonUpdateFailed, "failed")
 				c.LastTransitionTime, c.ObservedGeneration = earlier, 1
 				setCondition(&st, c)
 				return &st

@@ -52,7 +52,7 @@ import (
 
 // The controller, top to bottom:
 //
-//	informers (AppServices; Deployments and Services carrying LabelAppService)
+//	informers (AppServices; Deployments and Services carrying appv1.LabelAppService)
 //	  → event handlers map each object to its AppService's key, never calling the API
 //	  → a rate-limited workqueue, which de-duplicates keys and backs off failures
 //	  → workers, each running syncHandler for one key at a time
@@ -65,17 +65,6 @@ import (
 // woke it: a missed or doubled event cannot leave anything behind.
 
 const controllerAgentName = "appservice-controller"
-
-// Event reasons for changes the controller makes.
-const (
-	ReasonCreated = "Created"
-	ReasonUpdated = "Updated"
-	ReasonDeleted = "Deleted"
-	// An existing child without a controller, labelled for the AppService,
-	// was made its own; a child no longer labelled for it was let go.
-	ReasonAdopted  = "Adopted"
-	ReasonReleased = "Released"
-)
 
 // controllerKind is the group, version and kind of the objects this
 // controller owns children for.
@@ -99,7 +88,7 @@ type Controller struct {
 
 // NewController wires the informers' events to the workqueue. The Deployment
 // and Service informers are expected to list only objects carrying
-// LabelAppService (see main.go): that is all the controller needs, and it
+// appv1.LabelAppService (see main.go): that is all the controller needs, and it
 // keeps a large cluster's other objects out of its memory.
 func NewController(
 	ctx context.Context,
@@ -218,7 +207,7 @@ func ownerKey(object metav1.Object) (cache.ObjectName, bool) {
 		}
 		return cache.ObjectName{Namespace: object.GetNamespace(), Name: ref.Name}, true
 	}
-	if name := object.GetLabels()[LabelAppService]; name != "" {
+	if name := object.GetLabels()[appv1.LabelAppService]; name != "" {
 		return cache.ObjectName{Namespace: object.GetNamespace(), Name: name}, true
 	}
 	return cache.ObjectName{}, false
@@ -428,7 +417,7 @@ func (c *Controller) syncDeployment(ctx context.Context, as *appv1.AppService, c
 	}
 	updated, err = client.Update(ctx, updated, metav1.UpdateOptions{})
 	if err != nil {
-		return live, c.writeFailed(as, ReasonUpdateFailed, "update", "Deployment", err)
+		return live, c.writeFailed(as, appv1.ReasonUpdateFailed, "update", "Deployment", err)
 	}
 	changes.updated = append(changes.updated, fmt.Sprintf("Deployment %s: %s", updated.Name, strings.Join(changed, ", ")))
 	return updated, nil
@@ -476,7 +465,7 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService, chan
 			return nil // already gone
 		}
 		if err != nil {
-			return c.writeFailed(as, ReasonDeleteFailed, "delete", "Service", err)
+			return c.writeFailed(as, appv1.ReasonDeleteFailed, "delete", "Service", err)
 		}
 		changes.deleted = append(changes.deleted, fmt.Sprintf("Service %s: the spec has no ports", live.Name))
 		return nil
@@ -487,7 +476,7 @@ func (c *Controller) syncService(ctx context.Context, as *appv1.AppService, chan
 		return nil
 	}
 	if _, err := client.Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
-		return c.writeFailed(as, ReasonUpdateFailed, "update", "Service", err)
+		return c.writeFailed(as, appv1.ReasonUpdateFailed, "update", "Service", err)
 	}
 	changes.updated = append(changes.updated, fmt.Sprintf("Service %s: %s", updated.Name, strings.Join(changed, ", ")))
 	return nil
@@ -527,7 +516,7 @@ func createChild[T metav1.Object](
 			return zero, false, errNamespaceTerminating
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return zero, false, c.writeFailed(as, ReasonCreateFailed, "create", kind, err)
+			return zero, false, c.writeFailed(as, appv1.ReasonCreateFailed, "create", kind, err)
 		}
 		if existing, err = get(ctx, desired.GetName(), metav1.GetOptions{}); err != nil {
 			return zero, false, err
@@ -551,7 +540,7 @@ func beingDeleted(obj metav1.Object, as *appv1.AppService) bool {
 // labelledFor reports whether obj carries our label naming the AppService:
 // the selector that makes it this AppService's child.
 func labelledFor(obj metav1.Object, as *appv1.AppService) bool {
-	return obj.GetLabels()[LabelAppService] == as.Name
+	return obj.GetLabels()[appv1.LabelAppService] == as.Name
 }
 
 // claim decides whether the object of a child's name is the AppService's to
@@ -585,9 +574,9 @@ func claim[T metav1.Object](
 			return obj, false, fmt.Errorf("not releasing %s %s/%s: it changed since it was cached: %w", kind, obj.GetNamespace(), obj.GetName(), errCacheLag)
 		}
 		if err != nil {
-			return obj, false, c.writeFailed(as, ReasonUpdateFailed, "release", kind, err)
+			return obj, false, c.writeFailed(as, appv1.ReasonUpdateFailed, "release", kind, err)
 		}
-		changes.released = append(changes.released, fmt.Sprintf("%s %s: its label %s no longer names this AppService", kind, obj.GetName(), LabelAppService))
+		changes.released = append(changes.released, fmt.Sprintf("%s %s: its label %s no longer names this AppService", kind, obj.GetName(), appv1.LabelAppService))
 		return released, false, nil
 	case metav1.GetControllerOf(obj) != nil || !labelled:
 		return obj, false, nil
@@ -609,7 +598,7 @@ func claim[T metav1.Object](
 		return obj, false, fmt.Errorf("not adopting %s %s/%s: it changed since it was cached: %w", kind, obj.GetNamespace(), obj.GetName(), errCacheLag)
 	}
 	if err != nil {
-		return obj, false, c.writeFailed(as, ReasonUpdateFailed, "adopt", kind, err)
+		return obj, false, c.writeFailed(as, appv1.ReasonUpdateFailed, "adopt", kind, err)
 	}
 	changes.adopted = append(changes.adopted, kind+" "+obj.GetName())
 	return adopted, true, nil
@@ -679,19 +668,19 @@ type changeLog struct {
 func (l *changeLog) record(recorder record.EventRecorder, as *appv1.AppService) {
 	// In the order a sync makes them: claims first, then writes.
 	if len(l.adopted) > 0 {
-		recorder.Event(as, corev1.EventTypeNormal, ReasonAdopted, "Adopted "+strings.Join(l.adopted, ", "))
+		recorder.Event(as, corev1.EventTypeNormal, appv1.ReasonAdopted, "Adopted "+strings.Join(l.adopted, ", "))
 	}
 	if len(l.released) > 0 {
-		recorder.Event(as, corev1.EventTypeNormal, ReasonReleased, "Released "+strings.Join(l.released, "; "))
+		recorder.Event(as, corev1.EventTypeNormal, appv1.ReasonReleased, "Released "+strings.Join(l.released, "; "))
 	}
 	if len(l.created) > 0 {
-		recorder.Event(as, corev1.EventTypeNormal, ReasonCreated, "Created "+strings.Join(l.created, ", "))
+		recorder.Event(as, corev1.EventTypeNormal, appv1.ReasonCreated, "Created "+strings.Join(l.created, ", "))
 	}
 	if len(l.updated) > 0 {
-		recorder.Event(as, corev1.EventTypeNormal, ReasonUpdated, "Updated "+strings.Join(l.updated, "; "))
+		recorder.Event(as, corev1.EventTypeNormal, appv1.ReasonUpdated, "Updated "+strings.Join(l.updated, "; "))
 	}
 	if len(l.deleted) > 0 {
-		recorder.Event(as, corev1.EventTypeNormal, ReasonDeleted, "Deleted "+strings.Join(l.deleted, "; "))
+		recorder.Event(as, corev1.EventTypeNormal, appv1.ReasonDeleted, "Deleted "+strings.Join(l.deleted, "; "))
 	}
 }
 
@@ -699,14 +688,14 @@ func (l *changeLog) record(recorder record.EventRecorder, as *appv1.AppService) 
 // way of one of the AppService's children.
 func blockedByExisting(as *appv1.AppService) bool {
 	c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionDegraded)
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == ReasonResourceExists
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == appv1.ReasonResourceExists
 }
 
 // notOurs reports an object of the child's name that this AppService does not
 // control. It is never modified.
 func (c *Controller) notOurs(as *appv1.AppService, obj metav1.Object, kind string) error {
 	return &childError{
-		reason: ReasonResourceExists,
+		reason: appv1.ReasonResourceExists,
 		err:    fmt.Errorf("%s %s/%s already exists and is not controlled by AppService %s; it is left untouched", kind, obj.GetNamespace(), obj.GetName(), as.Name),
 	}
 }

@@ -55,7 +55,7 @@ const (
 	testName       = "nginx-app"
 	testUID        = types.UID("6b1a5c3e-0000-4000-8000-000000000001")
 	testGeneration = int64(4)
-	testSelector   = LabelAppService + "=" + testName
+	testSelector   = appv1.LabelAppService + "=" + testName
 	testClusterIP  = "10.96.0.10"
 )
 
@@ -79,7 +79,7 @@ func apply[T any](fn func(T), v T) {
 	}
 }
 
-func testLabels() map[string]string { return map[string]string{LabelAppService: testName} }
+func testLabels() map[string]string { return map[string]string{appv1.LabelAppService: testName} }
 
 // seedAppService is nginx-app, size 2, nginx:1.7.9, port 80 on nodePort 30002.
 func seedAppService() *appv1.AppService {
@@ -105,7 +105,7 @@ func seedAppService() *appv1.AppService {
 func notLabelledForUs(o metav1.Object) {
 	o.SetOwnerReferences(nil)
 	labels := o.GetLabels()
-	labels[LabelAppService] = "another-app"
+	labels[appv1.LabelAppService] = "another-app"
 	o.SetLabels(labels)
 }
 
@@ -221,7 +221,7 @@ func condition(typ string, status metav1.ConditionStatus, reason, message string
 }
 
 func notDegraded() metav1.Condition {
-	return condition(appv1.ConditionDegraded, metav1.ConditionFalse, ReasonAsExpected, "The Deployment and Service match the spec")
+	return condition(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected, "The Deployment and Service match the spec")
 }
 
 // currentStatus is the status the seed has when liveDeployment is rolled
@@ -251,8 +251,8 @@ func missingDeploymentStatus(degraded metav1.Condition) appv1.AppServiceStatus {
 		ObservedGeneration: testGeneration,
 		Selector:           testSelector,
 		Conditions: []metav1.Condition{
-			condition(appv1.ConditionAvailable, metav1.ConditionFalse, "DeploymentMissing", msg),
-			condition(appv1.ConditionProgressing, metav1.ConditionFalse, "DeploymentMissing", msg),
+			condition(appv1.ConditionAvailable, metav1.ConditionFalse, appv1.ReasonDeploymentMissing, msg),
+			condition(appv1.ConditionProgressing, metav1.ConditionFalse, appv1.ReasonDeploymentMissing, msg),
 			degraded,
 		},
 	}
@@ -284,7 +284,7 @@ func setCondition(st *appv1.AppServiceStatus, c metav1.Condition) {
 // serviceInTheWay is the Degraded condition for an unowned Service, since
 // lastTransition.
 func serviceInTheWay() metav1.Condition {
-	c := degraded(ReasonResourceExists, notOursMessage("Service"))
+	c := degraded(appv1.ReasonResourceExists, notOursMessage("Service"))
 	c.LastTransitionTime = lastTransition
 	return c
 }
@@ -623,8 +623,8 @@ func TestSyncHandlerCreatesChildren(t *testing.T) {
 		ObservedGeneration: testGeneration,
 		Selector:           testSelector,
 		Conditions: []metav1.Condition{
-			condition(appv1.ConditionAvailable, metav1.ConditionUnknown, "AwaitingDeploymentStatus", "The Deployment has not reported this condition yet"),
-			condition(appv1.ConditionProgressing, metav1.ConditionUnknown, "AwaitingDeploymentStatus", "The Deployment has not reported this condition yet"),
+			condition(appv1.ConditionAvailable, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
+			condition(appv1.ConditionProgressing, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
 			notDegraded(),
 		},
 	}))
@@ -884,7 +884,7 @@ func TestSyncHandlerUpdates(t *testing.T) {
 				d.Spec.Replicas = int32Ptr(0)
 			},
 			wantDeploy: func(d *appsv1.Deployment) {
-				d.Labels = map[string]string{LabelAppService: testName, "team": "web"}
+				d.Labels = map[string]string{appv1.LabelAppService: testName, "team": "web"}
 				d.Spec.Replicas = int32Ptr(2)
 			},
 			events: []string{deploymentUpdated + "replicas"},
@@ -955,7 +955,7 @@ func TestSyncHandlerStatus(t *testing.T) {
 				setCondition(st, serviceInTheWay())
 				st.ReadyReplicas = 1
 			},
-			wantReason: ReasonResourceExists,
+			wantReason: appv1.ReasonResourceExists,
 		},
 		{
 			name: "Degraded for another reason: a new Warning",
@@ -971,7 +971,7 @@ func TestSyncHandlerStatus(t *testing.T) {
 				setCondition(st, c)
 			},
 			events:     []string{"Warning ResourceExists " + notOursMessage("Service")},
-			wantReason: ReasonResourceExists,
+			wantReason: appv1.ReasonResourceExists,
 		},
 	}
 	for _, tc := range tests {
@@ -1028,9 +1028,9 @@ func TestSyncHandlerNotOurs(t *testing.T) {
 	notController := ownerRef()
 	notController.Controller = nil
 
-	deploymentInTheWay := missingDeploymentStatus(degraded(ReasonResourceExists, notOursMessage("Deployment")))
+	deploymentInTheWay := missingDeploymentStatus(degraded(appv1.ReasonResourceExists, notOursMessage("Deployment")))
 	serviceInTheWay := currentStatus()
-	setCondition(&serviceInTheWay, degraded(ReasonResourceExists, notOursMessage("Service")))
+	setCondition(&serviceInTheWay, degraded(appv1.ReasonResourceExists, notOursMessage("Service")))
 	for i := range serviceInTheWay.Conditions {
 		serviceInTheWay.Conditions[i].LastTransitionTime = metav1.Time{}
 	}
@@ -1062,7 +1062,7 @@ func TestSyncHandlerNotOurs(t *testing.T) {
 			first.expectStatusUpdate(withStatus(as, tc.want))
 			first.events = []string{"Warning ResourceExists " + notOursMessage(tc.kind)}
 			err := first.run(testKey)
-			checkChildError(t, err, ReasonResourceExists)
+			checkChildError(t, err, appv1.ReasonResourceExists)
 
 			// The next sync, with that status in place: nothing to write,
 			// nothing new to say.
@@ -1074,7 +1074,7 @@ func TestSyncHandlerNotOurs(t *testing.T) {
 			second.deployments = []*appsv1.Deployment{d}
 			second.services = []*corev1.Service{s}
 			err = second.run(testKey)
-			checkChildError(t, err, ReasonResourceExists)
+			checkChildError(t, err, appv1.ReasonResourceExists)
 		})
 	}
 }
@@ -1128,9 +1128,9 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 	ownDeployment := liveDeployment()
 	ownService := liveService()
 
-	deploymentInTheWay := missingDeploymentStatus(degraded(ReasonResourceExists, notOursMessage("Deployment")))
+	deploymentInTheWay := missingDeploymentStatus(degraded(appv1.ReasonResourceExists, notOursMessage("Deployment")))
 	serviceInTheWay := currentStatus()
-	setCondition(&serviceInTheWay, degraded(ReasonResourceExists, notOursMessage("Service")))
+	setCondition(&serviceInTheWay, degraded(appv1.ReasonResourceExists, notOursMessage("Service")))
 
 	tests := []struct {
 		name     string
@@ -1153,7 +1153,7 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 
 			err := f.run(testKey)
 			if tc.want != nil {
-				checkChildError(t, err, ReasonResourceExists)
+				checkChildError(t, err, appv1.ReasonResourceExists)
 				return
 			}
 			if err == nil || !isQuiet(err) {
@@ -1174,17 +1174,17 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 // meets it; with the label naming another AppService it is still cached.
 func TestSyncHandlerReleases(t *testing.T) {
 	unlabelledDeployment := liveDeployment()
-	delete(unlabelledDeployment.Labels, LabelAppService)
+	delete(unlabelledDeployment.Labels, appv1.LabelAppService)
 	unlabelledService := liveService()
-	delete(unlabelledService.Labels, LabelAppService)
+	delete(unlabelledService.Labels, appv1.LabelAppService)
 	relabelledDeployment := liveDeployment()
-	relabelledDeployment.Labels[LabelAppService] = "another-app"
+	relabelledDeployment.Labels[appv1.LabelAppService] = "another-app"
 	releasePatch := func(uid types.UID) string {
 		return `{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"` + string(testUID) + `"}],"uid":"` + string(uid) + `"}}`
 	}
-	deploymentInTheWay := missingDeploymentStatus(degraded(ReasonResourceExists, notOursMessage("Deployment")))
+	deploymentInTheWay := missingDeploymentStatus(degraded(appv1.ReasonResourceExists, notOursMessage("Deployment")))
 	serviceInTheWay := currentStatus()
-	setCondition(&serviceInTheWay, degraded(ReasonResourceExists, notOursMessage("Service")))
+	setCondition(&serviceInTheWay, degraded(appv1.ReasonResourceExists, notOursMessage("Service")))
 
 	tests := []struct {
 		name   string
@@ -1215,7 +1215,7 @@ func TestSyncHandlerReleases(t *testing.T) {
 				"Normal Released Released " + kind + " nginx-app: its label app.example.com/appservice no longer names this AppService",
 				"Warning ResourceExists " + notOursMessage(kind),
 			}
-			checkChildError(t, f.run(testKey), ReasonResourceExists)
+			checkChildError(t, f.run(testKey), appv1.ReasonResourceExists)
 		})
 	}
 }
@@ -1368,7 +1368,7 @@ func TestSyncHandlerBlockedDoesNotCreate(t *testing.T) {
 	unowned := liveDeployment()
 	unowned.OwnerReferences = nil
 	unowned.Labels = nil
-	st := missingDeploymentStatus(degraded(ReasonResourceExists, notOursMessage("Deployment")))
+	st := missingDeploymentStatus(degraded(appv1.ReasonResourceExists, notOursMessage("Deployment")))
 	for i := range st.Conditions {
 		st.Conditions[i].LastTransitionTime = lastTransition
 	}
@@ -1376,7 +1376,7 @@ func TestSyncHandlerBlockedDoesNotCreate(t *testing.T) {
 	f.services = []*corev1.Service{liveService()}
 	f.apiOnly = []runtime.Object{unowned}
 	f.expectGet(deploymentsResource)
-	checkChildError(t, f.run(testKey), ReasonResourceExists)
+	checkChildError(t, f.run(testKey), appv1.ReasonResourceExists)
 }
 
 // TestSyncHandlerServiceWithoutPorts: with no ports there is no Service; an
@@ -1465,14 +1465,14 @@ func TestSyncHandlerWriteErrors(t *testing.T) {
 			}
 			if tc.wantDegraded != "" {
 				st := currentStatus()
-				setCondition(&st, degraded(ReasonUpdateFailed, tc.wantDegraded))
+				setCondition(&st, degraded(appv1.ReasonUpdateFailed, tc.wantDegraded))
 				f.expectStatusUpdate(withStatus(as, st))
 				f.events = append(f.events, "Warning UpdateFailed "+tc.wantDegraded)
 			}
 
 			err := f.run(testKey)
 			if tc.wantDegraded != "" {
-				checkChildError(t, err, ReasonUpdateFailed)
+				checkChildError(t, err, appv1.ReasonUpdateFailed)
 				return
 			}
 			if !apierrors.IsConflict(err) || !isQuiet(err) {
@@ -1647,7 +1647,7 @@ func TestSyncHandlerNamespaceTerminating(t *testing.T) {
 func TestAllQuiet(t *testing.T) {
 	conflict := apierrors.NewConflict(deploymentsResource.GroupResource(), testName, errors.New("modified"))
 	lag := errors.Join(errors.New("Service"), errCacheLag)
-	real := &childError{reason: ReasonCreateFailed, err: errors.New("quota exceeded")}
+	real := &childError{reason: appv1.ReasonCreateFailed, err: errors.New("quota exceeded")}
 	tests := []struct {
 		name string
 		errs []error

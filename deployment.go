@@ -40,15 +40,10 @@ import (
 // to someone else and is left as it is, so that the comparison below cannot
 // be defeated by defaulting and never fights another writer.
 
-// LabelAppService marks every object this controller creates with the name of
-// its AppService. The child informers list and watch only objects carrying
-// it, and it is the Pod selector of both the Deployment and the Service.
-const LabelAppService = "app.example.com/appservice"
-
 // selectorLabels are the labels that tie an AppService's Pods to its
 // Deployment and Service.
 func selectorLabels(as *appv1.AppService) map[string]string {
-	return map[string]string{LabelAppService: as.Name}
+	return map[string]string{appv1.LabelAppService: as.Name}
 }
 
 // newDeployment returns the Deployment an AppService asks for.

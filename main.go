@@ -46,6 +46,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	appscheme "example.com/appservice-controller/pkg/generated/clientset/versioned/scheme"
 	informers "example.com/appservice-controller/pkg/generated/informers/externalversions"
@@ -196,7 +197,7 @@ func run(ctx context.Context, o options) error {
 	// a big cluster they are a large share of an object's size.
 	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync,
 		kubeinformers.WithNamespace(o.namespace),
-		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = LabelAppService }),
+		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }),
 		kubeinformers.WithTransform(stripManagedFields),
 	)
 	appInformerFactory := informers.NewSharedInformerFactoryWithOptions(appClient, o.resync,

@@ -27,19 +27,6 @@ import (
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// Reasons of the Degraded condition, also used as the reasons of the Warning
-// Events that announce it.
-const (
-	ReasonAsExpected     = "AsExpected"
-	ReasonResourceExists = "ResourceExists"
-	ReasonCreateFailed   = "CreateFailed"
-	ReasonUpdateFailed   = "UpdateFailed"
-	ReasonDeleteFailed   = "DeleteFailed"
-	// ReasonSyncFailed is any other failure of a sync, such as a read the
-	// API server refused.
-	ReasonSyncFailed = "SyncFailed"
-)
-
 // childError is a failure to bring a child in line with the spec, with the
 // reason the Degraded condition and the Warning Event give for it.
 type childError struct {
@@ -77,11 +64,11 @@ func mirrorCondition(as *appv1.AppService, d *appsv1.Deployment, to string, from
 	c := metav1.Condition{Type: to, ObservedGeneration: as.Generation}
 	switch {
 	case d == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "DeploymentMissing", "The Deployment does not exist yet"
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonDeploymentMissing, "The Deployment does not exist yet"
 	default:
 		dc := deploymentCondition(d, from)
 		if dc == nil {
-			c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "AwaitingDeploymentStatus", "The Deployment has not reported this condition yet"
+			c.Status, c.Reason, c.Message = metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"
 			break
 		}
 		c.Status = metav1.ConditionStatus(dc.Status)
@@ -110,7 +97,7 @@ func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 		Type:               appv1.ConditionDegraded,
 		Status:             metav1.ConditionFalse,
 		ObservedGeneration: as.Generation,
-		Reason:             ReasonAsExpected,
+		Reason:             appv1.ReasonAsExpected,
 		Message:            "The Deployment and Service match the spec",
 	}
 	var ce *childError
@@ -118,7 +105,7 @@ func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 	case errors.As(syncErr, &ce):
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ce.reason, ce.Error()
 	case syncErr != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonSyncFailed, syncErr.Error()
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonSyncFailed, syncErr.Error()
 	}
 	return c
 }

@@ -375,7 +375,7 @@ func measureLimit(o options, n int) (float64, error) {
 	ctx := context.Background()
 	start := time.Now()
 	err = inParallel(n, func(i int) error {
-		d, s := children(i, "app.example.com/appservice")
+		d, s := children(i, appv1.LabelAppService)
 		if _, err := e.kube.AppsV1().Deployments("bench").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			return err
 		}

@@ -103,7 +103,7 @@ func TestSeedManifest(t *testing.T) {
 	if out, err := kubectl("wait", "-n", ns, "--for=condition=Available", "appservice/nginx-app", "--timeout=30s"); err != nil {
 		t.Errorf("kubectl wait --for=condition=Available: %v\n%s", err, out)
 	}
-	waitEvent(t, ns, "nginx-app", corev1.EventTypeNormal, "Created", "Created Deployment nginx-app, Service nginx-app")
+	waitEvent(t, ns, "nginx-app", corev1.EventTypeNormal, appv1.ReasonCreated, "Created Deployment nginx-app, Service nginx-app")
 
 	// The same manifest elsewhere: node port 30002 is taken cluster-wide.
 	other := newNamespace(t)
@@ -112,8 +112,8 @@ func TestSeedManifest(t *testing.T) {
 	}
 	createAppService(t, other, "neighbour", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27",
 		Ports: []corev1.ServicePort{{Port: 8080}}, ServiceType: corev1.ServiceTypeClusterIP})
-	waitDegraded(t, other, "nginx-app", "CreateFailed", "Service", "30002", "already allocated")
-	waitEvent(t, other, "nginx-app", corev1.EventTypeWarning, "CreateFailed", "already allocated")
+	waitDegraded(t, other, "nginx-app", appv1.ReasonCreateFailed, "Service", "30002", "already allocated")
+	waitEvent(t, other, "nginx-app", corev1.EventTypeWarning, appv1.ReasonCreateFailed, "already allocated")
 	waitAvailable(t, other, "neighbour", 1)
 	// Its Deployment was created all the same.
 	if _, err := getDeployment(other, "nginx-app"); err != nil {
@@ -153,7 +153,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitAvailable(t, ns, "web", 3)
-		waitEvent(t, ns, "web", corev1.EventTypeNormal, "Updated", "Updated Deployment web: replicas")
+		waitEvent(t, ns, "web", corev1.EventTypeNormal, appv1.ReasonUpdated, "Updated Deployment web: replicas")
 	})
 
 	t.Run("image", func(t *testing.T) {
@@ -255,7 +255,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			return nil
 		})
-		waitEvent(t, ns, "web", corev1.EventTypeNormal, "Deleted", "Deleted Service web")
+		waitEvent(t, ns, "web", corev1.EventTypeNormal, appv1.ReasonDeleted, "Deleted Service web")
 	})
 }
 
@@ -383,8 +383,8 @@ func TestUnownedObjectsAreLeftAlone(t *testing.T) {
 
 	createAppService(t, ns, "taken", appv1.AppServiceSpec{Size: int32p(2), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}})
 	createAppService(t, ns, "fine", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}})
-	waitDegraded(t, ns, "taken", "ResourceExists", "Deployment "+ns+"/taken", "not controlled by AppService taken")
-	waitEvent(t, ns, "taken", corev1.EventTypeWarning, "ResourceExists", "Deployment "+ns+"/taken")
+	waitDegraded(t, ns, "taken", appv1.ReasonResourceExists, "Deployment "+ns+"/taken", "not controlled by AppService taken")
+	waitEvent(t, ns, "taken", corev1.EventTypeWarning, appv1.ReasonResourceExists, "Deployment "+ns+"/taken")
 	waitAvailable(t, ns, "fine", 1)
 
 	// Past a resync: still untouched, and still one Warning. The first
@@ -418,7 +418,7 @@ func TestUnownedObjectsAreLeftAlone(t *testing.T) {
 		}
 	}
 	var count int32
-	for _, e := range events(t, ns, "taken", "ResourceExists") {
+	for _, e := range events(t, ns, "taken", appv1.ReasonResourceExists) {
 		count += e.Count
 	}
 	if count != 1 {
@@ -507,8 +507,8 @@ spec: {image: nginx}`, "metadata.name", "DNS-1035"},
 		// (30000-32767): only the Service create can tell.
 		createAppService(t, ns, "outofrange", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27",
 			Ports: []corev1.ServicePort{{Port: 80, NodePort: 20000}}})
-		waitDegraded(t, ns, "outofrange", "CreateFailed", "Service", "not in the valid range")
-		waitEvent(t, ns, "outofrange", corev1.EventTypeWarning, "CreateFailed", "not in the valid range")
+		waitDegraded(t, ns, "outofrange", appv1.ReasonCreateFailed, "Service", "not in the valid range")
+		waitEvent(t, ns, "outofrange", corev1.EventTypeWarning, appv1.ReasonCreateFailed, "not in the valid range")
 		updateAppService(t, ns, "outofrange", func(as *appv1.AppService) { as.Spec.Ports[0].NodePort = 0 })
 		waitAvailable(t, ns, "outofrange", 1)
 		if _, err := getService(ns, "outofrange"); err != nil {

@@ -247,11 +247,11 @@ func converged(ctx context.Context, ns string, wantAppServices int) error {
 	if wantAppServices >= 0 && len(list.Items) != wantAppServices {
 		return fmt.Errorf("%d AppServices, want %d", len(list.Items), wantAppServices)
 	}
-	deployments, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labelAppService})
+	deployments, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: appv1.LabelAppService})
 	if err != nil {
 		return err
 	}
-	services, err := kube.CoreV1().Services(ns).List(ctx, metav1.ListOptions{LabelSelector: labelAppService})
+	services, err := kube.CoreV1().Services(ns).List(ctx, metav1.ListOptions{LabelSelector: appv1.LabelAppService})
 	if err != nil {
 		return err
 	}
@@ -301,8 +301,6 @@ func converged(ctx context.Context, ns string, wantAppServices int) error {
 	}
 	return nil
 }
-
-const labelAppService = "app.example.com/appservice"
 
 // creates counts the controller's create requests in ns since t0 by
 // "resource/name" and response code.

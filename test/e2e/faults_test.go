@@ -70,7 +70,7 @@ func TestCrashMidConvergence(t *testing.T) {
 
 	var atKill int
 	eventually(t, 2*time.Minute, func() error {
-		list, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labelAppService})
+		list, err := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: appv1.LabelAppService})
 		if err != nil {
 			return err
 		}
@@ -309,7 +309,7 @@ func TestRapidSpecEdits(t *testing.T) {
 		}
 	}
 	for i := range count {
-		for _, reason := range []string{"UpdateFailed", "SyncFailed", "CreateFailed"} {
+		for _, reason := range []string{appv1.ReasonUpdateFailed, appv1.ReasonSyncFailed, appv1.ReasonCreateFailed} {
 			if ev := events(t, ns, fmt.Sprintf("edit-%d", i), reason); len(ev) > 0 {
 				t.Errorf("Warning for a conflict: %s %s", ev[0].Reason, ev[0].Message)
 			}
@@ -376,8 +376,8 @@ func TestAdoptionAndRelease(t *testing.T) {
 	}
 	// Usually one Event for both; two if the cache brought the children's
 	// orphaning in separate syncs.
-	waitEvent(t, ns, "adopt", corev1.EventTypeNormal, "Adopted", "Deployment adopt")
-	waitEvent(t, ns, "adopt", corev1.EventTypeNormal, "Adopted", "Service adopt")
+	waitEvent(t, ns, "adopt", corev1.EventTypeNormal, appv1.ReasonAdopted, "Deployment adopt")
+	waitEvent(t, ns, "adopt", corev1.EventTypeNormal, appv1.ReasonAdopted, "Service adopt")
 	for _, w := range controllerWrites(t, since, ns) {
 		if w.ObjectRef == nil || (w.ObjectRef.Resource != "deployments" && w.ObjectRef.Resource != "services") {
 			continue
@@ -388,7 +388,7 @@ func TestAdoptionAndRelease(t *testing.T) {
 	}
 
 	// Release: the Deployment's label now names another AppService.
-	if out, err := kubectl("label", "deployment", "adopt", "-n", ns, labelAppService+"=someone-else", "--overwrite"); err != nil {
+	if out, err := kubectl("label", "deployment", "adopt", "-n", ns, appv1.LabelAppService+"=someone-else", "--overwrite"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	eventually(t, 30*time.Second, func() error {
@@ -401,14 +401,14 @@ func TestAdoptionAndRelease(t *testing.T) {
 		}
 		return nil
 	})
-	waitDegraded(t, ns, "adopt", "ResourceExists", "Deployment "+ns+"/adopt", "not controlled by AppService adopt")
-	waitEvent(t, ns, "adopt", corev1.EventTypeNormal, "Released", "Deployment adopt: its label "+labelAppService+" no longer names this AppService")
+	waitDegraded(t, ns, "adopt", appv1.ReasonResourceExists, "Deployment "+ns+"/adopt", "not controlled by AppService adopt")
+	waitEvent(t, ns, "adopt", corev1.EventTypeNormal, appv1.ReasonReleased, "Deployment adopt: its label "+appv1.LabelAppService+" no longer names this AppService")
 	if s, err := getService(ns, "adopt"); err != nil || ownedBy(s, as) != nil {
 		t.Errorf("the Service should still be the AppService's: %v %v", err, s.OwnerReferences)
 	}
 
 	// Labelled back: adopted again, the AppService recovers.
-	if out, err := kubectl("label", "deployment", "adopt", "-n", ns, labelAppService+"=adopt", "--overwrite"); err != nil {
+	if out, err := kubectl("label", "deployment", "adopt", "-n", ns, appv1.LabelAppService+"=adopt", "--overwrite"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	waitAvailable(t, ns, "adopt", 2)
@@ -654,9 +654,9 @@ func TestPoisonInput(t *testing.T) {
 	}
 
 	for i := range poisoned / 2 {
-		waitDegraded(t, quotaNS, fmt.Sprintf("quota-%d", i), "CreateFailed", "exceeded quota")
-		waitDegraded(t, portNS, fmt.Sprintf("port-%d", i), "CreateFailed", "provided port is already allocated")
-		waitEvent(t, portNS, fmt.Sprintf("port-%d", i), corev1.EventTypeWarning, "CreateFailed", "already allocated")
+		waitDegraded(t, quotaNS, fmt.Sprintf("quota-%d", i), appv1.ReasonCreateFailed, "exceeded quota")
+		waitDegraded(t, portNS, fmt.Sprintf("port-%d", i), appv1.ReasonCreateFailed, "provided port is already allocated")
+		waitEvent(t, portNS, fmt.Sprintf("port-%d", i), corev1.EventTypeWarning, appv1.ReasonCreateFailed, "already allocated")
 	}
 	// What nothing refuses is still done: the Deployment of an AppService
 	// whose Service fails.

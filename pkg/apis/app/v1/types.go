@@ -123,19 +123,6 @@ type AppServiceSpec struct {
 	ServiceType corev1.ServiceType `json:"serviceType,omitempty"`
 }
 
-// Condition types of an AppService.
-const (
-	// ConditionAvailable mirrors the Deployment's Available condition: the
-	// minimum number of replicas is available.
-	ConditionAvailable = "Available"
-	// ConditionProgressing mirrors the Deployment's Progressing condition: a
-	// rollout is under way or has completed.
-	ConditionProgressing = "Progressing"
-	// ConditionDegraded is True when the controller cannot bring the
-	// Deployment or Service in line with the spec; its message says why.
-	ConditionDegraded = "Degraded"
-)
-
 // AppServiceStatus is the observed state of an AppService.
 type AppServiceStatus struct {
 	// ObservedGeneration is the generation of the spec this status describes.

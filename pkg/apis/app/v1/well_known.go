@@ -1,0 +1,82 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+// The words an AppService's user sees: the label on its children, the types
+// and reasons of its conditions and the reasons of its Events. They are part
+// of the API (selectors, alerts and scripts match on them), so they live here,
+// next to the types, as core/v1 keeps its well-known labels and reasons.
+
+// LabelAppService marks every object the controller creates with the name of
+// its AppService. The controller lists and watches only objects carrying it,
+// and it is the Pod selector of both the Deployment and the Service.
+const LabelAppService = "app.example.com/appservice"
+
+// Condition types of an AppService.
+const (
+	// ConditionAvailable mirrors the Deployment's Available condition: the
+	// minimum number of replicas is available.
+	ConditionAvailable = "Available"
+	// ConditionProgressing mirrors the Deployment's Progressing condition: a
+	// rollout is under way or has completed.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the controller cannot bring the
+	// Deployment or Service in line with the spec; its message says why.
+	ConditionDegraded = "Degraded"
+)
+
+// Reasons of the Available and Progressing conditions while the Deployment
+// has nothing to mirror; otherwise they carry the Deployment's own reasons.
+const (
+	// ReasonDeploymentMissing: the Deployment does not exist (yet).
+	ReasonDeploymentMissing = "DeploymentMissing"
+	// ReasonAwaitingDeploymentStatus: the Deployment has not reported the
+	// condition yet.
+	ReasonAwaitingDeploymentStatus = "AwaitingDeploymentStatus"
+)
+
+// Reasons of the Degraded condition, also the reasons of the Warning Events
+// that announce it.
+const (
+	// ReasonAsExpected: the children match the spec (Degraded is False).
+	ReasonAsExpected = "AsExpected"
+	// ReasonResourceExists: an object of a child's name exists and is not
+	// controlled by the AppService; it is left untouched.
+	ReasonResourceExists = "ResourceExists"
+	// ReasonCreateFailed, ReasonUpdateFailed, ReasonDeleteFailed: the API
+	// server refused a write to a child; the message carries its answer.
+	ReasonCreateFailed = "CreateFailed"
+	ReasonUpdateFailed = "UpdateFailed"
+	ReasonDeleteFailed = "DeleteFailed"
+	// ReasonSyncFailed is any other failure of a sync, such as a read the
+	// API server refused.
+	ReasonSyncFailed = "SyncFailed"
+)
+
+// Reasons of the Normal Events that record what a sync changed, one Event per
+// reason and sync, naming every child it touched.
+const (
+	ReasonCreated = "Created"
+	ReasonUpdated = "Updated"
+	ReasonDeleted = "Deleted"
+	// ReasonAdopted: an existing child without a controller, labelled for
+	// the AppService, was made its own.
+	ReasonAdopted = "Adopted"
+	// ReasonReleased: a child no longer labelled for the AppService was let
+	// go (its owner reference removed).
+	ReasonReleased = "Released"
+)
