@@ -41,6 +41,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
@@ -173,10 +174,10 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 	if err := buildAll(admitted); err != nil {
 		return "panic", err
 	}
-	if _, err := kube.AppsV1().Deployments(ns).Create(ctx, newDeployment(admitted), dryRun); err != nil {
+	if _, err := kube.AppsV1().Deployments(ns).Create(ctx, children.NewDeployment(admitted), dryRun); err != nil {
 		return "admitted", fmt.Errorf("admitted, but its Deployment is refused: %v\nspec: %s", err, specJSON(admitted))
 	}
-	if svc := newService(admitted); svc != nil {
+	if svc := children.NewService(admitted); svc != nil {
 		if _, err := kube.CoreV1().Services(ns).Create(ctx, svc, dryRun); err != nil {
 			for _, s := range runtimeOnlyRefusals {
 				if strings.Contains(err.Error(), s) {
@@ -196,10 +197,10 @@ func buildAll(as *appv1.AppService) (err error) {
 			err = fmt.Errorf("builder panicked: %v\nspec: %s", r, specJSON(as))
 		}
 	}()
-	d := newDeployment(as)
-	updateDeployment(d, newDeployment(as))
-	if s := newService(as); s != nil {
-		updateService(s, newService(as))
+	d := children.NewDeployment(as)
+	children.UpdateDeployment(d, children.NewDeployment(as))
+	if s := children.NewService(as); s != nil {
+		children.UpdateService(s, children.NewService(as))
 	}
 	newStatus(as, d, nil)
 	return nil

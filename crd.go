@@ -68,7 +68,7 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, timeou
 		live, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			if _, err := crds.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			if _, err := crds.Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating CRD %s: %w", want.Name, err)
 			}
 			logger.Info("Installed CRD", "crd", want.Name)
@@ -83,7 +83,7 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, timeou
 			for k, v := range want.Annotations {
 				updated.Annotations[k] = v
 			}
-			if _, err := crds.Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+			if _, err := crds.Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
 				return err
 			}
 			logger.Info("Updated CRD", "crd", want.Name)

@@ -27,6 +27,8 @@ import (
 	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"example.com/appservice-controller/internal/fixtures"
 )
 
 // ensureCRD writes the CRD only when the embedded one differs from the
@@ -62,9 +64,10 @@ func TestEnsureCRD(t *testing.T) {
 			for _, a := range client.Actions() {
 				if a.GetVerb() != "get" {
 					writes = append(writes, a.GetVerb())
+					checkFieldManager(t, a)
 				}
 			}
-			checkEqual(t, "writes", tc.wantWrites, writes)
+			fixtures.CheckEqual(t, "writes", tc.wantWrites, writes)
 			got, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), installed.Name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -21,6 +21,8 @@ import (
 	"errors"
 	"testing"
 
+	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/fixtures"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -50,18 +52,18 @@ func FuzzBuilders(f *testing.F) {
 		if err := json.Unmarshal(data, &spec); err != nil {
 			return
 		}
-		as := seedAppService()
+		as := fixtures.AppService()
 		as.Spec = spec
 
-		d := newDeployment(as)
+		d := children.NewDeployment(as)
 		if d == nil || len(d.Spec.Template.Spec.Containers) != 1 || d.Spec.Template.Spec.Containers[0].Name != as.Name {
 			t.Fatalf("newDeployment: want one container named %q, got %+v", as.Name, d)
 		}
-		if updated, changed := updateDeployment(d, newDeployment(as)); updated != nil {
+		if updated, changed := children.UpdateDeployment(d, children.NewDeployment(as)); updated != nil {
 			t.Errorf("a Deployment just built differs from itself in %v", changed)
 		}
-		if s := newService(as); s != nil {
-			if updated, changed := updateService(s, newService(as)); updated != nil {
+		if s := children.NewService(as); s != nil {
+			if updated, changed := children.UpdateService(s, children.NewService(as)); updated != nil {
 				t.Errorf("a Service just built differs from itself in %v", changed)
 			}
 		} else if len(spec.Ports) > 0 {

@@ -27,6 +27,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"example.com/appservice-controller/internal/fixtures"
 )
 
 // Every client shares one rate limiter, so --kube-api-qps bounds the
@@ -53,13 +55,13 @@ func TestClientConfigs(t *testing.T) {
 
 // The caches keep no managedFields; tombstones pass through untouched.
 func TestStripManagedFields(t *testing.T) {
-	d := liveDeployment()
+	d := fixtures.LiveDeployment()
 	d.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
 	got, err := stripManagedFields(d)
 	if err != nil || got.(*appsv1.Deployment).ManagedFields != nil {
 		t.Errorf("managedFields kept: %v, %v", got, err)
 	}
-	tombstone := cache.DeletedFinalStateUnknown{Key: "default/x", Obj: liveDeployment()}
+	tombstone := cache.DeletedFinalStateUnknown{Key: "default/x", Obj: fixtures.LiveDeployment()}
 	if got, err := stripManagedFields(tombstone); err != nil || got != tombstone {
 		t.Errorf("tombstone changed: %v, %v", got, err)
 	}

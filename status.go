@@ -17,25 +17,20 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"errors"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"example.com/appservice-controller/internal/children"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
-
-// childError is a failure to bring a child in line with the spec, with the
-// reason the Degraded condition and the Warning Event give for it.
-type childError struct {
-	reason string
-	err    error
-}
-
-func (e *childError) Error() string { return e.err.Error() }
-func (e *childError) Unwrap() error { return e.err }
 
 // newStatus computes an AppService's status from the Deployment it owns (nil
 // when there is none) and the error of this sync, if any. It starts from a
@@ -44,7 +39,7 @@ func (e *childError) Unwrap() error { return e.err }
 func newStatus(as *appv1.AppService, d *appsv1.Deployment, syncErr error) appv1.AppServiceStatus {
 	st := *as.Status.DeepCopy()
 	st.ObservedGeneration = as.Generation
-	st.Selector = labels.SelectorFromSet(selectorLabels(as)).String()
+	st.Selector = labels.SelectorFromSet(children.SelectorLabels(as)).String()
 	st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas = 0, 0, 0, 0
 	if d != nil {
 		st.Replicas = d.Status.Replicas
@@ -90,7 +85,7 @@ func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType)
 }
 
 // degradedCondition is True with the reason and message of the sync's error
-// when the children could not be brought in line, False otherwise. (Quiet
+// when the children could not be brought in line, False otherwise. (Stale
 // errors, conflicts and cache lag, never get here: see syncHandler.)
 func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 	c := metav1.Condition{
@@ -108,4 +103,30 @@ func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonSyncFailed, syncErr.Error()
 	}
 	return c
+}
+
+// updateStatus writes the AppService's status through the status
+// subresource when, and only when, it changed. A Warning Event announces the
+// Degraded condition when it becomes True or its message changes, not on
+// every failed retry.
+func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, d *appsv1.Deployment, syncErr error) error {
+	status := newStatus(as, d, syncErr)
+	if equality.Semantic.DeepEqual(as.Status, status) {
+		return nil
+	}
+	oldDegraded := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionDegraded)
+	newDegraded := meta.FindStatusCondition(status.Conditions, appv1.ConditionDegraded)
+	if newDegraded.Status == metav1.ConditionTrue &&
+		(oldDegraded == nil || oldDegraded.Status != metav1.ConditionTrue || oldDegraded.Message != newDegraded.Message) {
+		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)
+	}
+
+	// Never modify the cache's object: write a copy.
+	updated := as.DeepCopy()
+	updated.Status = status
+	_, err := c.appClient.AppV1().AppServices(as.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil // deleted meanwhile: there is no status left to report in
+	}
+	return err
 }

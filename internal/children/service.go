@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package children
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -31,9 +31,9 @@ import (
 // on every update, or each sync would ask for a new port (and each update
 // would fail, as clusterIP is immutable).
 
-// newService returns the Service an AppService asks for, or nil when it
+// NewService returns the Service an AppService asks for, or nil when it
 // declares no ports (a Service without ports is invalid).
-func newService(as *appv1.AppService) *corev1.Service {
+func NewService(as *appv1.AppService) *corev1.Service {
 	if len(as.Spec.Ports) == 0 {
 		return nil
 	}
@@ -41,20 +41,20 @@ func newService(as *appv1.AppService) *corev1.Service {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            as.Name,
 			Namespace:       as.Namespace,
-			Labels:          selectorLabels(as),
-			OwnerReferences: []metav1.OwnerReference{*newControllerRef(as)},
+			Labels:          SelectorLabels(as),
+			OwnerReferences: []metav1.OwnerReference{*NewControllerRef(as)},
 		},
 		Spec: corev1.ServiceSpec{
-			Type:     serviceType(as),
-			Selector: selectorLabels(as),
+			Type:     ServiceType(as),
+			Selector: SelectorLabels(as),
 			Ports:    servicePorts(as.Spec.Ports),
 		},
 	}
 }
 
-// serviceType is spec.serviceType, NodePort when unset (as the users'
+// ServiceType is spec.ServiceType, NodePort when unset (as the users'
 // existing manifests expect).
-func serviceType(as *appv1.AppService) corev1.ServiceType {
+func ServiceType(as *appv1.AppService) corev1.ServiceType {
 	if as.Spec.ServiceType == "" {
 		return corev1.ServiceTypeNodePort
 	}
@@ -81,11 +81,11 @@ func hasNodePorts(t corev1.ServiceType) bool {
 	return t == corev1.ServiceTypeNodePort || t == corev1.ServiceTypeLoadBalancer
 }
 
-// updateService returns a copy of live with every field this controller owns
+// UpdateService returns a copy of live with every field this controller owns
 // set as in desired, keeping the node ports the server assigned, and the
 // names of the fields that changed; nil when nothing needs to change. live
 // is never modified.
-func updateService(live, desired *corev1.Service) (*corev1.Service, []string) {
+func UpdateService(live, desired *corev1.Service) (*corev1.Service, []string) {
 	var changed []string
 	out := live.DeepCopy()
 

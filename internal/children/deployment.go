@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package children
 
 import (
 	"strings"
@@ -40,27 +40,21 @@ import (
 // to someone else and is left as it is, so that the comparison below cannot
 // be defeated by defaulting and never fights another writer.
 
-// selectorLabels are the labels that tie an AppService's Pods to its
-// Deployment and Service.
-func selectorLabels(as *appv1.AppService) map[string]string {
-	return map[string]string{appv1.LabelAppService: as.Name}
-}
-
-// newDeployment returns the Deployment an AppService asks for.
-func newDeployment(as *appv1.AppService) *appsv1.Deployment {
-	labels := selectorLabels(as)
+// NewDeployment returns the Deployment an AppService asks for.
+func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
+	labels := SelectorLabels(as)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            as.Name,
 			Namespace:       as.Namespace,
 			Labels:          labels,
-			OwnerReferences: []metav1.OwnerReference{*newControllerRef(as)},
+			OwnerReferences: []metav1.OwnerReference{*NewControllerRef(as)},
 		},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: desiredReplicas(as),
-			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(as)},
+			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(as)},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: selectorLabels(as)},
+				ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(as)},
 				Spec: corev1.PodSpec{
 					Containers: []corev1.Container{newContainer(as)},
 				},
@@ -175,11 +169,11 @@ func protocolOrTCP(p corev1.Protocol) corev1.Protocol {
 	return p
 }
 
-// updateDeployment returns a copy of live with every field this controller
+// UpdateDeployment returns a copy of live with every field this controller
 // owns set as in desired, and the names of the fields that changed; it
 // returns nil when nothing needs to change. live is never modified: it
 // usually comes from the informer's cache.
-func updateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
+func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
 	var changed []string
 	out := live.DeepCopy()
 
@@ -238,27 +232,4 @@ func containerIndex(containers []corev1.Container, name string) int {
 		}
 	}
 	return -1
-}
-
-// hasLabels reports whether every label in want is set in have, to the same
-// value. Labels others add are not our business.
-func hasLabels(have, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
-
-// mergeLabels returns have with want's labels set over it.
-func mergeLabels(have, want map[string]string) map[string]string {
-	out := make(map[string]string, len(have)+len(want))
-	for k, v := range have {
-		out[k] = v
-	}
-	for k, v := range want {
-		out[k] = v
-	}
-	return out
 }

@@ -1,0 +1,93 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// A sync's errors fall in three groups, each handled its own way:
+//
+//   - stale (isStale): a write conflict, or a cache found behind the API
+//     server. The next try sees the newer state: retried with backoff, with
+//     no status write, no Event and no error log.
+//   - errNamespaceTerminating: a create refused because the namespace is
+//     going. Nothing to retry, nothing to report.
+//   - everything else: reported in the Degraded condition and a Warning
+//     Event (a childError carries the condition's reason), then retried with
+//     backoff.
+
+// childError is a failure to bring a child in line with the spec, with the
+// reason the Degraded condition and the Warning Event give for it.
+type childError struct {
+	reason string
+	err    error
+}
+
+func (e *childError) Error() string { return e.err.Error() }
+func (e *childError) Unwrap() error { return e.err }
+
+// errCacheLag marks a sync that found the cache behind the API server.
+var errCacheLag = errors.New("informer cache is behind the API server")
+
+// errNamespaceTerminating marks a create refused because the namespace is
+// being deleted: the AppService goes with it, so there is nothing to retry
+// and nothing to report (kube-controller-manager's controllers do the same).
+var errNamespaceTerminating = errors.New("the namespace is being terminated")
+
+// isStale reports whether err only says that this sync worked from an
+// outdated view: a conflict, or a cache behind the API server.
+func isStale(err error) bool {
+	return apierrors.IsConflict(err) || errors.Is(err, errCacheLag)
+}
+
+// onlyStale reports whether there is an error and every one is stale.
+func onlyStale(errs ...error) bool {
+	some := false
+	for _, err := range errs {
+		if err != nil && !isStale(err) {
+			return false
+		}
+		some = some || err != nil
+	}
+	return some
+}
+
+// writeFailed wraps a failed write (verb: create, update, …) of the
+// AppService's child of kind. Conflicts pass through unwrapped: they are
+// stale, and never make the AppService Degraded.
+func writeFailed(as *appv1.AppService, reason, verb, kind string, err error) error {
+	if apierrors.IsConflict(err) {
+		return err
+	}
+	return &childError{reason: reason, err: fmt.Errorf("failed to %s %s %s/%s: %w", verb, kind, as.Namespace, as.Name, err)}
+}
+
+// notOurs reports an object of the child's name that this AppService does not
+// control. It is never modified.
+func notOurs(as *appv1.AppService, obj metav1.Object, kind string) error {
+	return &childError{
+		reason: appv1.ReasonResourceExists,
+		err:    fmt.Errorf("%s %s/%s already exists and is not controlled by AppService %s; it is left untouched", kind, obj.GetNamespace(), obj.GetName(), as.Name),
+	}
+}

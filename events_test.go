@@ -1,0 +1,66 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"testing"
+
+	"k8s.io/client-go/tools/record"
+
+	"example.com/appservice-controller/internal/fixtures"
+)
+
+// One Normal Event per kind of change, in the order a sync makes them, each
+// naming every child it touched; none when nothing changed.
+func TestChangeLogRecord(t *testing.T) {
+	tests := []struct {
+		name    string
+		changes changeLog
+		want    []string
+	}{
+		{name: "nothing changed"},
+		{
+			name:    "created both children",
+			changes: changeLog{created: []string{"Deployment nginx-app", "Service nginx-app"}},
+			want:    []string{"Normal Created Created Deployment nginx-app, Service nginx-app"},
+		},
+		{
+			name: "every kind, claims first",
+			changes: changeLog{
+				deleted:  []string{"Service nginx-app: the spec has no ports"},
+				updated:  []string{"Deployment nginx-app: replicas, image"},
+				created:  []string{"Service nginx-app"},
+				released: []string{"Service nginx-app: its label changed", "Deployment nginx-app: its label changed"},
+				adopted:  []string{"Deployment nginx-app"},
+			},
+			want: []string{
+				"Normal Adopted Adopted Deployment nginx-app",
+				"Normal Released Released Service nginx-app: its label changed; Deployment nginx-app: its label changed",
+				"Normal Created Created Service nginx-app",
+				"Normal Updated Updated Deployment nginx-app: replicas, image",
+				"Normal Deleted Deleted Service nginx-app: the spec has no ports",
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			recorder := record.NewFakeRecorder(10)
+			tc.changes.record(recorder, fixtures.AppService())
+			checkEvents(t, tc.want, drainEvents(recorder))
+		})
+	}
+}

@@ -1,0 +1,288 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package children
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"example.com/appservice-controller/internal/fixtures"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+func TestNewDeployment(t *testing.T) {
+	fieldRef := func(apiVersion string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: apiVersion, FieldPath: "metadata.name"}}
+	}
+	resources := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+	}
+	tests := []struct {
+		name string
+		spec func(*appv1.AppServiceSpec)
+		want func(*appsv1.Deployment) // applied to desiredDeployment
+	}{
+		{name: "seed"},
+		{
+			name: "size unset is 1",
+			spec: func(s *appv1.AppServiceSpec) { s.Size = nil },
+			want: func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(1)) },
+		},
+		{
+			name: "size 0",
+			spec: func(s *appv1.AppServiceSpec) { s.Size = new(int32(0)) },
+			want: func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(0)) },
+		},
+		{
+			name: "env and resources",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Envs = []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: fieldRef("")}}
+				s.Resources = resources
+			},
+			want: func(d *appsv1.Deployment) {
+				fixtures.Container(d).Env = []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: fieldRef("v1")}}
+				fixtures.Container(d).Resources = resources
+			},
+		},
+		{
+			name: "no ports",
+			spec: func(s *appv1.AppServiceSpec) { s.Ports = nil },
+			want: func(d *appsv1.Deployment) { fixtures.Container(d).Ports = nil },
+		},
+		{
+			name: ":latest image",
+			spec: func(s *appv1.AppServiceSpec) { s.Image = "nginx:latest" },
+			want: func(d *appsv1.Deployment) {
+				fixtures.Container(d).Image = "nginx:latest"
+				fixtures.Container(d).ImagePullPolicy = corev1.PullAlways
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := fixtures.AppService()
+			fixtures.Tweak(tc.spec, &as.Spec)
+			before := as.DeepCopy()
+			want := fixtures.DesiredDeployment()
+			fixtures.Tweak(tc.want, want)
+
+			got := NewDeployment(as)
+			fixtures.CheckEqual(t, "Deployment", want, got)
+			fixtures.CheckEqual(t, "AppService after newDeployment", before, as)
+			// The three label maps must not be shared: a change to one
+			// (say, a foreign label merged in) must not leak into another.
+			got.Labels["x"] = "y"
+			if _, ok := got.Spec.Template.Labels["x"]; ok || got.Spec.Selector.MatchLabels["x"] != "" {
+				t.Error("the Deployment's labels share a map with its selector or template")
+			}
+		})
+	}
+}
+
+func TestPullPolicy(t *testing.T) {
+	tests := []struct {
+		image string
+		want  corev1.PullPolicy
+	}{
+		{"nginx", corev1.PullAlways},
+		{"nginx:latest", corev1.PullAlways},
+		{"nginx:1.7.9", corev1.PullIfNotPresent},
+		{"docker.io/library/nginx:1.25", corev1.PullIfNotPresent},
+		{"localhost:5000/app", corev1.PullAlways},
+		{"localhost:5000/app:latest", corev1.PullAlways},
+		{"localhost:5000/app:v2", corev1.PullIfNotPresent},
+		{"localhost:5000/team/app", corev1.PullAlways},
+		{"nginx@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31", corev1.PullIfNotPresent},
+		{"localhost:5000/app@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31", corev1.PullIfNotPresent},
+	}
+	for _, tc := range tests {
+		if got := pullPolicy(tc.image); got != tc.want {
+			t.Errorf("pullPolicy(%q) = %s, want %s", tc.image, got, tc.want)
+		}
+	}
+}
+
+func TestContainerPorts(t *testing.T) {
+	tcp := func(port int32) corev1.ContainerPort {
+		return corev1.ContainerPort{ContainerPort: port, Protocol: corev1.ProtocolTCP}
+	}
+	tests := []struct {
+		name  string
+		ports []corev1.ServicePort
+		want  []corev1.ContainerPort
+	}{
+		{name: "none"},
+		{"numeric targetPort", []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}, []corev1.ContainerPort{tcp(8080)}},
+		{"no targetPort: the port", []corev1.ServicePort{{Port: 80}}, []corev1.ContainerPort{tcp(80)}},
+		{"empty named targetPort: the port", []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromString("")}}, []corev1.ContainerPort{tcp(80)}},
+		{
+			"named targetPort: that name, the port's number",
+			[]corev1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}},
+			[]corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
+		},
+		{
+			"UDP",
+			[]corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}},
+			[]corev1.ContainerPort{{ContainerPort: 53, Protocol: corev1.ProtocolUDP}},
+		},
+		{
+			"same number, TCP and UDP: both",
+			[]corev1.ServicePort{{Name: "a", Port: 53}, {Name: "b", Port: 53, Protocol: corev1.ProtocolUDP}},
+			[]corev1.ContainerPort{tcp(53), {ContainerPort: 53, Protocol: corev1.ProtocolUDP}},
+		},
+		{
+			"duplicate numeric targets declared once",
+			[]corev1.ServicePort{{Name: "a", Port: 80, TargetPort: intstr.FromInt32(8080)}, {Name: "b", Port: 81, TargetPort: intstr.FromInt32(8080)}, {Name: "c", Port: 8080}},
+			[]corev1.ContainerPort{tcp(8080)},
+		},
+		{
+			"duplicate named targets declared once",
+			[]corev1.ServicePort{{Name: "a", Port: 80, TargetPort: intstr.FromString("web")}, {Name: "b", Port: 8080, TargetPort: intstr.FromString("web")}},
+			[]corev1.ContainerPort{{Name: "web", ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fixtures.CheckEqual(t, "container ports", tc.want, containerPorts(tc.ports))
+		})
+	}
+}
+
+func TestNormalizeEnv(t *testing.T) {
+	fieldRef := func(apiVersion string) corev1.EnvVar {
+		return corev1.EnvVar{Name: "NS", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: apiVersion, FieldPath: "metadata.namespace"}}}
+	}
+	secret := corev1.EnvVar{Name: "PW", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}}
+	tests := []struct {
+		name string
+		in   []corev1.EnvVar
+		want []corev1.EnvVar
+	}{
+		{name: "nil"},
+		{name: "empty is nil", in: []corev1.EnvVar{}},
+		{name: "value", in: []corev1.EnvVar{{Name: "A", Value: "1"}}, want: []corev1.EnvVar{{Name: "A", Value: "1"}}},
+		{name: "fieldRef apiVersion defaulted", in: []corev1.EnvVar{fieldRef("")}, want: []corev1.EnvVar{fieldRef("v1")}},
+		{name: "fieldRef apiVersion kept", in: []corev1.EnvVar{fieldRef("v2")}, want: []corev1.EnvVar{fieldRef("v2")}},
+		{name: "secretKeyRef as is", in: []corev1.EnvVar{secret}, want: []corev1.EnvVar{secret}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := make([]corev1.EnvVar, len(tc.in))
+			for i := range tc.in {
+				tc.in[i].DeepCopyInto(&in[i])
+			}
+			got := normalizeEnv(in)
+			if tc.want == nil && got != nil {
+				t.Errorf("normalizeEnv = %#v, want nil", got)
+			}
+			fixtures.CheckEqual(t, "env", tc.want, got)
+			fixtures.CheckEqual(t, "input after normalizeEnv", tc.in, in)
+		})
+	}
+}
+
+func TestUpdateDeployment(t *testing.T) {
+	runUpdateCases(t, "Deployment", fixtures.LiveDeployment, NewDeployment, UpdateDeployment, []updateCase[*appsv1.Deployment]{
+		{name: "equal after defaulting"},
+		{
+			name: "equal quantities in another form",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+			},
+			live: func(d *appsv1.Deployment) {
+				fixtures.Container(d).Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2000m"), corev1.ResourceMemory: resource.MustParse("1073741824")}
+			},
+		},
+		{
+			name: "fields others own are left alone",
+			live: func(d *appsv1.Deployment) {
+				d.Labels["team"] = "web"
+				d.Annotations = map[string]string{"deployment.kubernetes.io/revision": "3"}
+				d.Spec.Template.Labels["version"] = "v1"
+				d.Spec.Strategy.Type = appsv1.RecreateDeploymentStrategyType
+				d.Spec.Strategy.RollingUpdate = nil
+				fixtures.Container(d).Command = []string{"nginx", "-g", "daemon off;"}
+				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "envoy"})
+			},
+		},
+		{
+			name:        "replicas",
+			spec:        func(s *appv1.AppServiceSpec) { s.Size = new(int32(7)) },
+			want:        func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(7)) },
+			wantChanged: []string{"replicas"},
+		},
+		{
+			name: "our label missing, foreign labels kept",
+			live: func(d *appsv1.Deployment) { d.Labels = map[string]string{"team": "web"} },
+			want: func(d *appsv1.Deployment) {
+				d.Labels = map[string]string{"team": "web", appv1.LabelAppService: fixtures.Name}
+			},
+			wantChanged: []string{"labels"},
+		},
+		{
+			name: "our pod label with another value",
+			live: func(d *appsv1.Deployment) {
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: "other", "v": "1"}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: fixtures.Name, "v": "1"}
+			},
+			wantChanged: []string{"pod labels"},
+		},
+		{
+			name: "every container field, the sidecar kept",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Image = "nginx"
+				s.Envs = []corev1.EnvVar{{Name: "A", Value: "1"}}
+				s.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+				s.Ports[0].TargetPort = intstr.FromString("http")
+			},
+			live: func(d *appsv1.Deployment) {
+				sidecar := corev1.Container{Name: "sidecar", Image: "envoy"}
+				d.Spec.Template.Spec.Containers = append([]corev1.Container{sidecar}, d.Spec.Template.Spec.Containers...)
+			},
+			want: func(d *appsv1.Deployment) {
+				c := &d.Spec.Template.Spec.Containers[1]
+				c.Image = "nginx"
+				c.ImagePullPolicy = corev1.PullAlways
+				c.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+				c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+				c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}}
+			},
+			wantChanged: []string{"image", "imagePullPolicy", "env", "resources", "ports"},
+		},
+		{
+			name: "our container missing: appended",
+			live: func(d *appsv1.Deployment) {
+				d.Spec.Replicas = new(int32(1))
+				d.Spec.Template.Spec.Containers[0].Name = "renamed"
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Spec.Replicas = new(int32(2))
+				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, fixtures.DesiredDeployment().Spec.Template.Spec.Containers[0])
+			},
+			wantChanged: []string{"replicas", "container nginx-app"},
+		},
+	})
+}

@@ -1,0 +1,265 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"example.com/appservice-controller/internal/fixtures"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// TestSyncHandlerStatus: the status is written when, and only when, it
+// changed, keeping the lastTransitionTime of conditions that did not.
+func TestSyncHandlerStatus(t *testing.T) {
+	tests := []struct {
+		name       string
+		as         func(*appv1.AppService)
+		liveDeploy func(*appsv1.Deployment)
+		liveSvc    func(*corev1.Service)
+		want       func(*appv1.AppServiceStatus) // applied to currentStatus; nil: no write
+		events     []string
+		wantReason string // of the *childError returned; "": no error
+	}{
+		{name: "current"},
+		{
+			name: "new generation",
+			as:   func(as *appv1.AppService) { as.Generation = fixtures.Generation + 1 },
+			want: func(st *appv1.AppServiceStatus) {
+				st.ObservedGeneration = fixtures.Generation + 1
+				for i := range st.Conditions {
+					st.Conditions[i].ObservedGeneration = fixtures.Generation + 1 // lastTransitionTime kept
+				}
+			},
+		},
+		{
+			name: "Deployment lost availability",
+			liveDeploy: func(d *appsv1.Deployment) {
+				d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1
+				d.Status.Conditions[0].Status = corev1.ConditionFalse
+				d.Status.Conditions[0].Reason = "MinimumReplicasUnavailable"
+				d.Status.Conditions[0].Message = "Deployment does not have minimum availability."
+			},
+			want: func(st *appv1.AppServiceStatus) {
+				st.ReadyReplicas, st.AvailableReplicas = 1, 1
+				setCondition(st, condition(appv1.ConditionAvailable, metav1.ConditionFalse,
+					"MinimumReplicasUnavailable", "Deployment does not have minimum availability."))
+			},
+		},
+		{
+			name: "Degraded cleared once the object in the way is gone",
+			as:   func(as *appv1.AppService) { setCondition(&as.Status, serviceInTheWay()) },
+			want: func(st *appv1.AppServiceStatus) { setCondition(st, notDegraded()) },
+		},
+		{
+			name:       "still Degraded for the same reason, replicas changed: no new Warning",
+			as:         func(as *appv1.AppService) { setCondition(&as.Status, serviceInTheWay()) },
+			liveSvc:    func(s *corev1.Service) { notLabelledForUs(s) },
+			liveDeploy: func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 },
+			want: func(st *appv1.AppServiceStatus) {
+				setCondition(st, serviceInTheWay())
+				st.ReadyReplicas = 1
+			},
+			wantReason: appv1.ReasonResourceExists,
+		},
+		{
+			name: "Degraded for another reason: a new Warning",
+			as: func(as *appv1.AppService) {
+				c := serviceInTheWay()
+				c.Message = notOursMessage("Deployment")
+				setCondition(&as.Status, c)
+			},
+			liveSvc: func(s *corev1.Service) { notLabelledForUs(s) },
+			want: func(st *appv1.AppServiceStatus) {
+				c := serviceInTheWay()
+				c.LastTransitionTime = lastTransition // still True: kept
+				setCondition(st, c)
+			},
+			events:     []string{"Warning ResourceExists " + notOursMessage("Service")},
+			wantReason: appv1.ReasonResourceExists,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := withStatus(fixtures.AppService(), currentStatus())
+			fixtures.Tweak(tc.as, as)
+			d := fixtures.LiveDeployment()
+			fixtures.Tweak(tc.liveDeploy, d)
+			s := fixtures.LiveService()
+			fixtures.Tweak(tc.liveSvc, s)
+			f := newFixture(t, as)
+			f.deployments = []*appsv1.Deployment{d}
+			f.services = []*corev1.Service{s}
+			if tc.want != nil {
+				st := currentStatus()
+				tc.want(&st)
+				f.expectStatusUpdate(withStatus(as, st))
+			}
+			f.events = tc.events
+			err := f.run(testKey)
+			if tc.wantReason != "" {
+				checkChildError(t, err, tc.wantReason)
+			} else if err != nil {
+				t.Errorf("syncHandler: %v", err)
+			}
+		})
+	}
+}
+
+// TestSyncHandlerAppServiceGoneBeforeStatus: an AppService deleted between
+// the cache read and the status write ends the sync without an error, so
+// that its deletion is not retried and reported as a failure.
+func TestSyncHandlerAppServiceGoneBeforeStatus(t *testing.T) {
+	as := fixtures.AppService()
+	f := newFixture(t, as)
+	f.deployments = []*appsv1.Deployment{fixtures.LiveDeployment()}
+	f.services = []*corev1.Service{fixtures.LiveService()}
+	f.appReactors = []reactor{errorReactor("update", "appservices", apierrors.NewNotFound(appServicesResource.GroupResource(), fixtures.Name))}
+	st := currentStatus()
+	for i := range st.Conditions {
+		st.Conditions[i].LastTransitionTime = metav1.Time{} // first seen: any time
+	}
+	f.expectStatusUpdate(withStatus(as, st))
+	if err := f.run(testKey); err != nil {
+		t.Errorf("syncHandler: %v, want nil", err)
+	}
+}
+
+func TestNewStatus(t *testing.T) {
+	earlier := metav1.NewTime(lastTransition.Add(-time.Hour))
+	inTheWay := &childError{reason: appv1.ReasonResourceExists, err: errors.New("Service default/nginx-app is in the way")}
+	unknown := func(typ string) metav1.Condition {
+		return condition(typ, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet")
+	}
+	tests := []struct {
+		name    string
+		prior   *appv1.AppServiceStatus
+		deploy  func(*appsv1.Deployment) // applied to liveDeployment
+		noDepl  bool
+		syncErr error
+		want    appv1.AppServiceStatus
+	}{
+		{
+			name: "mirrors the Deployment, from scratch",
+			want: func() appv1.AppServiceStatus {
+				st := currentStatus()
+				for i := range st.Conditions {
+					st.Conditions[i].LastTransitionTime = metav1.Time{}
+				}
+				return st
+			}(),
+		},
+		{
+			name:  "unchanged conditions keep their lastTransitionTime",
+			prior: func() *appv1.AppServiceStatus { st := currentStatus(); return &st }(),
+			want:  currentStatus(),
+		},
+		{
+			name:   "no Deployment",
+			noDepl: true,
+			want:   missingDeploymentStatus(notDegraded()),
+		},
+		{
+			name:   "Deployment without conditions",
+			deploy: func(d *appsv1.Deployment) { d.Status = appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1} },
+			want: appv1.AppServiceStatus{
+				ObservedGeneration: fixtures.Generation, Replicas: 1, UpdatedReplicas: 1, Selector: fixtures.Selector,
+				Conditions: []metav1.Condition{unknown(appv1.ConditionAvailable), unknown(appv1.ConditionProgressing), notDegraded()},
+			},
+		},
+		{
+			name: "Deployment condition without a reason",
+			deploy: func(d *appsv1.Deployment) {
+				d.Status.Conditions[0] = appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse}
+			},
+			prior: func() *appv1.AppServiceStatus { st := currentStatus(); return &st }(),
+			want: func() appv1.AppServiceStatus {
+				st := currentStatus()
+				st.Conditions[0] = condition(appv1.ConditionAvailable, metav1.ConditionFalse, "DeploymentFalse", "")
+				return st
+			}(),
+		},
+		{
+			name:    "Degraded from a wrapped *childError",
+			prior:   func() *appv1.AppServiceStatus { st := currentStatus(); return &st }(),
+			syncErr: errors.Join(nil, fmt.Errorf("sync: %w", inTheWay)),
+			want: func() appv1.AppServiceStatus {
+				st := currentStatus()
+				setCondition(&st, degraded(appv1.ReasonResourceExists, "Service default/nginx-app is in the way"))
+				return st
+			}(),
+		},
+		{
+			name:    "any other error makes it Degraded too, as SyncFailed",
+			prior:   func() *appv1.AppServiceStatus { st := currentStatus(); return &st }(),
+			syncErr: errors.New("connection refused"),
+			want: func() appv1.AppServiceStatus {
+				st := currentStatus()
+				setCondition(&st, degraded(appv1.ReasonSyncFailed, "connection refused"))
+				return st
+			}(),
+		},
+		{
+			name: "old observedGeneration, replicas and an old Degraded replaced",
+			prior: func() *appv1.AppServiceStatus {
+				st := currentStatus()
+				st.ObservedGeneration, st.Replicas, st.ReadyReplicas = 1, 9, 9
+				for i := range st.Conditions {
+					st.Conditions[i].ObservedGeneration = 1
+					st.Conditions[i].LastTransitionTime = earlier
+				}
+				c := degraded(appv1.ReasonUpdateFailed, "failed")
+				c.LastTransitionTime, c.ObservedGeneration = earlier, 1
+				setCondition(&st, c)
+				return &st
+			}(),
+			want: func() appv1.AppServiceStatus {
+				st := currentStatus()
+				st.Conditions[0].LastTransitionTime = earlier
+				st.Conditions[1].LastTransitionTime = earlier
+				st.Conditions[2].LastTransitionTime = metav1.Time{} // changed: now
+				return st
+			}(),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := fixtures.AppService()
+			if tc.prior != nil {
+				as.Status = *tc.prior
+			}
+			before := as.DeepCopy()
+			var d *appsv1.Deployment
+			if !tc.noDepl {
+				d = fixtures.LiveDeployment()
+				fixtures.Tweak(tc.deploy, d)
+			}
+			got := newStatus(as, d, tc.syncErr)
+			fixtures.CheckEqual(t, "AppService after newStatus", before, as)
+			gotAS := matchTransitionTimes(t, withStatus(as, tc.want), withStatus(as, got))
+			fixtures.CheckEqual(t, "status", tc.want, gotAS.Status)
+		})
+	}
+}
