@@ -588,15 +588,15 @@ func TestNoWritesInSteadyState(t *testing.T) {
 		return nil
 	})
 
-	if _, err := ctrl.stop(syscall.SIGTERM); err != nil {
+	if _, err := ctrl.Stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("stopping the controller: %v", err)
 	}
 	since := time.Now()
-	if err := ctrl.start(); err != nil {
+	if err := ctrl.Start(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(65 * time.Second)
-	if !ctrl.logContains("Started workers") {
+	if !ctrl.LogContains("Started workers") {
 		t.Fatal("the restarted controller never started its workers")
 	}
 	for _, w := range controllerWrites(t, since, "") {
@@ -611,9 +611,9 @@ func TestNoWritesInSteadyState(t *testing.T) {
 // 8. SIGTERM stops the controller within seconds: the queue is shut down,
 // running syncs finish, the process exits 0.
 func TestSIGTERMStopsPromptly(t *testing.T) {
-	took, err := ctrl.stop(syscall.SIGTERM)
+	took, err := ctrl.Stop(syscall.SIGTERM)
 	t.Cleanup(func() {
-		if err := ctrl.start(); err != nil {
+		if err := ctrl.Start(); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -623,7 +623,7 @@ func TestSIGTERMStopsPromptly(t *testing.T) {
 	if took > 5*time.Second {
 		t.Errorf("the controller took %s to stop, want under 5s", took)
 	}
-	if !ctrl.logContains("Workers stopped") {
+	if !ctrl.LogContains("Workers stopped") {
 		t.Error("the controller's log does not say its workers stopped")
 	}
 }

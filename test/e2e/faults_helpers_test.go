@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"example.com/appservice-controller/internal/harness"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -157,10 +158,10 @@ func (p *cutProxy) kubeconfig(t *testing.T) string {
 // lease at once) and runs another process of the binary, with extra flags,
 // as the leader in its place. When the test ends, that process is stopped and
 // the suite's controller is started again and waited for.
-func swapController(t *testing.T, name string, args ...string) *controllerProcess {
+func swapController(t *testing.T, name string, args ...string) *harness.Controller {
 	t.Helper()
 	shared := ctrl
-	if _, err := shared.stop(syscall.SIGTERM); err != nil {
+	if _, err := shared.Stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("stopping the suite's controller: %v", err)
 	}
 	p, err := newControllerProcess(name, args...)
@@ -169,22 +170,22 @@ func swapController(t *testing.T, name string, args ...string) *controllerProces
 	}
 	ctrl = p
 	t.Cleanup(func() {
-		p.stop(syscall.SIGTERM)
+		p.Stop(syscall.SIGTERM)
 		ctrl = shared
-		if err := shared.start(); err != nil {
+		if err := shared.Start(); err != nil {
 			t.Errorf("restarting the suite's controller: %v", err)
 			return
 		}
-		if err := shared.waitReady(time.Minute); err != nil {
+		if err := shared.WaitReady(time.Minute); err != nil {
 			t.Error(err)
 			return
 		}
 		waitLeading(t, shared)
 	})
-	if err := p.start(); err != nil {
+	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.waitReady(time.Minute); err != nil {
+	if err := p.WaitReady(time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	waitLeading(t, p)
@@ -192,12 +193,12 @@ func swapController(t *testing.T, name string, args ...string) *controllerProces
 }
 
 // waitLeading waits until p holds the lease.
-func waitLeading(t *testing.T, p *controllerProcess) {
+func waitLeading(t *testing.T, p *harness.Controller) {
 	t.Helper()
 	var id string
 	eventually(t, 30*time.Second, func() error {
 		var err error
-		id, err = p.identity()
+		id, err = p.Identity()
 		return err
 	})
 	// A standby waits out a lease it finds held: up to its duration (15 s

@@ -79,11 +79,11 @@ func TestCrashMidConvergence(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := ctrl.stop(syscall.SIGKILL); err == nil {
+	if _, err := ctrl.Stop(syscall.SIGKILL); err == nil {
 		t.Fatal("the killed controller exited cleanly?")
 	}
 	t.Logf("SIGKILL with %d of %d Deployments created", atKill, n)
-	if err := ctrl.start(); err != nil {
+	if err := ctrl.Start(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-created; err != nil {
@@ -145,7 +145,7 @@ func TestControlPlaneFaults(t *testing.T) {
 		waitImage(t, ns, "steady", "nginx:"+round, 90*time.Second)
 		eventually(t, 90*time.Second, func() error { return converged(ctx, ns, -1) })
 		waitAvailable(t, ns, "new-"+strings.ReplaceAll(round, ".", "-"), 1)
-		if err := p.exited(); err != nil {
+		if err := p.Exited(); err != nil {
 			t.Fatalf("the controller did not survive: %v", err)
 		}
 		for key, codes := range creates(t, since, ns) {
@@ -206,23 +206,19 @@ func TestLostLeaseExits(t *testing.T) {
 	)
 	cut := time.Now()
 	proxy.setCut(true)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
+	exited, err := p.Wait(30 * time.Second)
+	if !exited {
 		t.Fatal("the leader still runs 30 s after it was cut off from the API server")
 	}
 	took := time.Since(cut)
-	p.mu.Lock()
-	err := p.err
-	p.mu.Unlock()
 	if exitErr := (*exec.ExitError)(nil); !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 {
 		t.Errorf("exited with %v, want exit status 1", err)
 	}
 	// client-go's own way out comes only after it has also tried to
-	// release the lease, which hangs as long again: the renewal watch must
+	// release the lease, which hangs as long again: the renewal check must
 	// be what ends the process.
-	if !p.logContains("not renewed within the renew deadline") {
-		t.Errorf("no \"not renewed within the renew deadline\" in %s", p.log)
+	if !p.LogContains("not renewed within the renew deadline") {
+		t.Errorf("no \"not renewed within the renew deadline\" in %s", p.Log)
 	}
 	// The last renewal was at most a retry period (1 s) before the cut; a
 	// standby may take over a lease duration (6 s) after it. Exiting later
@@ -246,7 +242,7 @@ func TestRapidSpecEdits(t *testing.T) {
 		createAppService(t, ns, fmt.Sprintf("edit-%d", i), appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}})
 	}
 	since := time.Now()
-	logBefore, _ := os.ReadFile(ctrl.log)
+	logBefore, _ := os.ReadFile(ctrl.Log)
 
 	var wg sync.WaitGroup
 	for i := range count {
@@ -300,7 +296,7 @@ func TestRapidSpecEdits(t *testing.T) {
 	if conflicts == 0 {
 		t.Error("no update by the controller met a 409: the test did not exercise conflicts")
 	}
-	logAfter, _ := os.ReadFile(ctrl.log)
+	logAfter, _ := os.ReadFile(ctrl.Log)
 	if len(logAfter) >= len(logBefore) {
 		for _, line := range strings.Split(string(logAfter[len(logBefore):]), "\n") {
 			if strings.Contains(line, ns) && strings.Contains(line, "Error syncing") {

@@ -85,7 +85,7 @@ func eventually(t *testing.T, timeout time.Duration, f func() error) {
 		if err == nil {
 			return
 		}
-		if exitErr := ctrl.exited(); exitErr != nil {
+		if exitErr := ctrl.Exited(); exitErr != nil {
 			t.Fatal(exitErr)
 		}
 		if time.Now().After(deadline) {

@@ -33,18 +33,12 @@ limitations under the License.
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,6 +49,7 @@ import (
 
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 
+	"example.com/appservice-controller/internal/harness"
 	"example.com/appservice-controller/internal/localcluster"
 )
 
@@ -71,7 +66,7 @@ var (
 	cluster  *localcluster.Cluster
 	kube     kubernetes.Interface
 	apps     clientset.Interface
-	ctrl     *controllerProcess
+	ctrl     *harness.Controller
 )
 
 func TestMain(m *testing.M) {
@@ -147,12 +142,12 @@ func runMain(m *testing.M) (code int) {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := ctrl.start(); err != nil {
+	if err := ctrl.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting the controller:", err)
 		return 1
 	}
-	defer ctrl.stop(syscall.SIGTERM)
-	if err := waitForCRD(ctx); err != nil {
+	defer ctrl.Stop(syscall.SIGTERM)
+	if err := harness.WaitForCRD(ctx, apps, ctrl, time.Minute); err != nil {
 		fmt.Fprintln(os.Stderr, "waiting for the controller to install its CRD:", err)
 		return 1
 	}
@@ -176,183 +171,24 @@ func deployAndGetToken(ctx context.Context) (string, error) {
 	return cluster.KubeconfigForToken(controllerServiceAccount, tr.Status.Token)
 }
 
-func waitForCRD(ctx context.Context) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, err := apps.AppV1().AppServices("default").List(ctx, metav1.ListOptions{Limit: 1})
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		if exitErr := ctrl.exited(); exitErr != nil {
-			return exitErr
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 var (
 	controllerBinary     string
 	controllerKubeconfig string
 )
 
-// controllerProcess is the controller binary, run as a user would run it,
-// as one replica of the deployment: the ServiceAccount's token, leader
-// election in the deployment's namespace, its own metrics and probe ports.
-type controllerProcess struct {
-	name        string
-	bin         string
-	args        []string
-	log         string
-	metricsAddr string
-	probeAddr   string
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
-
-func newControllerProcess(name string, extraArgs ...string) (*controllerProcess, error) {
-	p := &controllerProcess{
-		name: name,
-		bin:  controllerBinary,
-		log:  filepath.Join(cluster.LogDir, "appservice-controller-"+name+".log"),
-	}
-	for _, addr := range []*string{&p.metricsAddr, &p.probeAddr} {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		*addr = l.Addr().String()
-		l.Close()
-	}
-	p.args = append([]string{
-		"-kubeconfig", controllerKubeconfig,
-		"-v=2",
-		// A short resync, so that the quiet-period tests see resyncs
-		// happen and write nothing.
-		"-resync-period=10s",
-		"-leader-elect",
-		"-leader-election-namespace=" + controllerNamespace,
-		"-metrics-bind-address=" + p.metricsAddr,
-		"-health-probe-bind-address=" + p.probeAddr,
-	}, extraArgs...)
-	return p, nil
-}
-
-func (p *controllerProcess) start() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	logFile, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(logFile, "\n===== starting %s at %s\n", p.bin, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.bin, p.args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return err
-	}
-	done := make(chan struct{})
-	p.cmd, p.done, p.err = cmd, done, nil
-	go func() {
-		err := cmd.Wait()
-		logFile.Close()
-		p.mu.Lock()
-		p.err = err
-		p.mu.Unlock()
-		close(done)
-	}()
-	return nil
-}
-
-// exited returns an error when the controller is no longer running.
-func (p *controllerProcess) exited() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	select {
-	case <-p.done:
-		return fmt.Errorf("the controller exited: %v (log: %s)", p.err, p.log)
-	default:
-		return nil
-	}
-}
-
-// stop sends sig and waits for the process to exit, returning how long that
-// took and how it exited.
-func (p *controllerProcess) stop(sig syscall.Signal) (time.Duration, error) {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil {
-		return 0, nil
-	}
-	start := time.Now()
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return time.Since(start), p.err
-}
-
-// identity is the leader-election identity of the running process, from its
-// log; the API server's audit log carries it in the user agent.
-func (p *controllerProcess) identity() (string, error) {
-	data, err := os.ReadFile(p.log)
-	if err != nil {
-		return "", err
-	}
-	runs := bytes.Split(data, []byte("===== starting"))
-	m := identityRE.FindSubmatch(runs[len(runs)-1])
-	if m == nil {
-		return "", fmt.Errorf("no identity in %s yet", p.log)
-	}
-	return string(m[1]), nil
-}
-
-var identityRE = regexp.MustCompile(`"Waiting to acquire the lease".* identity="([^"]+)"`)
-
-// get fetches a path from one of the process's servers.
-func (p *controllerProcess) get(addr, path string) (int, string, error) {
-	resp, err := http.Get("http://" + addr + path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
-}
-
-// waitReady waits until the process answers /readyz with 200.
-func (p *controllerProcess) waitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		code, body, err := p.get(p.probeAddr, "/readyz")
-		if err == nil && code == http.StatusOK {
-			return nil
-		}
-		if exitErr := p.exited(); exitErr != nil {
-			return exitErr
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("controller %s not ready after %s: %d %s %v", p.name, timeout, code, body, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// logContains reports whether the controller's log has line.
-func (p *controllerProcess) logContains(s string) bool {
-	data, err := os.ReadFile(p.log)
-	return err == nil && bytes.Contains(data, []byte(s))
+// newControllerProcess returns the controller binary, run as one replica of
+// the deployment: the ServiceAccount's token, leader election in the
+// deployment's namespace, its own metrics and probe ports.
+func newControllerProcess(name string, extraArgs ...string) (*harness.Controller, error) {
+	return harness.NewController(name, controllerBinary,
+		filepath.Join(cluster.LogDir, "appservice-controller-"+name+".log"),
+		append([]string{
+			"-kubeconfig", controllerKubeconfig,
+			"-v=2",
+			// A short resync, so that the steady-state tests see resyncs
+			// happen and write nothing.
+			"-resync-period=10s",
+			"-leader-elect",
+			"-leader-election-namespace=" + controllerNamespace,
+		}, extraArgs...)...)
 }

@@ -140,7 +140,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 func TestLeaderElection(t *testing.T) {
 	ns := newNamespace(t)
 	a := ctrl
-	idA, err := a.identity()
+	idA, err := a.Identity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,23 +150,23 @@ func TestLeaderElection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.start(); err != nil {
+	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
 	// Whatever happens, later tests get A back as the running controller.
 	t.Cleanup(func() {
-		b.stop(syscall.SIGTERM)
+		b.Stop(syscall.SIGTERM)
 		ctrl = a
-		if a.exited() != nil {
-			if err := a.start(); err != nil {
+		if a.Exited() != nil {
+			if err := a.Start(); err != nil {
 				t.Error(err)
 			}
 		}
 	})
-	if err := b.waitReady(30 * time.Second); err != nil {
+	if err := b.WaitReady(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	idB, err := b.identity()
+	idB, err := b.Identity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestLeaderElection(t *testing.T) {
 	// SIGKILL the leader: no release, the standby waits out the lease.
 	// B is the controller the helpers watch while A is down.
 	ctrl = b
-	if _, err := a.stop(syscall.SIGKILL); err == nil {
+	if _, err := a.Stop(syscall.SIGKILL); err == nil {
 		t.Fatal("the killed controller exited cleanly?")
 	}
 	killed := time.Now()
@@ -196,17 +196,17 @@ func TestLeaderElection(t *testing.T) {
 
 	// SIGTERM the leader: it releases the lease and the standby (A again)
 	// takes over at once, not after the lease duration.
-	if err := a.start(); err != nil {
+	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.waitReady(30 * time.Second); err != nil {
+	if err := a.WaitReady(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if idA, err = a.identity(); err != nil {
+	if idA, err = a.Identity(); err != nil {
 		t.Fatal(err)
 	}
 	ctrl = a
-	took, err := b.stop(syscall.SIGTERM)
+	took, err := b.Stop(syscall.SIGTERM)
 	if err != nil {
 		t.Errorf("the leader exited with %v after SIGTERM, want 0", err)
 	}
@@ -288,15 +288,15 @@ func TestProbesAndMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := late.start(); err != nil {
+		if err := late.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { late.stop(syscall.SIGTERM) })
+		t.Cleanup(func() { late.Stop(syscall.SIGTERM) })
 
 		deadline := time.Now().Add(3 * time.Second)
 		answered := false
 		for time.Now().Before(deadline) {
-			code, _, err := late.get(late.probeAddr, "/readyz")
+			code, _, err := late.Get(late.ProbeAddr, "/readyz")
 			if err == nil {
 				answered = true
 				if code != http.StatusServiceUnavailable {
@@ -308,7 +308,7 @@ func TestProbesAndMetrics(t *testing.T) {
 		if !answered {
 			t.Fatal("/readyz never answered")
 		}
-		if code, _, err := late.get(late.probeAddr, "/healthz"); err != nil || code != http.StatusOK {
+		if code, _, err := late.Get(late.ProbeAddr, "/healthz"); err != nil || code != http.StatusOK {
 			t.Errorf("/healthz: %d %v, want 200", code, err)
 		}
 
@@ -321,7 +321,7 @@ func TestProbesAndMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { kube.RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{}) })
-		if err := late.waitReady(90 * time.Second); err != nil {
+		if err := late.WaitReady(90 * time.Second); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -329,7 +329,7 @@ func TestProbesAndMetrics(t *testing.T) {
 	t.Run("metrics", func(t *testing.T) {
 		createAppService(t, ns, "metrics", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
 		waitAvailable(t, ns, "metrics", 1)
-		code, body, err := ctrl.get(ctrl.metricsAddr, "/metrics")
+		code, body, err := ctrl.Get(ctrl.MetricsAddr, "/metrics")
 		if err != nil || code != http.StatusOK {
 			t.Fatalf("/metrics: %d %v", code, err)
 		}

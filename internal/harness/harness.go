@@ -1,0 +1,283 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package harness runs the built controller binary as a user would, for the
+// end-to-end tests (test/e2e) and the benchmark (test/bench): one process
+// with its own metrics and probe ports and its log in a file, started,
+// probed, measured and stopped by signal. Only tests and the benchmark
+// import it.
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
+)
+
+// Controller is one controller process. It can be started again after it
+// stopped; its log gathers every run, each after a "===== starting" line.
+type Controller struct {
+	Name        string
+	Log         string
+	MetricsAddr string
+	ProbeAddr   string
+
+	bin  string
+	args []string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{}
+	err     error
+	started time.Time
+}
+
+// NewController returns a controller process that runs bin with args,
+// logging to log, with metrics and probes served on free local ports.
+func NewController(name, bin, log string, args ...string) (*Controller, error) {
+	p := &Controller{Name: name, Log: log, bin: bin}
+	for _, addr := range []*string{&p.MetricsAddr, &p.ProbeAddr} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		*addr = l.Addr().String()
+		l.Close()
+	}
+	p.args = append([]string{
+		"-metrics-bind-address=" + p.MetricsAddr,
+		"-health-probe-bind-address=" + p.ProbeAddr,
+	}, args...)
+	return p, nil
+}
+
+// Start starts the process. It dies with the test binary (SIGKILL on the
+// parent's death), so that no controller outlives a crashed test.
+func (p *Controller) Start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	logFile, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logFile, "\n===== starting %s at %s\n", p.bin, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return err
+	}
+	done := make(chan struct{})
+	p.cmd, p.done, p.err, p.started = cmd, done, nil, time.Now()
+	go func() {
+		err := cmd.Wait()
+		logFile.Close()
+		p.mu.Lock()
+		p.err = err
+		p.mu.Unlock()
+		close(done)
+	}()
+	return nil
+}
+
+// Started is when the running process was started.
+func (p *Controller) Started() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.started
+}
+
+// Exited returns an error when the process is no longer running.
+func (p *Controller) Exited() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+		return fmt.Errorf("the controller exited: %v (log: %s)", p.err, p.Log)
+	default:
+		return nil
+	}
+}
+
+// Wait waits up to timeout for the process to exit on its own. It reports
+// whether it did, and how.
+func (p *Controller) Wait(timeout time.Duration) (exited bool, err error) {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	if done == nil {
+		return false, nil
+	}
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		return false, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return true, p.err
+}
+
+// Stop sends sig and waits for the process to exit (killing it after a
+// minute), returning how long that took and how it exited.
+func (p *Controller) Stop(sig syscall.Signal) (time.Duration, error) {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil {
+		return 0, nil
+	}
+	start := time.Now()
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return time.Since(start), p.err
+}
+
+// Identity is the leader-election identity of the running process, from its
+// log; the API server's audit log carries it in the user agent.
+func (p *Controller) Identity() (string, error) {
+	data, err := os.ReadFile(p.Log)
+	if err != nil {
+		return "", err
+	}
+	runs := bytes.Split(data, []byte("===== starting"))
+	m := identityRE.FindSubmatch(runs[len(runs)-1])
+	if m == nil {
+		return "", fmt.Errorf("no identity in %s yet", p.Log)
+	}
+	return string(m[1]), nil
+}
+
+var identityRE = regexp.MustCompile(`"Waiting to acquire the lease".* identity="([^"]+)"`)
+
+// Get fetches a path from one of the process's servers (MetricsAddr or
+// ProbeAddr).
+func (p *Controller) Get(addr, path string) (int, string, error) {
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// WaitReady waits until the process answers /readyz with 200.
+func (p *Controller) WaitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		code, body, err := p.Get(p.ProbeAddr, "/readyz")
+		if err == nil && code == http.StatusOK {
+			return nil
+		}
+		if exitErr := p.Exited(); exitErr != nil {
+			return exitErr
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("controller %s not ready after %s: %d %s %v", p.Name, timeout, code, body, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// LogContains reports whether the process's log holds s.
+func (p *Controller) LogContains(s string) bool {
+	data, err := os.ReadFile(p.Log)
+	return err == nil && bytes.Contains(data, []byte(s))
+}
+
+// Usage reads the running process's resident memory (bytes) and CPU time
+// (seconds) from /proc.
+func (p *Controller) Usage() (rss int64, cpu float64, err error) {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil {
+		return 0, 0, fmt.Errorf("controller %s not started", p.Name)
+	}
+	pid := cmd.Process.Pid
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0, 0, fmt.Errorf("/proc/%d/status: VmRSS: %w", pid, err)
+			}
+			rss = kb * 1024
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces; utime and stime are the 14th and 15th of the whole line.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	if len(fields) < 13 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", pid, fields[11], fields[12])
+	}
+	return rss, (utime + stime) / 100, nil // USER_HZ is 100 on Linux
+}
+
+// WaitForCRD waits until the API server serves AppServices: the controller
+// installs the CRD when it starts. It gives up early when p exits.
+func WaitForCRD(ctx context.Context, apps clientset.Interface, p *Controller, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := apps.AppV1().AppServices(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		if exitErr := p.Exited(); exitErr != nil {
+			return exitErr
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
