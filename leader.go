@@ -50,9 +50,10 @@ type leaderOptions struct {
 //     process exits, as kube-controller-manager's does. client-go reports
 //     the loss only after it has also tried to release the Lease, which can
 //     take another renew deadline: by then a standby may have taken over.
-//     So a renewal watch (leaseWatch) exits as soon as the last successful
-//     renewal is older than the renew deadline, which is always shorter than
-//     the lease duration a standby waits for.
+//     So the lock records each successful renewal, and a check
+//     (exitWhenStale) exits as soon as the last one is older than the renew
+//     deadline, which is always shorter than the lease duration a standby
+//     waits for.
 func runAsLeader(ctx context.Context, client kubernetes.Interface, identity string, o leaderOptions, watchdog *leaderelection.HealthzAdaptor, work func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	lock := &resourcelock.LeaseLock{
@@ -60,7 +61,7 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, identity stri
 		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
 	}
 	lock.LeaseMeta.Namespace, lock.LeaseMeta.Name = o.namespace, o.id
-	renewals := &leaseWatch{Interface: lock}
+	renewals := &renewalRecordingLock{Interface: lock}
 
 	// The elector's own context outlives ctx until work has returned.
 	electorCtx, stopElector := context.WithCancel(context.WithoutCancel(ctx))
@@ -136,19 +137,19 @@ func defaultLeaderElectionNamespace() string {
 	return "default"
 }
 
-// leaseWatch is the Lease lock, recording when this replica last wrote it
+// renewalRecordingLock is the Lease lock, recording when this replica last wrote it
 // successfully: a renewal (or the acquisition).
-type leaseWatch struct {
+type renewalRecordingLock struct {
 	resourcelock.Interface
 	lastWrite atomic.Pointer[time.Time] // with its monotonic clock reading
 }
 
-func (w *leaseWatch) wrote() {
+func (w *renewalRecordingLock) wrote() {
 	now := time.Now()
 	w.lastWrite.Store(&now)
 }
 
-func (w *leaseWatch) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+func (w *renewalRecordingLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
 	err := w.Interface.Create(ctx, ler)
 	if err == nil {
 		w.wrote()
@@ -156,7 +157,7 @@ func (w *leaseWatch) Create(ctx context.Context, ler resourcelock.LeaderElection
 	return err
 }
 
-func (w *leaseWatch) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+func (w *renewalRecordingLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
 	err := w.Interface.Update(ctx, ler)
 	if err == nil {
 		w.wrote()
@@ -167,7 +168,7 @@ func (w *leaseWatch) Update(ctx context.Context, ler resourcelock.LeaderElection
 // exitWhenStale calls exit once the last successful write of the Lease is
 // older than renewDeadline, checking four times a tick (the retry period),
 // until ctx ends or a shutdown (stopping) is under way.
-func (w *leaseWatch) exitWhenStale(ctx context.Context, renewDeadline, tick time.Duration, stopping *atomic.Bool, exit func()) {
+func (w *renewalRecordingLock) exitWhenStale(ctx context.Context, renewDeadline, tick time.Duration, stopping *atomic.Bool, exit func()) {
 	t := time.NewTicker(tick / 4)
 	defer t.Stop()
 	for {

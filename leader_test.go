@@ -23,10 +23,10 @@ import (
 	"time"
 )
 
-// TestLeaseWatch: the renewal watch exits once the last renewal is older
+// TestExitWhenRenewalStale: the renewal check exits once the last renewal is older
 // than the renew deadline, and never during a shutdown or before the first
 // renewal. (TestLostLeaseExits in test/e2e cuts a real leader off.)
-func TestLeaseWatch(t *testing.T) {
+func TestExitWhenRenewalStale(t *testing.T) {
 	// Generous against a busy machine: renewals every 20 ms against a
 	// 300 ms deadline.
 	const deadline, tick = 300 * time.Millisecond, 100 * time.Millisecond
@@ -44,7 +44,7 @@ func TestLeaseWatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := &leaseWatch{}
+			w := &renewalRecordingLock{}
 			if tc.renewed {
 				w.wrote()
 			}
