@@ -120,120 +120,188 @@ func stoppedBySignal(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && errors.Is(err, context.Canceled)
 }
 
+// run starts the controller and returns when ctx ends (or a step fails).
+// Its steps, in order:
+//
+//  1. complete the options and name this replica;
+//  2. build the clients;
+//  3. serve the probes and metrics, which answer from the start;
+//  4. install the CRD;
+//  5. start the Event recorder;
+//  6. build the informers and the controller on them, and fill the caches
+//     (every replica does, leader or not);
+//  7. run the workers: at once, or only while this replica leads.
 func run(ctx context.Context, o options) error {
-	logger := klog.FromContext(ctx)
+	if err := o.complete(); err != nil {
+		return err
+	}
+	identity, err := replicaIdentity()
+	if err != nil {
+		return err
+	}
+	c, err := newClients(o, identity)
+	if err != nil {
+		return err
+	}
+	probes, watchdog := newProbes(o.leader.enabled)
+	stopServers, err := startServers(ctx, o, probes)
+	if err != nil {
+		return err
+	}
+	defer stopServers()
+	if o.installCRD {
+		if err := ensureCRD(ctx, c.crds, o.crdTimeout); err != nil {
+			return fmt.Errorf("installing the AppService CRD: %w", err)
+		}
+	}
+	recorder, broadcaster := newRecorder(ctx, c.kube, o.namespace)
+	defer shutdownBroadcaster(broadcaster, o.shutdownWait)
+
+	f := newInformerFactories(c, o)
+	controller, err := NewController(ctx, c.kube, c.apps,
+		f.kube.Apps().V1().Deployments(),
+		f.kube.Core().V1().Services(),
+		f.apps.App().V1().AppServices(),
+		recorder)
+	if err != nil {
+		return err
+	}
+	f.kube.Start(ctx.Done())
+	f.apps.Start(ctx.Done())
+	defer f.kube.Shutdown()
+	defer f.apps.Shutdown()
+	go readyWhenSynced(ctx, probes, controller.cachesSynced)
+
+	work := func(ctx context.Context) error { return controller.Run(ctx, o.workers) }
+	if o.leader.enabled {
+		err = runAsLeader(ctx, c.kube, identity, o.leader, watchdog, work)
+	} else {
+		err = work(ctx)
+	}
+	klog.FromContext(ctx).Info("Stopping")
+	return err
+}
+
+// complete checks the options and fills in the defaults that depend on
+// where the controller runs.
+func (o *options) complete() error {
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", o.workers)
 	}
 	if o.leader.namespace == "" {
 		o.leader.namespace = defaultLeaderElectionNamespace()
 	}
+	return nil
+}
+
+// replicaIdentity tells replicas apart in the Lease, in logs and, through
+// the user agent, in the API server's audit log.
+func replicaIdentity() (string, error) {
 	hostname, err := os.Hostname()
 	if err != nil {
-		return err
+		return "", err
 	}
-	// Tells replicas apart in the Lease, in logs and, through the user
-	// agent, in the API server's audit log.
-	identity := hostname + "_" + string(uuid.NewUUID())
+	return hostname + "_" + string(uuid.NewUUID()), nil
+}
 
-	cfg, err := buildConfig(o.masterURL, o.kubeconfig)
-	if err != nil {
-		return fmt.Errorf("building kubeconfig: %w", err)
-	}
-	cfg, kubeCfg := clientConfigs(cfg, o.qps, o.burst, identity)
+// clients are the controller's clientsets. They share one rate limiter
+// (see clientConfigs).
+type clients struct {
+	kube kubernetes.Interface
+	apps clientset.Interface
+	crds apiextensionsclient.Interface
+}
 
-	kubeClient, err := kubernetes.NewForConfig(kubeCfg)
+func newClients(o options, identity string) (*clients, error) {
+	base, err := buildConfig(o.masterURL, o.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("building kubernetes clientset: %w", err)
+		return nil, fmt.Errorf("building kubeconfig: %w", err)
 	}
-	appClient, err := clientset.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("building appservice clientset: %w", err)
+	cfg, kubeCfg := clientConfigs(base, o.qps, o.burst, identity)
+	c := &clients{}
+	if c.kube, err = kubernetes.NewForConfig(kubeCfg); err != nil {
+		return nil, fmt.Errorf("building kubernetes clientset: %w", err)
 	}
+	if c.apps, err = clientset.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("building appservice clientset: %w", err)
+	}
+	if c.crds, err = apiextensionsclient.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("building apiextensions clientset: %w", err)
+	}
+	return c, nil
+}
 
-	// The probes and metrics answer from the start: not ready until the
-	// caches have synced.
-	probes := &probes{}
-	var watchdog *leaderelection.HealthzAdaptor
-	if o.leader.enabled {
-		// /healthz fails when the leader has not renewed its Lease for
-		// this long past the lease duration: a stuck renewal loop.
-		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-		probes.leaderCheck = watchdog.Check
+// newProbes returns the probes' state: not ready until the caches have
+// synced. With leader election, /healthz also fails when the leader has not
+// renewed its Lease for 20 s past the lease duration: a stuck renewal loop.
+func newProbes(leaderElection bool) (*probes, *leaderelection.HealthzAdaptor) {
+	p := &probes{}
+	if !leaderElection {
+		return p, nil
 	}
-	stopProbes, err := serve(ctx, "health probes", o.probeAddr, probesHandler(probes))
+	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	p.leaderCheck = watchdog.Check
+	return p, watchdog
+}
+
+// startServers serves the health probes and the metrics until the returned
+// function is called.
+func startServers(ctx context.Context, o options, p *probes) (stop func(), err error) {
+	stopProbes, err := serve(ctx, "health probes", o.probeAddr, probesHandler(p))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer stopProbes()
 	stopMetrics, err := serve(ctx, "metrics", o.metricsAddr, metricsHandler())
 	if err != nil {
-		return err
+		stopProbes()
+		return nil, err
 	}
-	defer stopMetrics()
+	return func() { stopMetrics(); stopProbes() }, nil
+}
 
-	if o.installCRD {
-		crdClient, err := apiextensionsclient.NewForConfig(cfg)
-		if err != nil {
-			return fmt.Errorf("building apiextensions clientset: %w", err)
-		}
-		if err := ensureCRD(ctx, crdClient, o.crdTimeout); err != nil {
-			return fmt.Errorf("installing the AppService CRD: %w", err)
-		}
-	}
-
+// newRecorder starts the Event broadcaster and returns a recorder on it.
+// The broadcaster is not cancelled with ctx, so that Events recorded during
+// shutdown are still sent: stop it with shutdownBroadcaster.
+func newRecorder(ctx context.Context, kube kubernetes.Interface, namespace string) (record.EventRecorder, record.EventBroadcaster) {
 	// Events are recorded against AppServices, so the scheme the recorder
 	// uses must know their kind.
 	utilruntime.Must(appscheme.AddToScheme(scheme.Scheme))
-	// Not cancelled with ctx: Events recorded during shutdown are still sent.
 	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 	broadcaster.StartStructuredLogging(0)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events(o.namespace)})
-	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName})
-	defer shutdownBroadcaster(broadcaster, o.shutdownWait)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(namespace)})
+	return broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName}), broadcaster
+}
 
-	// The child informers see only objects carrying our label, and none of
-	// the caches keep managedFields: the controller never reads them, and in
-	// a big cluster they are a large share of an object's size.
-	kubeInformerFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync,
-		kubeinformers.WithNamespace(o.namespace),
-		kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }),
-		kubeinformers.WithTransform(stripManagedFields),
-	)
-	appInformerFactory := informers.NewSharedInformerFactoryWithOptions(appClient, o.resync,
-		informers.WithNamespace(o.namespace),
-		informers.WithTransform(stripManagedFields),
-	)
-	controller, err := NewController(ctx, kubeClient, appClient,
-		kubeInformerFactory.Apps().V1().Deployments(),
-		kubeInformerFactory.Core().V1().Services(),
-		appInformerFactory.App().V1().AppServices(),
-		recorder)
-	if err != nil {
-		return err
+// informerFactories feed the controller's caches.
+type informerFactories struct {
+	kube kubeinformers.SharedInformerFactory
+	apps informers.SharedInformerFactory
+}
+
+// newInformerFactories returns the factories for o's namespace. The child
+// informers see only objects carrying our label, and none of the caches
+// keep managedFields: the controller never reads them, and in a big cluster
+// they are a large share of an object's size.
+func newInformerFactories(c *clients, o options) informerFactories {
+	return informerFactories{
+		kube: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, o.resync,
+			kubeinformers.WithNamespace(o.namespace),
+			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }),
+			kubeinformers.WithTransform(stripManagedFields),
+		),
+		apps: informers.NewSharedInformerFactoryWithOptions(c.apps, o.resync,
+			informers.WithNamespace(o.namespace),
+			informers.WithTransform(stripManagedFields),
+		),
 	}
+}
 
-	// Every replica fills its caches, leader or not: a standby that takes
-	// over has nothing to list.
-	kubeInformerFactory.Start(ctx.Done())
-	appInformerFactory.Start(ctx.Done())
-	defer kubeInformerFactory.Shutdown()
-	defer appInformerFactory.Shutdown()
-	go func() {
-		if cache.WaitForCacheSync(ctx.Done(), controller.cachesSynced...) {
-			probes.cachesSynced.Store(true)
-			logger.Info("Informer caches synced: ready")
-		}
-	}()
-
-	work := func(ctx context.Context) error { return controller.Run(ctx, o.workers) }
-	if o.leader.enabled {
-		err = runAsLeader(ctx, kubeClient, identity, o.leader, watchdog, work)
-	} else {
-		err = work(ctx)
+// readyWhenSynced marks the replica ready once its caches have synced.
+func readyWhenSynced(ctx context.Context, p *probes, synced []cache.InformerSynced) {
+	if cache.WaitForCacheSync(ctx.Done(), synced...) {
+		p.cachesSynced.Store(true)
+		klog.FromContext(ctx).Info("Informer caches synced: ready")
 	}
-	logger.Info("Stopping")
-	return err
 }
 
 // clientConfigs returns the configuration for the AppService and
