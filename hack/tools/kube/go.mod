@@ -1,4 +1,4 @@
-// Tools module for the local control plane (hack/local-up.sh and the e2e tests).
+// Tools module for the local control plane (hack/ensure-binaries.sh builds it for `make run` and the tests).
 // k8s.io/kubernetes cannot be `go install`ed because its go.mod replaces every
 // staging module with a local path; this module pins them to the published
 // v0.37.1 tags instead. Kept apart from the controller's go.mod so that the

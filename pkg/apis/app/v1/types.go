@@ -49,7 +49,6 @@ import (
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.serviceType`,priority=1,description="Type of the Service"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (at most 63 lower case letters, digits or '-', starting with a letter and ending with a letter or digit): it names the Service and labels the Pods"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.envs) || self.spec.envs.all(e, !has(e.valueFrom) || !has(e.valueFrom.resourceFieldRef) || !has(e.valueFrom.resourceFieldRef.containerName) || size(e.valueFrom.resourceFieldRef.containerName) == 0 || e.valueFrom.resourceFieldRef.containerName == self.metadata.name)",message="spec.envs: resourceFieldRef.containerName must be empty or the AppService's name: the Pods have one container, named after the AppService",fieldPath=".spec.envs"
 type AppService struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -83,16 +82,19 @@ type AppServiceSpec struct {
 
 	// Resources are the compute resources of the application's container.
 	// The names, signs and units allowed in requests and limits are in
-	// config/crd/patches; the rules comparing requests with limits are below.
+	// config/crd/patches; the rules comparing requests with limits are
+	// below, and those for hugepages and extended resources, too long for a
+	// marker line, in config/crd/patches/long-rules.yaml.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.claims) || size(self.claims) == 0",message="resource claims are not supported: the AppService's Pods declare no resource claims",fieldPath=".claims"
 	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.requests.all(k, !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="each request must be less than or equal to its limit",fieldPath=".requests"
-	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || self.requests.all(k, !(k.startsWith('hugepages-') || (k.contains('/') && !k.contains('kubernetes.io/'))) || (has(self.limits) && k in self.limits && quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) == 0))",message="hugepages and extended resources cannot be overcommitted: each request needs a limit equal to it",fieldPath=".requests"
-	// +kubebuilder:validation:XValidation:rule="!((has(self.requests) && self.requests.exists(k, k.startsWith('hugepages-'))) || (has(self.limits) && self.limits.exists(k, k.startsWith('hugepages-')))) || (has(self.requests) && ('cpu' in self.requests || 'memory' in self.requests)) || (has(self.limits) && ('cpu' in self.limits || 'memory' in self.limits))",message="hugepages require a cpu or memory request or limit"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// Envs are the environment variables of the application's container.
-	// The names' bounds are in config/crd/patches.
+	// The names' bounds are in config/crd/patches, as is the rule that a
+	// resourceFieldRef names no container but the AppService's one (in
+	// long-rules.yaml: it spans the AppService, and is too long for a
+	// marker line).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
@@ -105,11 +107,11 @@ type AppServiceSpec struct {
 	// itself when no target port is given) is also declared as a port of
 	// the container. With no ports there is no Service.
 	//
-	// Nested bounds (port ranges, protocol, name format) and the list's
-	// uniqueness by port and protocol are in config/crd/patches.
+	// Nested bounds (port ranges, protocol, name format, the target port's
+	// format) and the list's uniqueness by port and protocol are in
+	// config/crd/patches.
 	// +optional
 	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.targetPort) || (type(self.targetPort) == int ? (int(self.targetPort) >= 0 && int(self.targetPort) <= 65535) : (size(string(self.targetPort)) == 0 || (string(self.targetPort).matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && string(self.targetPort).matches('[a-z]') && !string(self.targetPort).contains('--'))))",message="must be a port number between 1 and 65535 or an IANA service name (at most 15 lower case letters, digits or '-', with at least one letter and no '--')",fieldPath=".targetPort"
 	// +kubebuilder:validation:XValidation:rule="size(self) <= 1 || self.all(p, has(p.name) && size(p.name) > 0)",message="each port must have a name when there is more than one"
 	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.name) || size(p.name) == 0 || self.exists_one(q, has(q.name) && q.name == p.name))",message="port names must be unique"
 	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || p.nodePort == 0 || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort && q.protocol == p.protocol))",message="each nodePort and protocol may appear only once"

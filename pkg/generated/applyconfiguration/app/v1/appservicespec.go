@@ -33,17 +33,23 @@ type AppServiceSpecApplyConfiguration struct {
 	Image *string `json:"image,omitempty"`
 	// Resources are the compute resources of the application's container.
 	// The names, signs and units allowed in requests and limits are in
-	// config/crd/patches; the rules comparing requests with limits are below.
+	// config/crd/patches; the rules comparing requests with limits are
+	// below, and those for hugepages and extended resources, too long for a
+	// marker line, in config/crd/patches/long-rules.yaml.
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	// Envs are the environment variables of the application's container.
-	// The names' bounds are in config/crd/patches.
+	// The names' bounds are in config/crd/patches, as is the rule that a
+	// resourceFieldRef names no container but the AppService's one (in
+	// long-rules.yaml: it spans the AppService, and is too long for a
+	// marker line).
 	Envs []corev1.EnvVar `json:"envs,omitempty"`
 	// Ports are the ports of the Service. Each target port (or the port
 	// itself when no target port is given) is also declared as a port of
 	// the container. With no ports there is no Service.
 	//
-	// Nested bounds (port ranges, protocol, name format) and the list's
-	// uniqueness by port and protocol are in config/crd/patches.
+	// Nested bounds (port ranges, protocol, name format, the target port's
+	// format) and the list's uniqueness by port and protocol are in
+	// config/crd/patches.
 	Ports []corev1.ServicePort `json:"ports,omitempty"`
 	// ServiceType is the type of the Service: NodePort (the default),
 	// ClusterIP or LoadBalancer.
