@@ -28,11 +28,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -45,17 +41,16 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
-	"sigs.k8s.io/yaml"
 
+	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/harness"
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
@@ -323,6 +318,7 @@ func inParallel(n int, f func(i int) error) error {
 	return firstErr
 }
 
+// appService is the i-th AppService the benchmark creates.
 func appService(i int) *appv1.AppService {
 	size := int32(1)
 	return &appv1.AppService{
@@ -335,33 +331,27 @@ func appService(i int) *appv1.AppService {
 	}
 }
 
-// children are the Deployment and Service the controller writes for
-// appService(i), written directly: what "the limit" writes.
-func children(i int, labelKey string) (*appsv1.Deployment, *corev1.Service) {
-	name := fmt.Sprintf("app-%05d", i)
-	labels := map[string]string{labelKey: name}
-	replicas := int32(1)
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: name, Image: "nginx:1.27", ImagePullPolicy: corev1.PullIfNotPresent,
-					Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
-				}}},
-			},
-		},
+// ownedChildren are the Deployment and Service the controller writes for
+// appService(i), built by the controller's own builders: what "the limit"
+// writes. The owner's UID is made up: "the limit" creates no AppServices,
+// and the benchmark's cluster runs no garbage collector.
+func ownedChildren(i int) (*appsv1.Deployment, *corev1.Service) {
+	as := appService(i)
+	as.UID = types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i))
+	return children.NewDeployment(as), children.NewService(as)
+}
+
+// unrelatedChildren are the same objects as another tool would write
+// them in namespace: no owner, and a label of their own instead of ours.
+func unrelatedChildren(i int, namespace string) (*appsv1.Deployment, *corev1.Service) {
+	d, s := ownedChildren(i)
+	labels := map[string]string{"app.kubernetes.io/name": d.Name}
+	for _, meta := range []*metav1.ObjectMeta{&d.ObjectMeta, &d.Spec.Template.ObjectMeta, &s.ObjectMeta} {
+		meta.OwnerReferences, meta.Labels = nil, labels
 	}
-	s := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeClusterIP, Selector: labels,
-			Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}},
-		},
-	}
+	d.Namespace, s.Namespace = namespace, namespace
+	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: labels}
+	s.Spec.Selector = labels
 	return d, s
 }
 
@@ -375,7 +365,7 @@ func measureLimit(o options, n int) (float64, error) {
 	ctx := context.Background()
 	start := time.Now()
 	err = inParallel(n, func(i int) error {
-		d, s := children(i, appv1.LabelAppService)
+		d, s := ownedChildren(i)
 		if _, err := e.kube.AppsV1().Deployments("bench").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -385,92 +375,33 @@ func measureLimit(o options, n int) (float64, error) {
 	return time.Since(start).Seconds(), err
 }
 
-// controllerProc is the controller under measurement.
-type controllerProc struct {
-	cmd       *exec.Cmd
-	done      chan struct{}
-	probeAddr string
-	started   time.Time
-}
-
-func startController(o options, e *env, extra ...string) (*controllerProc, error) {
+// startController starts the controller under measurement, with the
+// benchmark's controller arguments and extra, as a user with every right
+// (the audit log counts its writes apart from the benchmark's own).
+func startController(o options, e *env, extra ...string) (*harness.Controller, error) {
 	kubeconfig, err := e.cluster.MintUser(controllerUser, "system:masters")
 	if err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	args := append([]string{"-kubeconfig", kubeconfig}, o.controllerArgs...)
+	p, err := harness.NewController("bench", o.controller,
+		filepath.Join(e.cluster.LogDir, "appservice-controller.log"), append(args, extra...)...)
 	if err != nil {
 		return nil, err
 	}
-	probeAddr := l.Addr().String()
-	l.Close()
-	args := append([]string{"-kubeconfig", kubeconfig, "-metrics-bind-address=0", "-health-probe-bind-address=" + probeAddr}, o.controllerArgs...)
-	args = append(args, extra...)
-	logFile, err := os.OpenFile(filepath.Join(e.cluster.LogDir, "appservice-controller.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(o.controller, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	p := &controllerProc{cmd: cmd, done: make(chan struct{}), probeAddr: probeAddr, started: time.Now()}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { cmd.Wait(); logFile.Close(); close(p.done) }()
-	return p, nil
+	return p, p.Start()
 }
 
-// waitReady returns the time from start to /readyz 200.
-func (p *controllerProc) waitReady() (time.Duration, error) {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + p.probeAddr + "/readyz")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return time.Since(p.started), nil
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+// waitReady returns the time from the controller's start to /readyz 200.
+func waitReady(p *harness.Controller) (time.Duration, error) {
+	if err := p.WaitReady(2 * time.Minute); err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("controller not ready after 2 minutes")
+	return time.Since(p.Started()), nil
 }
 
-func (p *controllerProc) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(time.Minute):
-		p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// usage reads the process's resident memory and CPU time from /proc.
-func (p *controllerProc) usage() (rss int64, cpu float64, err error) {
-	pid := p.cmd.Process.Pid
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			rss = kb * 1024
-		}
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	// Fields after the command name (which may hold spaces) in parentheses.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return rss, (utime + stime) / 100, nil // USER_HZ is 100 on Linux
-}
+// stop stops the controller as Kubernetes would, with SIGTERM.
+func stop(p *harness.Controller) { _, _ = p.Stop(syscall.SIGTERM) }
 
 // tracker follows the AppServices and their children through informers,
 // which cost the API server one watch each, not repeated lists.
@@ -551,12 +482,12 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 	if err != nil {
 		return c, err
 	}
-	defer func() { ctrl.stop() }()
-	if _, err := ctrl.waitReady(); err != nil {
+	defer func() { stop(ctrl) }()
+	if _, err := waitReady(ctrl); err != nil {
 		return c, err
 	}
 	time.Sleep(settle)
-	if c.BaselineRSSBytes, _, err = ctrl.usage(); err != nil {
+	if c.BaselineRSSBytes, _, err = ctrl.Usage(); err != nil {
 		return c, err
 	}
 	tr, err := newTracker(e)
@@ -583,7 +514,7 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 	}
 	c.WritesPerAppService = float64(len(writes)) / float64(n)
 	time.Sleep(settle)
-	if c.RSSBytes, c.CPUSeconds, err = ctrl.usage(); err != nil {
+	if c.RSSBytes, c.CPUSeconds, err = ctrl.Usage(); err != nil {
 		return c, err
 	}
 	c.RSSPerAppServiceByte = float64(c.RSSBytes-c.BaselineRSSBytes) / float64(n)
@@ -596,15 +527,15 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 	const resync = 20 * time.Second
 	const window = 65 * time.Second
 	logf("steady state over %s, n=%d", window, n)
-	ctrl.stop()
+	stop(ctrl)
 	if ctrl, err = startController(o, e, "-resync-period="+resync.String()); err != nil {
 		return c, err
 	}
-	ready, err := ctrl.waitReady()
+	ready, err := waitReady(ctrl)
 	if err != nil {
 		return c, err
 	}
-	since := ctrl.started
+	since := ctrl.Started()
 	time.Sleep(window)
 	writes, err = e.cluster.Writes(controllerUser, since)
 	if err != nil {
@@ -629,7 +560,7 @@ func measureBacklog(o options, n int) (float64, error) {
 		return 0, err
 	}
 	defer e.cluster.Stop()
-	if err := installCRD(e); err != nil {
+	if err := installCRD(o, e); err != nil {
 		return 0, err
 	}
 	if err := inParallel(n, func(i int) error {
@@ -647,40 +578,22 @@ func measureBacklog(o options, n int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer ctrl.stop()
+	defer stop(ctrl)
 	if err := tr.waitAll(n, 10*time.Minute); err != nil {
 		return 0, err
 	}
-	return time.Since(ctrl.started).Seconds(), nil
+	return time.Since(ctrl.Started()).Seconds(), nil
 }
 
-// installCRD installs artifacts/examples/crd.yaml, as `make install` does,
-// and waits until AppServices are served.
-func installCRD(e *env) error {
-	data, err := os.ReadFile("artifacts/examples/crd.yaml")
+// installCRD has the controller install its CRD, as it does whenever it
+// starts, and stops it again.
+func installCRD(o options, e *env) error {
+	ctrl, err := startController(o, e)
 	if err != nil {
 		return err
 	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, crd); err != nil {
-		return err
-	}
-	client := apiextensionsclient.NewForConfigOrDie(e.cfg)
-	ctx := context.Background()
-	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, err := e.apps.AppV1().AppServices("bench").List(ctx, metav1.ListOptions{Limit: 1})
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	defer stop(ctrl)
+	return harness.WaitForCRD(context.Background(), e.apps, ctrl, time.Minute)
 }
 
 // measureLatency creates AppServices at a steady rate and records how long
@@ -695,8 +608,8 @@ func measureLatency(o options, rate float64, d time.Duration) (Latency, error) {
 	if err != nil {
 		return Latency{}, err
 	}
-	defer ctrl.stop()
-	if _, err := ctrl.waitReady(); err != nil {
+	defer stop(ctrl)
+	if _, err := waitReady(ctrl); err != nil {
 		return Latency{}, err
 	}
 	tr, err := newTracker(e)
@@ -778,7 +691,7 @@ func measureUnrelated(o options, n, unrelated int) (Unrelated, error) {
 					return err
 				}
 				if err := inParallel(unrelated, func(i int) error {
-					d, s := children(i, "app.kubernetes.io/name")
+					d, s := unrelatedChildren(i, "others")
 					if _, err := e.kube.AppsV1().Deployments("others").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 						return err
 					}
@@ -792,8 +705,8 @@ func measureUnrelated(o options, n, unrelated int) (Unrelated, error) {
 			if err != nil {
 				return err
 			}
-			defer ctrl.stop()
-			if _, err := ctrl.waitReady(); err != nil {
+			defer stop(ctrl)
+			if _, err := waitReady(ctrl); err != nil {
 				return err
 			}
 			tr, err := newTracker(e)
@@ -813,7 +726,7 @@ func measureUnrelated(o options, n, unrelated int) (Unrelated, error) {
 			}
 			took := time.Since(start).Seconds()
 			time.Sleep(settle)
-			rss, _, err := ctrl.usage()
+			rss, _, err := ctrl.Usage()
 			if err != nil {
 				return err
 			}
