@@ -230,7 +230,7 @@ func TestSyncHandlerReleases(t *testing.T) {
 			f.expectPatch(resource, releasePatch(tc.child.(metav1.Object).GetUID()))
 			f.expectStatusUpdate(withStatus(as, tc.want))
 			f.events = []string{
-				"Normal Released Released " + kind + " nginx-app: its label app.example.com/appservice no longer names this AppService",
+				"Normal Released Released " + kind + " nginx-app: its label " + appv1.LabelAppService + " no longer names this AppService",
 				"Warning ResourceExists " + notOursMessage(kind),
 			}
 			checkChildError(t, f.run(testKey), appv1.ReasonResourceExists)

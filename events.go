@@ -34,20 +34,21 @@ type changeLog struct {
 }
 
 // record emits the Events, in the order a sync makes the changes: claims
-// first, then writes.
+// first, then writes. Each message starts with its reason, a past-tense
+// verb: "Created Deployment web, Service web".
 func (l *changeLog) record(recorder record.EventRecorder, as *appv1.AppService) {
 	for _, e := range []struct {
-		reason, verb, sep string
-		children          []string
+		reason, sep string
+		children    []string
 	}{
-		{appv1.ReasonAdopted, "Adopted", ", ", l.adopted},
-		{appv1.ReasonReleased, "Released", "; ", l.released},
-		{appv1.ReasonCreated, "Created", ", ", l.created},
-		{appv1.ReasonUpdated, "Updated", "; ", l.updated},
-		{appv1.ReasonDeleted, "Deleted", "; ", l.deleted},
+		{appv1.ReasonAdopted, ", ", l.adopted},
+		{appv1.ReasonReleased, "; ", l.released},
+		{appv1.ReasonCreated, ", ", l.created},
+		{appv1.ReasonUpdated, "; ", l.updated},
+		{appv1.ReasonDeleted, "; ", l.deleted},
 	} {
 		if len(e.children) > 0 {
-			recorder.Event(as, corev1.EventTypeNormal, e.reason, e.verb+" "+strings.Join(e.children, e.sep))
+			recorder.Event(as, corev1.EventTypeNormal, e.reason, e.reason+" "+strings.Join(e.children, e.sep))
 		}
 	}
 }
