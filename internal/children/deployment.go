@@ -177,8 +177,7 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	var changed []string
 	out := live.DeepCopy()
 
-	if !hasLabels(out.Labels, desired.Labels) {
-		out.Labels = mergeLabels(out.Labels, desired.Labels)
+	if addLabels(&out.ObjectMeta, desired.Labels) {
 		changed = append(changed, "labels")
 	}
 	if !equality.Semantic.DeepEqual(out.Spec.Replicas, desired.Spec.Replicas) {
@@ -186,8 +185,7 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 		changed = append(changed, "replicas")
 	}
 	tmpl := &out.Spec.Template
-	if !hasLabels(tmpl.Labels, desired.Spec.Template.Labels) {
-		tmpl.Labels = mergeLabels(tmpl.Labels, desired.Spec.Template.Labels)
+	if addLabels(&tmpl.ObjectMeta, desired.Spec.Template.Labels) {
 		changed = append(changed, "pod labels")
 	}
 

@@ -34,6 +34,16 @@ func LabelledFor(obj metav1.Object, as *appv1.AppService) bool {
 	return obj.GetLabels()[appv1.LabelAppService] == as.Name
 }
 
+// addLabels sets want's labels on meta, keeping the others, and reports
+// whether one was missing or different.
+func addLabels(meta *metav1.ObjectMeta, want map[string]string) bool {
+	if hasLabels(meta.Labels, want) {
+		return false
+	}
+	meta.Labels = mergeLabels(meta.Labels, want)
+	return true
+}
+
 // hasLabels reports whether every label in want is set in have, to the same
 // value. Labels others add are not our business.
 func hasLabels(have, want map[string]string) bool {

@@ -89,8 +89,7 @@ func UpdateService(live, desired *corev1.Service) (*corev1.Service, []string) {
 	var changed []string
 	out := live.DeepCopy()
 
-	if !hasLabels(out.Labels, desired.Labels) {
-		out.Labels = mergeLabels(out.Labels, desired.Labels)
+	if addLabels(&out.ObjectMeta, desired.Labels) {
 		changed = append(changed, "labels")
 	}
 	if out.Spec.Type != desired.Spec.Type {
