@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,7 +37,9 @@ import (
 
 // Claiming: which object of a child's name is the AppService's to manage,
 // after kube-controller-manager's ControllerRefManager. Every child kind goes
-// through the one path below, described by a childKind value.
+// through the one path below, described by a childKind value, which also
+// makes the kind's writes (create, adopt, release, update), recording each
+// in the sync's change log.
 
 // ownerKey is the key of the AppService an object belongs to: its
 // controller if that is an AppService, or, if it has no controller, the
@@ -68,12 +71,14 @@ func isControlledBy(obj metav1.Object, as *appv1.AppService) bool {
 	return ref != nil && isControllerKind(ref) && ref.Name == as.Name && ref.UID == as.UID
 }
 
-// childClient is what claiming needs of a child kind's typed client; the
-// clientset's DeploymentInterface and ServiceInterface are ones.
+// childClient is what the controller needs of a child kind's typed client;
+// the clientset's DeploymentInterface and ServiceInterface are ones.
 type childClient[T metav1.Object] interface {
 	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
 // childKind is one kind of child, in one namespace: its name for messages
@@ -89,7 +94,7 @@ type childKind[T metav1.Object] struct {
 // AppService's and labelled for it, it is our own create not yet brought by
 // the watch, and the sync is retried as stale (errCacheLag). Anything else
 // (stripped of our label, an orphan, someone else's) is returned for the
-// caller to claim.
+// caller to claim. A create is recorded in s.changes.
 //
 // While the AppService is already Degraded by an object in the way, the
 // object is read first instead, so that a blocked AppService does not issue a
@@ -140,7 +145,7 @@ func (k childKind[T]) createOrFind(ctx context.Context, s *appSync, desired T) (
 //
 // Callers skip objects being deleted (beingDeleted): those are neither
 // adopted nor released. It returns the object as it now is and whether it is
-// ours.
+// ours; an adoption or release is recorded in s.changes.
 func (k childKind[T]) claim(ctx context.Context, s *appSync, obj T) (T, bool, error) {
 	as := s.as
 	controlled, labelled := isControlledBy(obj, as), children.LabelledFor(obj, as)
@@ -150,7 +155,7 @@ func (k childKind[T]) claim(ctx context.Context, s *appSync, obj T) (T, bool, er
 	case controlled:
 		released, err := k.patchOwners(ctx, obj, releasePatch(obj, as))
 		if err != nil {
-			return obj, false, k.claimFailed(as, "release", "releasing", obj, err)
+			return obj, false, k.claimFailed(as, releasing, obj, err)
 		}
 		s.changes.released = append(s.changes.released, fmt.Sprintf("%s %s: its label %s no longer names this AppService", k.name, obj.GetName(), appv1.LabelAppService))
 		return released, false, nil
@@ -169,7 +174,7 @@ func (k childKind[T]) claim(ctx context.Context, s *appSync, obj T) (T, bool, er
 	}
 	adopted, err := k.patchOwners(ctx, obj, adoptPatch(obj, as))
 	if err != nil {
-		return obj, false, k.claimFailed(as, "adopt", "adopting", obj, err)
+		return obj, false, k.claimFailed(as, adopting, obj, err)
 	}
 	s.changes.adopted = append(s.changes.adopted, k.name+" "+obj.GetName())
 	return adopted, true, nil
@@ -180,14 +185,33 @@ func (k childKind[T]) patchOwners(ctx context.Context, obj T, patch []byte) (T, 
 	return k.client.Patch(ctx, obj.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
 }
 
+// claimOp is an adoption or a release, as its messages spell it.
+type claimOp struct{ verb, gerund string }
+
+var (
+	adopting  = claimOp{verb: "adopt", gerund: "adopting"}
+	releasing = claimOp{verb: "release", gerund: "releasing"}
+)
+
 // claimFailed is the error of a failed adoption or release. An object
 // gone, or deleted and created anew, since it was cached is stale, not a
 // failure: the next sync sees what is there now.
-func (k childKind[T]) claimFailed(as *appv1.AppService, verb, doing string, obj T, err error) error {
+func (k childKind[T]) claimFailed(as *appv1.AppService, op claimOp, obj T, err error) error {
 	if apierrors.IsNotFound(err) || uidChanged(err) {
-		return fmt.Errorf("not %s %s %s/%s: it changed since it was cached: %w", doing, k.name, obj.GetNamespace(), obj.GetName(), errCacheLag)
+		return fmt.Errorf("not %s %s %s/%s: it changed since it was cached: %w", op.gerund, k.name, obj.GetNamespace(), obj.GetName(), errCacheLag)
 	}
-	return writeFailed(as, appv1.ReasonUpdateFailed, verb, k.name, err)
+	return writeFailed(as, appv1.ReasonUpdateFailed, op.verb, k.name, err)
+}
+
+// update writes a child whose owned fields were brought in line with the
+// spec, and records what changed in s.changes.
+func (k childKind[T]) update(ctx context.Context, s *appSync, obj T, changed []string) (T, error) {
+	updated, err := k.client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
+	if err != nil {
+		return updated, writeFailed(s.as, appv1.ReasonUpdateFailed, "update", k.name, err)
+	}
+	s.changes.updated = append(s.changes.updated, fmt.Sprintf("%s %s: %s", k.name, updated.GetName(), strings.Join(changed, ", ")))
+	return updated, nil
 }
 
 // beingDeleted reports whether obj, the AppService's child or an orphan

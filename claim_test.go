@@ -93,7 +93,7 @@ func TestSyncHandlerNotOurs(t *testing.T) {
 			first.deployments = []*appsv1.Deployment{d}
 			first.services = []*corev1.Service{s}
 			first.expectStatusUpdate(withStatus(as, tc.want))
-			first.events = []string{"Warning ResourceExists " + notOursMessage(tc.kind)}
+			first.events = []string{warning(appv1.ReasonResourceExists, notOursMessage(tc.kind))}
 			err := first.run(testKey)
 			checkChildError(t, err, appv1.ReasonResourceExists)
 
@@ -166,7 +166,7 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 			f := alreadyExistsFixture(t, as, tc.existing)
 			if tc.want != nil {
 				f.expectStatusUpdate(withStatus(as, *tc.want))
-				f.events = []string{"Warning ResourceExists " + tc.want.Conditions[2].Message}
+				f.events = []string{warning(appv1.ReasonResourceExists, tc.want.Conditions[2].Message)}
 			}
 
 			err := f.run(testKey)
@@ -175,7 +175,7 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 				return
 			}
 			if err == nil || !isStale(err) {
-				t.Errorf("got error %v, want a quiet one", err)
+				t.Errorf("got error %v, want a stale-view one", err)
 			}
 			var ce *childError
 			if errors.As(err, &ce) {
@@ -230,8 +230,8 @@ func TestSyncHandlerReleases(t *testing.T) {
 			f.expectPatch(resource, releasePatch(tc.child.(metav1.Object).GetUID()))
 			f.expectStatusUpdate(withStatus(as, tc.want))
 			f.events = []string{
-				"Normal Released Released " + kind + " nginx-app: its label " + appv1.LabelAppService + " no longer names this AppService",
-				"Warning ResourceExists " + notOursMessage(kind),
+				normal(appv1.ReasonReleased, "Released "+kind+" nginx-app: its label "+appv1.LabelAppService+" no longer names this AppService"),
+				warning(appv1.ReasonResourceExists, notOursMessage(kind)),
 			}
 			checkChildError(t, f.run(testKey), appv1.ReasonResourceExists)
 		})
@@ -320,7 +320,7 @@ func TestSyncHandlerAdopts(t *testing.T) {
 			if tc.apiAS != nil || tc.apiASGone {
 				err := f.run(testKey)
 				if err == nil || !isStale(err) {
-					t.Errorf("got error %v, want a quiet one: no adoption", err)
+					t.Errorf("got error %v, want a stale-view one: no adoption", err)
 				}
 				return
 			}
@@ -329,15 +329,15 @@ func TestSyncHandlerAdopts(t *testing.T) {
 				f.kubeReactors = append(f.kubeReactors, errorReactor("patch", resource.Resource, tc.patchErr))
 				err := f.run(testKey)
 				if err == nil || !isStale(err) {
-					t.Errorf("got error %v, want a quiet one: retried, not Degraded", err)
+					t.Errorf("got error %v, want a stale-view one: retried, not Degraded", err)
 				}
 				return
 			}
-			f.events = []string{"Normal Adopted Adopted " + kind + " nginx-app"}
+			f.events = []string{normal(appv1.ReasonAdopted, "Adopted "+kind+" nginx-app")}
 			if tc.drift {
 				adopted := fixtures.LiveDeployment()
 				f.expectUpdate(adopted)
-				f.events = append(f.events, "Normal Updated Updated Deployment nginx-app: replicas")
+				f.events = append(f.events, normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: replicas"))
 			}
 			if err := f.run(testKey); err != nil {
 				t.Errorf("syncHandler: %v", err)

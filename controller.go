@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,7 +52,7 @@ import (
 //	  → event handlers map each object to its AppService's key, never calling the API
 //	  → a rate-limited workqueue, which de-duplicates keys and backs off failures
 //	  → workers, each running syncHandler for one key at a time
-//	  → syncHandler: desired children from the spec (deployment.go, service.go),
+//	  → syncHandler: desired children from the spec (internal/children),
 //	    compared with the live ones from the listers; create, update or delete
 //	    only what differs; status from the children (status.go), written only
 //	    when it changed; Events on transitions.
@@ -331,8 +330,7 @@ type appSync struct {
 func (s *appSync) syncDeployment(ctx context.Context) (*appsv1.Deployment, error) {
 	as := s.as
 	desired := children.NewDeployment(as)
-	client := s.c.kubeClient.AppsV1().Deployments(as.Namespace)
-	deployments := childKind[*appsv1.Deployment]{name: "Deployment", client: client}
+	deployments := childKind[*appsv1.Deployment]{name: "Deployment", client: s.c.kubeClient.AppsV1().Deployments(as.Namespace)}
 	live, err := s.c.deploymentsLister.Deployments(as.Namespace).Get(as.Name)
 	if apierrors.IsNotFound(err) {
 		var created bool
@@ -362,11 +360,9 @@ func (s *appSync) syncDeployment(ctx context.Context) (*appsv1.Deployment, error
 	if updated == nil {
 		return live, nil
 	}
-	updated, err = client.Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	if err != nil {
-		return live, writeFailed(as, appv1.ReasonUpdateFailed, "update", deployments.name, err)
+	if updated, err = deployments.update(ctx, s, updated, changed); err != nil {
+		return live, err
 	}
-	s.changes.updated = append(s.changes.updated, fmt.Sprintf("Deployment %s: %s", updated.Name, strings.Join(changed, ", ")))
 	return updated, nil
 }
 
@@ -374,8 +370,7 @@ func (s *appSync) syncDeployment(ctx context.Context) (*appsv1.Deployment, error
 func (s *appSync) syncService(ctx context.Context) error {
 	as := s.as
 	desired := children.NewService(as)
-	client := s.c.kubeClient.CoreV1().Services(as.Namespace)
-	services := childKind[*corev1.Service]{name: "Service", client: client}
+	services := childKind[*corev1.Service]{name: "Service", client: s.c.kubeClient.CoreV1().Services(as.Namespace)}
 	live, err := s.c.servicesLister.Services(as.Namespace).Get(as.Name)
 	switch {
 	case apierrors.IsNotFound(err) && desired == nil:
@@ -407,7 +402,7 @@ func (s *appSync) syncService(ctx context.Context) error {
 	if desired == nil {
 		// The ports were removed: the Service goes. The UID precondition
 		// makes sure we delete the object we looked at, not a newer one.
-		err := client.Delete(ctx, live.Name, metav1.DeleteOptions{
+		err := services.client.Delete(ctx, live.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &live.UID},
 		})
 		if apierrors.IsNotFound(err) {
@@ -416,7 +411,7 @@ func (s *appSync) syncService(ctx context.Context) error {
 		if err != nil {
 			return writeFailed(as, appv1.ReasonDeleteFailed, "delete", services.name, err)
 		}
-		s.changes.deleted = append(s.changes.deleted, fmt.Sprintf("Service %s: the spec has no ports", live.Name))
+		s.changes.deleted = append(s.changes.deleted, services.name+" "+live.Name+": the spec has no ports")
 		return nil
 	}
 
@@ -424,9 +419,6 @@ func (s *appSync) syncService(ctx context.Context) error {
 	if updated == nil {
 		return nil
 	}
-	if _, err := client.Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
-		return writeFailed(as, appv1.ReasonUpdateFailed, "update", services.name, err)
-	}
-	s.changes.updated = append(s.changes.updated, fmt.Sprintf("Service %s: %s", updated.Name, strings.Join(changed, ", ")))
-	return nil
+	_, err = services.update(ctx, s, updated, changed)
+	return err
 }

@@ -47,7 +47,7 @@ func checkChildError(t *testing.T, err error, reason string) {
 }
 
 // TestSyncHandlerWriteErrors: a failed write makes the AppService Degraded
-// with the API's message; a conflict is retried quietly.
+// with the API's message; a conflict is retried as stale, unreported.
 func TestSyncHandlerWriteErrors(t *testing.T) {
 	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, fixtures.Name,
 		field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), 3, "exceeds quota")})
@@ -91,15 +91,15 @@ func TestSyncHandlerWriteErrors(t *testing.T) {
 			f.expectUpdate(wantSvc)
 			// The write that does not fail is reported as usual.
 			if tc.reactor.resource == "deployments" {
-				f.events = []string{"Normal Updated Updated Service nginx-app: type"}
+				f.events = []string{normal(appv1.ReasonUpdated, "Updated Service nginx-app: type")}
 			} else {
-				f.events = []string{"Normal Updated Updated Deployment nginx-app: replicas"}
+				f.events = []string{normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: replicas")}
 			}
 			if tc.wantDegraded != "" {
 				st := currentStatus()
 				setCondition(&st, degraded(appv1.ReasonUpdateFailed, tc.wantDegraded))
 				f.expectStatusUpdate(withStatus(as, st))
-				f.events = append(f.events, "Warning UpdateFailed "+tc.wantDegraded)
+				f.events = append(f.events, warning(appv1.ReasonUpdateFailed, tc.wantDegraded))
 			}
 
 			err := f.run(testKey)
@@ -108,7 +108,7 @@ func TestSyncHandlerWriteErrors(t *testing.T) {
 				return
 			}
 			if !apierrors.IsConflict(err) || !isStale(err) {
-				t.Errorf("got error %v, want a quiet conflict", err)
+				t.Errorf("got error %v, want a conflict reported as stale", err)
 			}
 		})
 	}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"example.com/appservice-controller/internal/fixtures"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // One Normal Event per kind of change, in the order a sync makes them, each
@@ -36,7 +37,7 @@ func TestChangeLogRecord(t *testing.T) {
 		{
 			name:    "created both children",
 			changes: changeLog{created: []string{"Deployment nginx-app", "Service nginx-app"}},
-			want:    []string{"Normal Created Created Deployment nginx-app, Service nginx-app"},
+			want:    []string{normal(appv1.ReasonCreated, "Created Deployment nginx-app, Service nginx-app")},
 		},
 		{
 			name: "every kind, claims first",
@@ -48,11 +49,11 @@ func TestChangeLogRecord(t *testing.T) {
 				adopted:  []string{"Deployment nginx-app"},
 			},
 			want: []string{
-				"Normal Adopted Adopted Deployment nginx-app",
-				"Normal Released Released Service nginx-app: its label changed; Deployment nginx-app: its label changed",
-				"Normal Created Created Service nginx-app",
-				"Normal Updated Updated Deployment nginx-app: replicas, image",
-				"Normal Deleted Deleted Service nginx-app: the spec has no ports",
+				normal(appv1.ReasonAdopted, "Adopted Deployment nginx-app"),
+				normal(appv1.ReasonReleased, "Released Service nginx-app: its label changed; Deployment nginx-app: its label changed"),
+				normal(appv1.ReasonCreated, "Created Service nginx-app"),
+				normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: replicas, image"),
+				normal(appv1.ReasonDeleted, "Deleted Service nginx-app: the spec has no ports"),
 			},
 		},
 	}

@@ -453,6 +453,16 @@ func matchTransitionTimes(t *testing.T, want, got *appv1.AppService) *appv1.AppS
 	return out
 }
 
+// normal and warning are an Event as the FakeRecorder reports it: type,
+// reason and message.
+func normal(reason, message string) string {
+	return corev1.EventTypeNormal + " " + reason + " " + message
+}
+
+func warning(reason, message string) string {
+	return corev1.EventTypeWarning + " " + reason + " " + message
+}
+
 func drainEvents(r *record.FakeRecorder) []string {
 	var out []string
 	for {

@@ -57,7 +57,7 @@ func FuzzBuilders(f *testing.F) {
 
 		d := children.NewDeployment(as)
 		if d == nil || len(d.Spec.Template.Spec.Containers) != 1 || d.Spec.Template.Spec.Containers[0].Name != as.Name {
-			t.Fatalf("newDeployment: want one container named %q, got %+v", as.Name, d)
+			t.Fatalf("NewDeployment: want one container named %q, got %+v", as.Name, d)
 		}
 		if updated, changed := children.UpdateDeployment(d, children.NewDeployment(as)); updated != nil {
 			t.Errorf("a Deployment just built differs from itself in %v", changed)

@@ -69,10 +69,23 @@ func mirrorCondition(as *appv1.AppService, d *appsv1.Deployment, to string, from
 		c.Status = metav1.ConditionStatus(dc.Status)
 		c.Reason, c.Message = dc.Reason, dc.Message
 		if c.Reason == "" {
-			c.Reason = "Deployment" + string(dc.Status)
+			c.Reason = reasonForStatus(dc.Status)
 		}
 	}
 	return c
+}
+
+// reasonForStatus is a mirrored condition's reason when the Deployment's
+// condition has none.
+func reasonForStatus(s corev1.ConditionStatus) string {
+	switch s {
+	case corev1.ConditionTrue:
+		return appv1.ReasonDeploymentTrue
+	case corev1.ConditionFalse:
+		return appv1.ReasonDeploymentFalse
+	default:
+		return appv1.ReasonDeploymentUnknown
+	}
 }
 
 func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {

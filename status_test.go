@@ -97,7 +97,7 @@ func TestSyncHandlerStatus(t *testing.T) {
 				c.LastTransitionTime = lastTransition // still True: kept
 				setCondition(st, c)
 			},
-			events:     []string{"Warning ResourceExists " + notOursMessage("Service")},
+			events:     []string{warning(appv1.ReasonResourceExists, notOursMessage("Service"))},
 			wantReason: appv1.ReasonResourceExists,
 		},
 	}
@@ -197,7 +197,7 @@ func TestNewStatus(t *testing.T) {
 			prior: func() *appv1.AppServiceStatus { st := currentStatus(); return &st }(),
 			want: func() appv1.AppServiceStatus {
 				st := currentStatus()
-				st.Conditions[0] = condition(appv1.ConditionAvailable, metav1.ConditionFalse, "DeploymentFalse", "")
+				st.Conditions[0] = condition(appv1.ConditionAvailable, metav1.ConditionFalse, appv1.ReasonDeploymentFalse, "")
 				return st
 			}(),
 		},

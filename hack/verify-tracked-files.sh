@@ -6,6 +6,19 @@ set -o errexit -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 limit=$((1024 * 1024))
+
+# has_nul reads stdin and succeeds when it holds a NUL byte. grep needs -a:
+# without it, GNU grep reads a binary file's NULs as line ends and never
+# matches one.
+has_nul() { LC_ALL=C grep -qaP '\x00'; }
+
+# The check checks itself first, so that no grep of another make can turn
+# it into one that always passes.
+if ! printf 'ELF\0\0' | has_nul || printf 'plain text\n' | has_nul; then
+  echo "verify-tracked-files: this grep cannot tell binary files from text" >&2
+  exit 1
+fi
+
 status=0
 while IFS= read -r -d '' f; do
   [[ -f $f ]] || continue # deleted in the work tree
@@ -13,7 +26,7 @@ while IFS= read -r -d '' f; do
   if (( size > limit )); then
     echo "tracked file over 1 MiB: $f ($size bytes)" >&2
     status=1
-  elif grep -qP '\x00' "$f"; then
+  elif has_nul < "$f"; then
     echo "tracked binary file: $f" >&2
     status=1
   fi

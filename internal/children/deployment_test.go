@@ -87,7 +87,7 @@ func TestNewDeployment(t *testing.T) {
 
 			got := NewDeployment(as)
 			fixtures.CheckEqual(t, "Deployment", want, got)
-			fixtures.CheckEqual(t, "AppService after newDeployment", before, as)
+			fixtures.CheckEqual(t, "AppService after NewDeployment", before, as)
 			// The three label maps must not be shared: a change to one
 			// (say, a foreign label merged in) must not leak into another.
 			got.Labels["x"] = "y"

@@ -54,7 +54,7 @@ func TestNewService(t *testing.T) {
 			got := NewService(as)
 			if tc.none {
 				if got != nil {
-					t.Errorf("newService = %v, want nil", got)
+					t.Errorf("NewService = %v, want nil", got)
 				}
 				return
 			}

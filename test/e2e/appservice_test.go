@@ -145,7 +145,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if scale.Status.Selector != appv1.SchemeGroupVersion.Group+"/appservice=web" {
+		if scale.Status.Selector != appv1.LabelAppService+"=web" {
 			t.Errorf("scale selector %q", scale.Status.Selector)
 		}
 		scale.Spec.Replicas = 3

@@ -47,6 +47,12 @@ const (
 	// ReasonAwaitingDeploymentStatus: the Deployment has not reported the
 	// condition yet.
 	ReasonAwaitingDeploymentStatus = "AwaitingDeploymentStatus"
+	// ReasonDeploymentTrue, ReasonDeploymentFalse, ReasonDeploymentUnknown:
+	// the Deployment's condition has this status and gives no reason of its
+	// own.
+	ReasonDeploymentTrue    = "DeploymentTrue"
+	ReasonDeploymentFalse   = "DeploymentFalse"
+	ReasonDeploymentUnknown = "DeploymentUnknown"
 )
 
 // Reasons of the Degraded condition, also the reasons of the Warning Events
