@@ -54,7 +54,11 @@ import (
 //   - the builders never panic, admitted or not;
 //   - if the CRD admits it (server-side dry-run create), the Deployment and
 //     the Service built from the admitted object (defaults applied) are
-//     accepted by a server-side dry-run create too.
+//     accepted by a server-side dry-run create too;
+//   - and the controller's own diff (UpdateDeployment, UpdateService) finds
+//     nothing to change between what it built and what the API server made
+//     of it (defaults applied, node ports and clusterIP allocated): no spec
+//     the CRD admits can make the controller write in a loop.
 //
 // A spec that breaks it is written to testdata/admission as a regression
 // case, the way go test -fuzz keeps its corpus, and every case there is
@@ -174,17 +178,26 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 	if err := buildAll(admitted); err != nil {
 		return "panic", err
 	}
-	if _, err := kube.AppsV1().Deployments(ns).Create(ctx, children.NewDeployment(admitted), dryRun); err != nil {
+	desired := children.NewDeployment(admitted)
+	live, err := kube.AppsV1().Deployments(ns).Create(ctx, desired, dryRun)
+	if err != nil {
 		return "admitted", fmt.Errorf("admitted, but its Deployment is refused: %v\nspec: %s", err, specJSON(admitted))
 	}
+	if _, changed := children.UpdateDeployment(live, desired); changed != nil {
+		return "admitted", fmt.Errorf("admitted, but the controller would update its own Deployment on every sync (%v differ once defaulted)\nspec: %s", changed, specJSON(admitted))
+	}
 	if svc := children.NewService(admitted); svc != nil {
-		if _, err := kube.CoreV1().Services(ns).Create(ctx, svc, dryRun); err != nil {
+		liveSvc, err := kube.CoreV1().Services(ns).Create(ctx, svc, dryRun)
+		if err != nil {
 			for _, s := range runtimeOnlyRefusals {
 				if strings.Contains(err.Error(), s) {
 					return "runtime-only", nil
 				}
 			}
 			return "admitted", fmt.Errorf("admitted, but its Service is refused: %v\nspec: %s", err, specJSON(admitted))
+		}
+		if _, changed := children.UpdateService(liveSvc, svc); changed != nil {
+			return "admitted", fmt.Errorf("admitted, but the controller would update its own Service on every sync (%v differ once defaulted)\nspec: %s", changed, specJSON(admitted))
 		}
 	}
 	return "admitted", nil
