@@ -299,6 +299,14 @@ func generate(r *rand.Rand) corpusCase {
 	if bad(r) {
 		s.Image = pick(r, "", " nginx", "nginx ", "ngi nx", "nginx\t", strings.Repeat("i", 5000))
 	}
+	if r.IntN(4) == 0 {
+		s.ImagePullPolicy = pick(r, corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)
+		if bad(r) {
+			s.ImagePullPolicy = pick[corev1.PullPolicy](r, "always", "Sometimes")
+		}
+	}
+	genCommand(r, s)
+	genRollout(r, s)
 	if r.IntN(2) == 0 {
 		s.Resources = genResources(r)
 	}
@@ -315,6 +323,59 @@ func generate(r *rand.Rand) corpusCase {
 		}
 	}
 	return c
+}
+
+// genCommand: the entrypoint, its arguments and the working directory, with
+// env references, empty strings and long lists.
+func genCommand(r *rand.Rand, s *appv1.AppServiceSpec) {
+	words := func() []string {
+		var out []string
+		for range r.IntN(4) {
+			out = append(out, pick(r, "nginx", "-g", "daemon off;", "$(POD_NAME)", "$$(literal)", "", "--port=8080", strings.Repeat("w", 300)))
+		}
+		return out
+	}
+	if r.IntN(4) == 0 {
+		s.Command = words()
+		if bad(r) {
+			s.Command = make([]string, 257)
+		}
+	}
+	if r.IntN(4) == 0 {
+		s.Args = words()
+		if bad(r) {
+			s.Args = make([]string, 1025)
+		}
+	}
+	if r.IntN(5) == 0 {
+		s.WorkingDir = pick(r, "/srv", "/", "relative/dir", "/with space", "C:\\app")
+		if bad(r) {
+			s.WorkingDir = "/" + strings.Repeat("d", 4096)
+		}
+	}
+}
+
+// genRollout: the Deployment's rollout fields, near their bounds and each
+// other (minReadySeconds against progressDeadlineSeconds and its default).
+func genRollout(r *rand.Rand, s *appv1.AppServiceSpec) {
+	if r.IntN(4) == 0 {
+		s.MinReadySeconds = new(pick(r, int32(0), 5, 599, 600, 2147483646))
+		if bad(r) {
+			s.MinReadySeconds = new(int32(-1))
+		}
+	}
+	if r.IntN(4) == 0 {
+		s.RevisionHistoryLimit = new(pick(r, int32(0), 1, 10, 2147483647))
+		if bad(r) {
+			s.RevisionHistoryLimit = new(int32(-1))
+		}
+	}
+	if r.IntN(4) == 0 {
+		s.ProgressDeadlineSeconds = new(pick(r, int32(1), 6, 600, 601, 2147483647))
+		if bad(r) {
+			s.ProgressDeadlineSeconds = new(pick(r, int32(0), -5))
+		}
+	}
 }
 
 func genResourceList(r *rand.Rand) corev1.ResourceList {

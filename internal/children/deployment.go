@@ -32,13 +32,17 @@ import (
 // like for an AppService, and what "differs" means. Nothing here talks to the
 // API server.
 //
-// The controller owns a small set of fields: the replica count, our label on
-// the object and its Pod template, and, in the container named after the
-// AppService, its image, pull policy, env, resources and ports. Everything
-// else (strategy, revisionHistoryLimit, other containers, labels and
-// annotations added by others, every field the API server defaults) belongs
-// to someone else and is left as it is, so that the comparison below cannot
-// be defeated by defaulting and never fights another writer.
+// The controller owns a small set of fields: the replica count,
+// minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds, our
+// label on the object and its Pod template, and, in the container named
+// after the AppService, its image, pull policy, command, args, working
+// directory, env, resources and ports. An owned field the spec leaves unset
+// is set to the API server's default, so that removing it from the spec
+// takes it back there. Everything else (strategy, other containers, labels
+// and annotations added by others, every other field the API server
+// defaults) belongs to someone else and is left as it is, so that the
+// comparison below cannot be defeated by defaulting and never fights another
+// writer.
 
 // NewDeployment returns the Deployment an AppService asks for.
 func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
@@ -51,8 +55,11 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 			OwnerReferences: []metav1.OwnerReference{*NewControllerRef(as)},
 		},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: desiredReplicas(as),
-			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(as)},
+			Replicas:                desiredReplicas(as),
+			MinReadySeconds:         orDefault(as.Spec.MinReadySeconds, 0),
+			RevisionHistoryLimit:    new(orDefault(as.Spec.RevisionHistoryLimit, defaultRevisionHistoryLimit)),
+			ProgressDeadlineSeconds: new(orDefault(as.Spec.ProgressDeadlineSeconds, defaultProgressDeadlineSeconds)),
+			Selector:                &metav1.LabelSelector{MatchLabels: SelectorLabels(as)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(as)},
 				Spec: corev1.PodSpec{
@@ -61,6 +68,23 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 			},
 		},
 	}
+}
+
+// The API server's defaults for a Deployment's revisionHistoryLimit and
+// progressDeadlineSeconds (apps/v1): the desired Deployment carries them
+// when the spec leaves them unset, so that the defaulted live Deployment
+// compares equal, and a value removed from the spec goes back to them.
+const (
+	defaultRevisionHistoryLimit    = 10
+	defaultProgressDeadlineSeconds = 600
+)
+
+// orDefault is *p, or d when p is nil.
+func orDefault(p *int32, d int32) int32 {
+	if p == nil {
+		return d
+	}
+	return *p
 }
 
 // desiredReplicas is spec.size, or 1 when the field is unset (the CRD
@@ -77,10 +101,17 @@ func desiredReplicas(as *appv1.AppService) *int32 {
 // default inside the fields we own are set explicitly, so that the live
 // object compares equal to the desired one once it has been written.
 func newContainer(as *appv1.AppService) corev1.Container {
+	policy := as.Spec.ImagePullPolicy
+	if policy == "" {
+		policy = pullPolicy(as.Spec.Image)
+	}
 	return corev1.Container{
 		Name:            as.Name,
 		Image:           as.Spec.Image,
-		ImagePullPolicy: pullPolicy(as.Spec.Image),
+		ImagePullPolicy: policy,
+		Command:         as.Spec.Command,
+		Args:            as.Spec.Args,
+		WorkingDir:      as.Spec.WorkingDir,
 		Env:             normalizeEnv(as.Spec.Envs),
 		Resources:       normalizeResources(as.Spec.Resources),
 		Ports:           containerPorts(as.Spec.Ports),
@@ -184,6 +215,18 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 		out.Spec.Replicas = desired.Spec.Replicas
 		changed = append(changed, "replicas")
 	}
+	if out.Spec.MinReadySeconds != desired.Spec.MinReadySeconds {
+		out.Spec.MinReadySeconds = desired.Spec.MinReadySeconds
+		changed = append(changed, "minReadySeconds")
+	}
+	if !equality.Semantic.DeepEqual(out.Spec.RevisionHistoryLimit, desired.Spec.RevisionHistoryLimit) {
+		out.Spec.RevisionHistoryLimit = desired.Spec.RevisionHistoryLimit
+		changed = append(changed, "revisionHistoryLimit")
+	}
+	if !equality.Semantic.DeepEqual(out.Spec.ProgressDeadlineSeconds, desired.Spec.ProgressDeadlineSeconds) {
+		out.Spec.ProgressDeadlineSeconds = desired.Spec.ProgressDeadlineSeconds
+		changed = append(changed, "progressDeadlineSeconds")
+	}
 	tmpl := &out.Spec.Template
 	if addLabels(&tmpl.ObjectMeta, desired.Spec.Template.Labels) {
 		changed = append(changed, "pod labels")
@@ -203,6 +246,18 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	if c.ImagePullPolicy != want.ImagePullPolicy {
 		c.ImagePullPolicy = want.ImagePullPolicy
 		changed = append(changed, "imagePullPolicy")
+	}
+	if !equality.Semantic.DeepEqual(c.Command, want.Command) {
+		c.Command = want.Command
+		changed = append(changed, "command")
+	}
+	if !equality.Semantic.DeepEqual(c.Args, want.Args) {
+		c.Args = want.Args
+		changed = append(changed, "args")
+	}
+	if c.WorkingDir != want.WorkingDir {
+		c.WorkingDir = want.WorkingDir
+		changed = append(changed, "workingDir")
 	}
 	if !equality.Semantic.DeepEqual(c.Env, want.Env) {
 		c.Env = want.Env

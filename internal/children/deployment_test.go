@@ -222,7 +222,7 @@ func TestUpdateDeployment(t *testing.T) {
 				d.Spec.Template.Labels["version"] = "v1"
 				d.Spec.Strategy.Type = appsv1.RecreateDeploymentStrategyType
 				d.Spec.Strategy.RollingUpdate = nil
-				fixtures.Container(d).Command = []string{"nginx", "-g", "daemon off;"}
+				fixtures.Container(d).TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "envoy"})
 			},
 		},
@@ -271,6 +271,63 @@ func TestUpdateDeployment(t *testing.T) {
 				c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}}
 			},
 			wantChanged: []string{"image", "imagePullPolicy", "env", "resources", "ports"},
+		},
+		{
+			name: "pull policy, command, args and working directory",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.ImagePullPolicy = corev1.PullNever
+				s.Command = []string{"nginx"}
+				s.Args = []string{"-g", "daemon off;"}
+				s.WorkingDir = "/srv"
+			},
+			want: func(d *appsv1.Deployment) {
+				c := fixtures.Container(d)
+				c.ImagePullPolicy = corev1.PullNever
+				c.Command = []string{"nginx"}
+				c.Args = []string{"-g", "daemon off;"}
+				c.WorkingDir = "/srv"
+			},
+			wantChanged: []string{"imagePullPolicy", "command", "args", "workingDir"},
+		},
+		{
+			name: "command, args and working directory removed from the spec",
+			live: func(d *appsv1.Deployment) {
+				c := fixtures.Container(d)
+				c.Command, c.Args, c.WorkingDir = []string{"sh"}, []string{"-c", "sleep 1"}, "/tmp"
+			},
+			want: func(d *appsv1.Deployment) {
+				c := fixtures.Container(d)
+				c.Command, c.Args, c.WorkingDir = nil, nil, ""
+			},
+			wantChanged: []string{"command", "args", "workingDir"},
+		},
+		{
+			name: "rollout fields",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.MinReadySeconds = new(int32(5))
+				s.RevisionHistoryLimit = new(int32(0))
+				s.ProgressDeadlineSeconds = new(int32(120))
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Spec.MinReadySeconds = 5
+				d.Spec.RevisionHistoryLimit = new(int32(0))
+				d.Spec.ProgressDeadlineSeconds = new(int32(120))
+			},
+			wantChanged: []string{"minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"},
+		},
+		{
+			name: "rollout fields removed from the spec go back to the defaults",
+			live: func(d *appsv1.Deployment) {
+				d.Spec.MinReadySeconds = 5
+				d.Spec.RevisionHistoryLimit = new(int32(3))
+				d.Spec.ProgressDeadlineSeconds = new(int32(120))
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Spec.MinReadySeconds = 0
+				d.Spec.RevisionHistoryLimit = new(int32(10))
+				d.Spec.ProgressDeadlineSeconds = new(int32(600))
+			},
+			wantChanged: []string{"minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"},
 		},
 		{
 			name: "our container missing: appended",

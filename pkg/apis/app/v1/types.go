@@ -65,6 +65,7 @@ type AppService struct {
 // AppServiceSpec is the desired state of an AppService.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType != 'ClusterIP' || !has(self.ports) || self.ports.all(p, !has(p.nodePort) || p.nodePort == 0)",message="nodePort may not be set when serviceType is ClusterIP",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="(has(self.progressDeadlineSeconds) ? self.progressDeadlineSeconds : 600) > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
 type AppServiceSpec struct {
 	// Size is the number of replicas of the Deployment.
 	// +optional
@@ -79,6 +80,59 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:Pattern=`^\S+$`
 	Image string `json:"image"`
+
+	// ImagePullPolicy is when the kubelet pulls the image: Always,
+	// IfNotPresent or Never (core/v1 Container.imagePullPolicy). Unset, it
+	// follows the image as the API server would: Always for :latest or an
+	// image with neither tag nor digest, IfNotPresent otherwise.
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// Command is the container's entrypoint, instead of the image's
+	// (core/v1 Container.command). $(VAR) names an env variable.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Command []string `json:"command,omitempty"`
+
+	// Args are the arguments of the entrypoint, instead of the image's
+	// (core/v1 Container.args). $(VAR) names an env variable.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1024
+	Args []string `json:"args,omitempty"`
+
+	// WorkingDir is the container's working directory, instead of the
+	// image's (core/v1 Container.workingDir).
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	WorkingDir string `json:"workingDir,omitempty"`
+
+	// MinReadySeconds is how long a new Pod must be ready, without any
+	// container crashing, to count as available (apps/v1
+	// DeploymentSpec.minReadySeconds). Default 0; less than
+	// progressDeadlineSeconds.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+
+	// RevisionHistoryLimit is how many old ReplicaSets are kept for a
+	// rollback (apps/v1 DeploymentSpec.revisionHistoryLimit). Default 10.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// ProgressDeadlineSeconds is how long a rollout may make no progress
+	// before it is reported as failed, in the Progressing condition (apps/v1
+	// DeploymentSpec.progressDeadlineSeconds). Default 600; more than
+	// minReadySeconds.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 
 	// Resources are the compute resources of the application's container.
 	// The names, signs and units allowed in requests and limits are in

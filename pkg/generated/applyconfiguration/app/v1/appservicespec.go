@@ -31,6 +31,33 @@ type AppServiceSpecApplyConfiguration struct {
 	Size *int32 `json:"size,omitempty"`
 	// Image is the container image the Pods run, e.g. nginx:1.7.9.
 	Image *string `json:"image,omitempty"`
+	// ImagePullPolicy is when the kubelet pulls the image: Always,
+	// IfNotPresent or Never (core/v1 Container.imagePullPolicy). Unset, it
+	// follows the image as the API server would: Always for :latest or an
+	// image with neither tag nor digest, IfNotPresent otherwise.
+	ImagePullPolicy *corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+	// Command is the container's entrypoint, instead of the image's
+	// (core/v1 Container.command). $(VAR) names an env variable.
+	Command []string `json:"command,omitempty"`
+	// Args are the arguments of the entrypoint, instead of the image's
+	// (core/v1 Container.args). $(VAR) names an env variable.
+	Args []string `json:"args,omitempty"`
+	// WorkingDir is the container's working directory, instead of the
+	// image's (core/v1 Container.workingDir).
+	WorkingDir *string `json:"workingDir,omitempty"`
+	// MinReadySeconds is how long a new Pod must be ready, without any
+	// container crashing, to count as available (apps/v1
+	// DeploymentSpec.minReadySeconds). Default 0; less than
+	// progressDeadlineSeconds.
+	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+	// RevisionHistoryLimit is how many old ReplicaSets are kept for a
+	// rollback (apps/v1 DeploymentSpec.revisionHistoryLimit). Default 10.
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// ProgressDeadlineSeconds is how long a rollout may make no progress
+	// before it is reported as failed, in the Progressing condition (apps/v1
+	// DeploymentSpec.progressDeadlineSeconds). Default 600; more than
+	// minReadySeconds.
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 	// Resources are the compute resources of the application's container.
 	// The names, signs and units allowed in requests and limits are in
 	// config/crd/patches; the rules comparing requests with limits are
@@ -75,6 +102,66 @@ func (b *AppServiceSpecApplyConfiguration) WithSize(value int32) *AppServiceSpec
 // If called multiple times, the Image field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithImage(value string) *AppServiceSpecApplyConfiguration {
 	b.Image = &value
+	return b
+}
+
+// WithImagePullPolicy sets the ImagePullPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ImagePullPolicy field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithImagePullPolicy(value corev1.PullPolicy) *AppServiceSpecApplyConfiguration {
+	b.ImagePullPolicy = &value
+	return b
+}
+
+// WithCommand adds the given value to the Command field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Command field.
+func (b *AppServiceSpecApplyConfiguration) WithCommand(values ...string) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		b.Command = append(b.Command, values[i])
+	}
+	return b
+}
+
+// WithArgs adds the given value to the Args field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Args field.
+func (b *AppServiceSpecApplyConfiguration) WithArgs(values ...string) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		b.Args = append(b.Args, values[i])
+	}
+	return b
+}
+
+// WithWorkingDir sets the WorkingDir field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the WorkingDir field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithWorkingDir(value string) *AppServiceSpecApplyConfiguration {
+	b.WorkingDir = &value
+	return b
+}
+
+// WithMinReadySeconds sets the MinReadySeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MinReadySeconds field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithMinReadySeconds(value int32) *AppServiceSpecApplyConfiguration {
+	b.MinReadySeconds = &value
+	return b
+}
+
+// WithRevisionHistoryLimit sets the RevisionHistoryLimit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *AppServiceSpecApplyConfiguration {
+	b.RevisionHistoryLimit = &value
+	return b
+}
+
+// WithProgressDeadlineSeconds sets the ProgressDeadlineSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ProgressDeadlineSeconds field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithProgressDeadlineSeconds(value int32) *AppServiceSpecApplyConfiguration {
+	b.ProgressDeadlineSeconds = &value
 	return b
 }
 
