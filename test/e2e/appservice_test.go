@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -193,6 +194,53 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			if !equality.Semantic.DeepEqual(c.Resources, resources) {
 				return fmt.Errorf("resources %+v", c.Resources)
+			}
+			return nil
+		})
+		waitAvailable(t, ns, "web", 3)
+	})
+
+	t.Run("command, args, working directory and rollout fields, set and removed", func(t *testing.T) {
+		updateAppService(t, ns, "web", func(as *appv1.AppService) {
+			as.Spec.ImagePullPolicy = corev1.PullIfNotPresent
+			as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
+			as.Spec.MinReadySeconds, as.Spec.RevisionHistoryLimit, as.Spec.ProgressDeadlineSeconds = int32p(1), int32p(2), int32p(120)
+		})
+		eventually(t, 30*time.Second, func() error {
+			d, err := getDeployment(ns, "web")
+			if err != nil {
+				return err
+			}
+			c := d.Spec.Template.Spec.Containers[0]
+			if c.ImagePullPolicy != corev1.PullIfNotPresent || !slices.Equal(c.Command, []string{"nginx"}) ||
+				!slices.Equal(c.Args, []string{"-g", "daemon off;"}) || c.WorkingDir != "/srv" {
+				return fmt.Errorf("container: pull policy %s, command %q, args %q, workingDir %q", c.ImagePullPolicy, c.Command, c.Args, c.WorkingDir)
+			}
+			if d.Spec.MinReadySeconds != 1 || *d.Spec.RevisionHistoryLimit != 2 || *d.Spec.ProgressDeadlineSeconds != 120 {
+				return fmt.Errorf("rollout: minReadySeconds %d, revisionHistoryLimit %d, progressDeadlineSeconds %d",
+					d.Spec.MinReadySeconds, *d.Spec.RevisionHistoryLimit, *d.Spec.ProgressDeadlineSeconds)
+			}
+			return nil
+		})
+		waitAvailable(t, ns, "web", 3)
+
+		updateAppService(t, ns, "web", func(as *appv1.AppService) {
+			as.Spec.ImagePullPolicy, as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = "", nil, nil, ""
+			as.Spec.MinReadySeconds, as.Spec.RevisionHistoryLimit, as.Spec.ProgressDeadlineSeconds = nil, nil, nil
+		})
+		eventually(t, 30*time.Second, func() error {
+			d, err := getDeployment(ns, "web")
+			if err != nil {
+				return err
+			}
+			c := d.Spec.Template.Spec.Containers[0]
+			// nginx:latest: the pull policy follows the image again.
+			if c.ImagePullPolicy != corev1.PullAlways || c.Command != nil || c.Args != nil || c.WorkingDir != "" {
+				return fmt.Errorf("container not cleared: pull policy %s, command %q, args %q, workingDir %q", c.ImagePullPolicy, c.Command, c.Args, c.WorkingDir)
+			}
+			if d.Spec.MinReadySeconds != 0 || *d.Spec.RevisionHistoryLimit != 10 || *d.Spec.ProgressDeadlineSeconds != 600 {
+				return fmt.Errorf("rollout not back to the defaults: minReadySeconds %d, revisionHistoryLimit %d, progressDeadlineSeconds %d",
+					d.Spec.MinReadySeconds, *d.Spec.RevisionHistoryLimit, *d.Spec.ProgressDeadlineSeconds)
 			}
 			return nil
 		})
@@ -562,6 +610,14 @@ func TestNoWritesInSteadyState(t *testing.T) {
 					Ports:       []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("dns")}},
 					ServiceType: []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort}[i%2],
 				},
+			}
+			if i%3 == 0 {
+				// Every optional field, each with the API server's
+				// defaults in play.
+				s := &as.Spec
+				s.ImagePullPolicy = corev1.PullIfNotPresent
+				s.Command, s.Args, s.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
+				s.MinReadySeconds, s.RevisionHistoryLimit, s.ProgressDeadlineSeconds = int32p(1), int32p(3), int32p(300)
 			}
 			if _, err := apps.AppV1().AppServices(ns).Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
 				errs <- err
