@@ -524,6 +524,11 @@ func TestAdmission(t *testing.T) {
 		{"env name with =", `spec: {image: nginx, envs: [{name: "A=B", value: x}]}`, "spec.envs[0].name", ""},
 		{"env value and valueFrom", `spec: {image: nginx, envs: [{name: A, value: x, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]}`, "spec.envs[0].valueFrom", "may not be set"},
 		{"env valueFrom empty", `spec: {image: nginx, envs: [{name: A, valueFrom: {}}]}`, "spec.envs[0].valueFrom", "exactly one"},
+		{"bad pull policy", `spec: {image: nginx, imagePullPolicy: always}`, "spec.imagePullPolicy", "Unsupported value"},
+		{"negative minReadySeconds", `spec: {image: nginx, minReadySeconds: -1}`, "spec.minReadySeconds", ""},
+		{"minReadySeconds past the default deadline", `spec: {image: nginx, minReadySeconds: 600}`, "spec.progressDeadlineSeconds", "greater than minReadySeconds"},
+		{"zero progressDeadlineSeconds", `spec: {image: nginx, progressDeadlineSeconds: 0}`, "spec.progressDeadlineSeconds", ""},
+		{"negative revisionHistoryLimit", `spec: {image: nginx, revisionHistoryLimit: -1}`, "spec.revisionHistoryLimit", ""},
 		{"name not a DNS-1035 label", `metadata: {name: 1app}
 spec: {image: nginx}`, "metadata.name", "DNS-1035"},
 	}
