@@ -44,6 +44,7 @@ func FuzzBuilders(f *testing.F) {
 		`{"size":0,"image":"x","resources":{"requests":{"cpu":"0.0001","memory":"1Gi"},"limits":{"example.com/gpu":"1"}}}`,
 		`{"image":"x","ports":[{"name":"a","port":80,"targetPort":"http"},{"name":"b","port":81,"targetPort":"http","protocol":"UDP"}]}`,
 		`{"image":"x","serviceType":"LoadBalancer","ports":[{"port":1}],"envs":[{"name":"R","valueFrom":{"resourceFieldRef":{"resource":"limits.cpu","divisor":"1m"}}}]}`,
+		`{"image":"x","imagePullPolicy":"Never","command":["sh","-c"],"args":["$(A)",""],"workingDir":"/srv","minReadySeconds":5,"revisionHistoryLimit":0,"progressDeadlineSeconds":6}`,
 	} {
 		f.Add([]byte(seed))
 	}
