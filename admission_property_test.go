@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -364,6 +365,9 @@ func genRollout(r *rand.Rand, s *appv1.AppServiceSpec) {
 			s.MinReadySeconds = new(int32(-1))
 		}
 	}
+	if r.IntN(3) == 0 {
+		s.Strategy = genStrategy(r)
+	}
 	if r.IntN(4) == 0 {
 		s.RevisionHistoryLimit = new(pick(r, int32(0), 1, 10, 2147483647))
 		if bad(r) {
@@ -376,6 +380,32 @@ func genRollout(r *rand.Rand, s *appv1.AppServiceSpec) {
 			s.ProgressDeadlineSeconds = new(pick(r, int32(0), -5))
 		}
 	}
+}
+
+// genStrategy: Recreate or a rolling update with integers and percentages
+// near the Deployment's bounds (both zero, over 100%, leading zeros).
+func genStrategy(r *rand.Rand) *appsv1.DeploymentStrategy {
+	value := func() *intstr.IntOrString {
+		if r.IntN(3) == 0 {
+			return nil
+		}
+		v := pick(r, intstr.FromInt32(0), intstr.FromInt32(1), intstr.FromInt32(3), intstr.FromInt32(2147483647),
+			intstr.FromString("0%"), intstr.FromString("25%"), intstr.FromString("100%"), intstr.FromString("007%"), intstr.FromString("00%"))
+		if bad(r) {
+			v = pick(r, intstr.FromInt32(-1), intstr.FromString("101%"), intstr.FromString("150%"), intstr.FromString("1"), intstr.FromString("%"), intstr.FromString("a%"), intstr.FromString(""))
+		}
+		return &v
+	}
+	st := &appsv1.DeploymentStrategy{Type: pick(r, appsv1.RollingUpdateDeploymentStrategyType, appsv1.RecreateDeploymentStrategyType, "")}
+	if bad(r) {
+		st.Type = pick[appsv1.DeploymentStrategyType](r, "recreate", "BlueGreen")
+	}
+	if st.Type != appsv1.RecreateDeploymentStrategyType || bad(r) {
+		if r.IntN(4) > 0 {
+			st.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxUnavailable: value(), MaxSurge: value()}
+		}
+	}
+	return st
 }
 
 func genResourceList(r *rand.Rand) corev1.ResourceList {

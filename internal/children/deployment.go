@@ -32,13 +32,13 @@ import (
 // like for an AppService, and what "differs" means. Nothing here talks to the
 // API server.
 //
-// The controller owns a small set of fields: the replica count,
+// The controller owns a small set of fields: the replica count, strategy,
 // minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds, our
 // label on the object and its Pod template, and, in the container named
 // after the AppService, its image, pull policy, command, args, working
 // directory, env, resources and ports. An owned field the spec leaves unset
 // is set to the API server's default, so that removing it from the spec
-// takes it back there. Everything else (strategy, other containers, labels
+// takes it back there. Everything else (other containers, labels
 // and annotations added by others, every other field the API server
 // defaults) belongs to someone else and is left as it is, so that the
 // comparison below cannot be defeated by defaulting and never fights another
@@ -56,6 +56,7 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 		},
 		Spec: appsv1.DeploymentSpec{
 			Replicas:                desiredReplicas(as),
+			Strategy:                newStrategy(as.Spec.Strategy),
 			MinReadySeconds:         orDefault(as.Spec.MinReadySeconds, 0),
 			RevisionHistoryLimit:    new(orDefault(as.Spec.RevisionHistoryLimit, defaultRevisionHistoryLimit)),
 			ProgressDeadlineSeconds: new(orDefault(as.Spec.ProgressDeadlineSeconds, defaultProgressDeadlineSeconds)),
@@ -78,6 +79,30 @@ const (
 	defaultRevisionHistoryLimit    = 10
 	defaultProgressDeadlineSeconds = 600
 )
+
+// newStrategy is spec.strategy with the API server's defaults filled in:
+// RollingUpdate, with 25% unavailable and 25% surge where not given.
+func newStrategy(s *appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
+	var out appsv1.DeploymentStrategy
+	if s != nil {
+		s.DeepCopyInto(&out)
+	}
+	if out.Type == "" {
+		out.Type = appsv1.RollingUpdateDeploymentStrategyType
+	}
+	if out.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		return out
+	}
+	if out.RollingUpdate == nil {
+		out.RollingUpdate = &appsv1.RollingUpdateDeployment{}
+	}
+	for _, v := range []**intstr.IntOrString{&out.RollingUpdate.MaxUnavailable, &out.RollingUpdate.MaxSurge} {
+		if *v == nil {
+			*v = new(intstr.FromString("25%"))
+		}
+	}
+	return out
+}
 
 // orDefault is *p, or d when p is nil.
 func orDefault(p *int32, d int32) int32 {
@@ -214,6 +239,10 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	if !equality.Semantic.DeepEqual(out.Spec.Replicas, desired.Spec.Replicas) {
 		out.Spec.Replicas = desired.Spec.Replicas
 		changed = append(changed, "replicas")
+	}
+	if !equality.Semantic.DeepEqual(out.Spec.Strategy, desired.Spec.Strategy) {
+		out.Spec.Strategy = desired.Spec.Strategy
+		changed = append(changed, "strategy")
 	}
 	if out.Spec.MinReadySeconds != desired.Spec.MinReadySeconds {
 		out.Spec.MinReadySeconds = desired.Spec.MinReadySeconds

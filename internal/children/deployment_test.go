@@ -220,8 +220,7 @@ func TestUpdateDeployment(t *testing.T) {
 				d.Labels["team"] = "web"
 				d.Annotations = map[string]string{"deployment.kubernetes.io/revision": "3"}
 				d.Spec.Template.Labels["version"] = "v1"
-				d.Spec.Strategy.Type = appsv1.RecreateDeploymentStrategyType
-				d.Spec.Strategy.RollingUpdate = nil
+				d.Spec.Paused = true
 				fixtures.Container(d).TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "envoy"})
 			},
@@ -300,6 +299,32 @@ func TestUpdateDeployment(t *testing.T) {
 				c.Command, c.Args, c.WorkingDir = nil, nil, ""
 			},
 			wantChanged: []string{"command", "args", "workingDir"},
+		},
+		{
+			name: "strategy: Recreate",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+			},
+			wantChanged: []string{"strategy"},
+		},
+		{
+			name: "strategy: a rolling update with only maxSurge given gets the default maxUnavailable",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Strategy = &appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: new(intstr.FromInt32(1))}}
+			},
+			want:        func(d *appsv1.Deployment) { d.Spec.Strategy.RollingUpdate.MaxSurge = new(intstr.FromInt32(1)) },
+			wantChanged: []string{"strategy"},
+		},
+		{
+			name: "strategy removed from the spec: back to the default rolling update",
+			live: func(d *appsv1.Deployment) {
+				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+			},
+			want:        func(d *appsv1.Deployment) { d.Spec.Strategy = fixtures.DesiredDeployment().Spec.Strategy },
+			wantChanged: []string{"strategy"},
 		},
 		{
 			name: "rollout fields",

@@ -202,6 +202,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 
 	t.Run("command, args, working directory and rollout fields, set and removed", func(t *testing.T) {
 		updateAppService(t, ns, "web", func(as *appv1.AppService) {
+			as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 			as.Spec.ImagePullPolicy = corev1.PullIfNotPresent
 			as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
 			as.Spec.MinReadySeconds, as.Spec.RevisionHistoryLimit, as.Spec.ProgressDeadlineSeconds = int32p(1), int32p(2), int32p(120)
@@ -216,6 +217,9 @@ func TestSpecChangesReachChildren(t *testing.T) {
 				!slices.Equal(c.Args, []string{"-g", "daemon off;"}) || c.WorkingDir != "/srv" {
 				return fmt.Errorf("container: pull policy %s, command %q, args %q, workingDir %q", c.ImagePullPolicy, c.Command, c.Args, c.WorkingDir)
 			}
+			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
+				return fmt.Errorf("strategy %+v", d.Spec.Strategy)
+			}
 			if d.Spec.MinReadySeconds != 1 || *d.Spec.RevisionHistoryLimit != 2 || *d.Spec.ProgressDeadlineSeconds != 120 {
 				return fmt.Errorf("rollout: minReadySeconds %d, revisionHistoryLimit %d, progressDeadlineSeconds %d",
 					d.Spec.MinReadySeconds, *d.Spec.RevisionHistoryLimit, *d.Spec.ProgressDeadlineSeconds)
@@ -225,6 +229,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		waitAvailable(t, ns, "web", 3)
 
 		updateAppService(t, ns, "web", func(as *appv1.AppService) {
+			as.Spec.Strategy = nil
 			as.Spec.ImagePullPolicy, as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = "", nil, nil, ""
 			as.Spec.MinReadySeconds, as.Spec.RevisionHistoryLimit, as.Spec.ProgressDeadlineSeconds = nil, nil, nil
 		})
@@ -237,6 +242,10 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			// nginx:latest: the pull policy follows the image again.
 			if c.ImagePullPolicy != corev1.PullAlways || c.Command != nil || c.Args != nil || c.WorkingDir != "" {
 				return fmt.Errorf("container not cleared: pull policy %s, command %q, args %q, workingDir %q", c.ImagePullPolicy, c.Command, c.Args, c.WorkingDir)
+			}
+			if ru := d.Spec.Strategy.RollingUpdate; d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType ||
+				ru == nil || ru.MaxSurge.String() != "25%" || ru.MaxUnavailable.String() != "25%" {
+				return fmt.Errorf("strategy not back to the default: %+v", d.Spec.Strategy)
 			}
 			if d.Spec.MinReadySeconds != 0 || *d.Spec.RevisionHistoryLimit != 10 || *d.Spec.ProgressDeadlineSeconds != 600 {
 				return fmt.Errorf("rollout not back to the defaults: minReadySeconds %d, revisionHistoryLimit %d, progressDeadlineSeconds %d",
@@ -529,6 +538,9 @@ func TestAdmission(t *testing.T) {
 		{"minReadySeconds past the default deadline", `spec: {image: nginx, minReadySeconds: 600}`, "spec.progressDeadlineSeconds", "greater than minReadySeconds"},
 		{"zero progressDeadlineSeconds", `spec: {image: nginx, progressDeadlineSeconds: 0}`, "spec.progressDeadlineSeconds", ""},
 		{"negative revisionHistoryLimit", `spec: {image: nginx, revisionHistoryLimit: -1}`, "spec.revisionHistoryLimit", ""},
+		{"rollingUpdate with Recreate", `spec: {image: nginx, strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}}`, "spec.strategy.rollingUpdate", "Recreate"},
+		{"maxUnavailable over 100%", `spec: {image: nginx, strategy: {rollingUpdate: {maxUnavailable: 101%}}}`, "spec.strategy.rollingUpdate.maxUnavailable", "percentage"},
+		{"no surge, none unavailable", `spec: {image: nginx, strategy: {rollingUpdate: {maxUnavailable: 0, maxSurge: 0%}}}`, "spec.strategy.rollingUpdate.maxUnavailable", "may not be 0"},
 		{"name not a DNS-1035 label", `metadata: {name: 1app}
 spec: {image: nginx}`, "metadata.name", "DNS-1035"},
 	}
@@ -623,6 +635,10 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				s.ImagePullPolicy = corev1.PullIfNotPresent
 				s.Command, s.Args, s.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
 				s.MinReadySeconds, s.RevisionHistoryLimit, s.ProgressDeadlineSeconds = int32p(1), int32p(3), int32p(300)
+				s.Strategy = &appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: new(intstr.FromInt32(1))}}
+			}
+			if i%3 == 1 {
+				as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 			}
 			if _, err := apps.AppV1().AppServices(ns).Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
 				errs <- err

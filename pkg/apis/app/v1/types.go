@@ -17,6 +17,7 @@ limitations under the License.
 package v1
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -108,6 +109,13 @@ type AppServiceSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	WorkingDir string `json:"workingDir,omitempty"`
+
+	// Strategy is how a new version replaces the old Pods (apps/v1
+	// DeploymentSpec.strategy): RollingUpdate (the default, 25% unavailable
+	// and 25% surge unless given) or Recreate. The rules the Deployment
+	// checks are in config/crd/patches/long-rules.yaml.
+	// +optional
+	Strategy *appsv1.DeploymentStrategy `json:"strategy,omitempty"`
 
 	// MinReadySeconds is how long a new Pod must be ready, without any
 	// container crashing, to count as available (apps/v1

@@ -19,6 +19,7 @@ limitations under the License.
 package v1
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -45,6 +46,11 @@ type AppServiceSpecApplyConfiguration struct {
 	// WorkingDir is the container's working directory, instead of the
 	// image's (core/v1 Container.workingDir).
 	WorkingDir *string `json:"workingDir,omitempty"`
+	// Strategy is how a new version replaces the old Pods (apps/v1
+	// DeploymentSpec.strategy): RollingUpdate (the default, 25% unavailable
+	// and 25% surge unless given) or Recreate. The rules the Deployment
+	// checks are in config/crd/patches/long-rules.yaml.
+	Strategy *appsv1.DeploymentStrategy `json:"strategy,omitempty"`
 	// MinReadySeconds is how long a new Pod must be ready, without any
 	// container crashing, to count as available (apps/v1
 	// DeploymentSpec.minReadySeconds). Default 0; less than
@@ -138,6 +144,14 @@ func (b *AppServiceSpecApplyConfiguration) WithArgs(values ...string) *AppServic
 // If called multiple times, the WorkingDir field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithWorkingDir(value string) *AppServiceSpecApplyConfiguration {
 	b.WorkingDir = &value
+	return b
+}
+
+// WithStrategy sets the Strategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Strategy field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithStrategy(value appsv1.DeploymentStrategy) *AppServiceSpecApplyConfiguration {
+	b.Strategy = &value
 	return b
 }
 
