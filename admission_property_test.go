@@ -308,6 +308,7 @@ func generate(r *rand.Rand) corpusCase {
 	}
 	genCommand(r, s)
 	genRollout(r, s)
+	genPodFields(r, s)
 	if r.IntN(2) == 0 {
 		s.Resources = genResources(r)
 	}
@@ -378,6 +379,49 @@ func genRollout(r *rand.Rand, s *appv1.AppServiceSpec) {
 		s.ProgressDeadlineSeconds = new(pick(r, int32(1), 6, 600, 601, 2147483647))
 		if bad(r) {
 			s.ProgressDeadlineSeconds = new(pick(r, int32(0), -5))
+		}
+	}
+}
+
+// genPodFields: the Pod-level fields, with names at their length limits and
+// label keys with and without prefixes.
+func genPodFields(r *rand.Rand, s *appv1.AppServiceSpec) {
+	subdomain := func() string {
+		v := pick(r, "web", "a.b-c", strings.Repeat("s", 253), "system-node-critical")
+		if bad(r) {
+			v = pick(r, "Web", "a_b", strings.Repeat("s", 254), "-a", "a.", "a..b")
+		}
+		return v
+	}
+	if r.IntN(5) == 0 {
+		s.ServiceAccountName = subdomain()
+	}
+	if r.IntN(5) == 0 {
+		s.PriorityClassName = subdomain()
+	}
+	if r.IntN(5) == 0 {
+		for range 1 + r.IntN(3) {
+			s.ImagePullSecrets = append(s.ImagePullSecrets, corev1.LocalObjectReference{Name: pick(r, "registry", "a.b", "", "Weird_Name", strings.Repeat("n", 300))})
+		}
+	}
+	if r.IntN(5) == 0 {
+		s.TerminationGracePeriodSeconds = new(pick(r, int64(0), 1, 30, 3600, 9223372036854775807))
+		if bad(r) {
+			s.TerminationGracePeriodSeconds = new(int64(-1))
+		}
+	}
+	if r.IntN(4) == 0 {
+		s.NodeSelector = map[string]string{}
+		for range 1 + r.IntN(3) {
+			k := pick(r, "disktype", "kubernetes.io/arch", "topology.kubernetes.io/zone", "a", "A_b.C", strings.Repeat("k", 63), strings.Repeat("p", 253)+"/"+strings.Repeat("n", 63))
+			v := pick(r, "ssd", "", "amd64", "a.b_c-D", strings.Repeat("v", 63))
+			if bad(r) {
+				k = pick(r, "", "-a", "a/", "/a", "a/b/c", strings.Repeat("k", 64), strings.Repeat("p", 254)+"/n", "UPPER.example.com/x", "a b")
+			}
+			if bad(r) {
+				v = pick(r, "-a", "a-", "a b", strings.Repeat("v", 64), "a/b")
+			}
+			s.NodeSelector[k] = v
 		}
 	}
 }

@@ -34,15 +34,16 @@ import (
 //
 // The controller owns a small set of fields: the replica count, strategy,
 // minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds, our
-// label on the object and its Pod template, and, in the container named
-// after the AppService, its image, pull policy, command, args, working
-// directory, env, resources and ports. An owned field the spec leaves unset
-// is set to the API server's default, so that removing it from the spec
-// takes it back there. Everything else (other containers, labels
-// and annotations added by others, every other field the API server
-// defaults) belongs to someone else and is left as it is, so that the
-// comparison below cannot be defeated by defaulting and never fights another
-// writer.
+// label on the object and its Pod template, the Pods' service account,
+// image pull secrets, node selector, priority class and termination grace
+// period, and, in the container named after the AppService, its image, pull
+// policy, command, args, working directory, env, resources and ports. An
+// owned field the spec leaves unset is set to the API server's default, so
+// that removing it from the spec takes it back there. Everything else (other
+// containers, labels and annotations added by others, every other field the
+// API server defaults) belongs to someone else and is left as it is, so that
+// the comparison below cannot be defeated by defaulting and never fights
+// another writer.
 
 // NewDeployment returns the Deployment an AppService asks for.
 func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
@@ -64,7 +65,16 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(as)},
 				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{newContainer(as)},
+					Containers:         []corev1.Container{newContainer(as)},
+					ServiceAccountName: as.Spec.ServiceAccountName,
+					// The API server keeps this alias equal to
+					// serviceAccountName, and reads it when
+					// serviceAccountName is empty: it must be cleared too.
+					DeprecatedServiceAccount:      as.Spec.ServiceAccountName, //nolint:staticcheck // kept in sync, see above
+					ImagePullSecrets:              as.Spec.ImagePullSecrets,
+					NodeSelector:                  as.Spec.NodeSelector,
+					PriorityClassName:             as.Spec.PriorityClassName,
+					TerminationGracePeriodSeconds: new(orDefault(as.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds)),
 				},
 			},
 		},
@@ -105,7 +115,7 @@ func newStrategy(s *appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
 }
 
 // orDefault is *p, or d when p is nil.
-func orDefault(p *int32, d int32) int32 {
+func orDefault[T int32 | int64](p *T, d T) T {
 	if p == nil {
 		return d
 	}
@@ -261,6 +271,8 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 		changed = append(changed, "pod labels")
 	}
 
+	changed = append(changed, updatePodSpec(&tmpl.Spec, &desired.Spec.Template.Spec)...)
+
 	want := desired.Spec.Template.Spec.Containers[0]
 	i := containerIndex(tmpl.Spec.Containers, want.Name)
 	if i < 0 {
@@ -305,6 +317,34 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 		return nil, nil
 	}
 	return out, changed
+}
+
+// updatePodSpec sets the Pod-level fields we own in live as in desired and
+// returns the names of those that changed.
+func updatePodSpec(live, desired *corev1.PodSpec) []string {
+	var changed []string
+	if live.ServiceAccountName != desired.ServiceAccountName {
+		live.ServiceAccountName = desired.ServiceAccountName
+		live.DeprecatedServiceAccount = desired.DeprecatedServiceAccount //nolint:staticcheck // kept in sync with serviceAccountName
+		changed = append(changed, "serviceAccountName")
+	}
+	if !equality.Semantic.DeepEqual(live.ImagePullSecrets, desired.ImagePullSecrets) {
+		live.ImagePullSecrets = desired.ImagePullSecrets
+		changed = append(changed, "imagePullSecrets")
+	}
+	if !equality.Semantic.DeepEqual(live.NodeSelector, desired.NodeSelector) {
+		live.NodeSelector = desired.NodeSelector
+		changed = append(changed, "nodeSelector")
+	}
+	if live.PriorityClassName != desired.PriorityClassName {
+		live.PriorityClassName = desired.PriorityClassName
+		changed = append(changed, "priorityClassName")
+	}
+	if !equality.Semantic.DeepEqual(live.TerminationGracePeriodSeconds, desired.TerminationGracePeriodSeconds) {
+		live.TerminationGracePeriodSeconds = desired.TerminationGracePeriodSeconds
+		changed = append(changed, "terminationGracePeriodSeconds")
+	}
+	return changed
 }
 
 func containerIndex(containers []corev1.Container, name string) int {

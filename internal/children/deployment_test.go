@@ -301,6 +301,43 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"command", "args", "workingDir"},
 		},
 		{
+			name: "pod fields: service account, pull secrets, node selector, priority, grace period",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.ServiceAccountName = "web"
+				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+				s.NodeSelector = map[string]string{"disktype": "ssd"}
+				s.PriorityClassName = "high"
+				s.TerminationGracePeriodSeconds = new(int64(5))
+			},
+			want: func(d *appsv1.Deployment) {
+				pod := &d.Spec.Template.Spec
+				pod.ServiceAccountName, pod.DeprecatedServiceAccount = "web", "web"
+				pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+				pod.NodeSelector = map[string]string{"disktype": "ssd"}
+				pod.PriorityClassName = "high"
+				pod.TerminationGracePeriodSeconds = new(int64(5))
+			},
+			wantChanged: []string{"serviceAccountName", "imagePullSecrets", "nodeSelector", "priorityClassName", "terminationGracePeriodSeconds"},
+		},
+		{
+			name: "pod fields removed from the spec: the service account's alias is cleared too",
+			live: func(d *appsv1.Deployment) {
+				pod := &d.Spec.Template.Spec
+				pod.ServiceAccountName, pod.DeprecatedServiceAccount = "web", "web"
+				pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+				pod.NodeSelector = map[string]string{"disktype": "ssd"}
+				pod.PriorityClassName = "high"
+				pod.TerminationGracePeriodSeconds = new(int64(5))
+			},
+			want: func(d *appsv1.Deployment) {
+				pod := &d.Spec.Template.Spec
+				pod.ServiceAccountName, pod.DeprecatedServiceAccount = "", ""
+				pod.ImagePullSecrets, pod.NodeSelector, pod.PriorityClassName = nil, nil, ""
+				pod.TerminationGracePeriodSeconds = new(int64(30))
+			},
+			wantChanged: []string{"serviceAccountName", "imagePullSecrets", "nodeSelector", "priorityClassName", "terminationGracePeriodSeconds"},
+		},
+		{
 			name: "strategy: Recreate",
 			spec: func(s *appv1.AppServiceSpec) {
 				s.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}

@@ -33,6 +33,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -200,8 +201,19 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		waitAvailable(t, ns, "web", 3)
 	})
 
-	t.Run("command, args, working directory and rollout fields, set and removed", func(t *testing.T) {
+	t.Run("container, Pod and rollout fields, set and removed", func(t *testing.T) {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + ns}, Value: 1000}
+		if _, err := kube.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = kube.SchedulingV1().PriorityClasses().Delete(context.Background(), pc.Name, metav1.DeleteOptions{})
+		})
 		updateAppService(t, ns, "web", func(as *appv1.AppService) {
+			as.Spec.ServiceAccountName, as.Spec.PriorityClassName = "default", pc.Name
+			as.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+			as.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+			as.Spec.TerminationGracePeriodSeconds = new(int64(5))
 			as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 			as.Spec.ImagePullPolicy = corev1.PullIfNotPresent
 			as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
@@ -217,6 +229,12 @@ func TestSpecChangesReachChildren(t *testing.T) {
 				!slices.Equal(c.Args, []string{"-g", "daemon off;"}) || c.WorkingDir != "/srv" {
 				return fmt.Errorf("container: pull policy %s, command %q, args %q, workingDir %q", c.ImagePullPolicy, c.Command, c.Args, c.WorkingDir)
 			}
+			pod := d.Spec.Template.Spec
+			if pod.ServiceAccountName != "default" || pod.PriorityClassName != pc.Name || len(pod.ImagePullSecrets) != 1 ||
+				pod.NodeSelector["kubernetes.io/os"] != "linux" || *pod.TerminationGracePeriodSeconds != 5 {
+				return fmt.Errorf("pod: serviceAccountName %q, priorityClassName %q, imagePullSecrets %v, nodeSelector %v, terminationGracePeriodSeconds %d",
+					pod.ServiceAccountName, pod.PriorityClassName, pod.ImagePullSecrets, pod.NodeSelector, *pod.TerminationGracePeriodSeconds)
+			}
 			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
 				return fmt.Errorf("strategy %+v", d.Spec.Strategy)
 			}
@@ -230,6 +248,8 @@ func TestSpecChangesReachChildren(t *testing.T) {
 
 		updateAppService(t, ns, "web", func(as *appv1.AppService) {
 			as.Spec.Strategy = nil
+			as.Spec.ServiceAccountName, as.Spec.PriorityClassName, as.Spec.ImagePullSecrets, as.Spec.NodeSelector = "", "", nil, nil
+			as.Spec.TerminationGracePeriodSeconds = nil
 			as.Spec.ImagePullPolicy, as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = "", nil, nil, ""
 			as.Spec.MinReadySeconds, as.Spec.RevisionHistoryLimit, as.Spec.ProgressDeadlineSeconds = nil, nil, nil
 		})
@@ -242,6 +262,12 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			// nginx:latest: the pull policy follows the image again.
 			if c.ImagePullPolicy != corev1.PullAlways || c.Command != nil || c.Args != nil || c.WorkingDir != "" {
 				return fmt.Errorf("container not cleared: pull policy %s, command %q, args %q, workingDir %q", c.ImagePullPolicy, c.Command, c.Args, c.WorkingDir)
+			}
+			pod := d.Spec.Template.Spec
+			if pod.ServiceAccountName != "" || pod.DeprecatedServiceAccount != "" || pod.PriorityClassName != "" || //nolint:staticcheck // the alias must go too
+				pod.ImagePullSecrets != nil || pod.NodeSelector != nil || *pod.TerminationGracePeriodSeconds != 30 {
+				return fmt.Errorf("pod not cleared: serviceAccountName %q, priorityClassName %q, imagePullSecrets %v, nodeSelector %v, terminationGracePeriodSeconds %d",
+					pod.ServiceAccountName, pod.PriorityClassName, pod.ImagePullSecrets, pod.NodeSelector, *pod.TerminationGracePeriodSeconds)
 			}
 			if ru := d.Spec.Strategy.RollingUpdate; d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType ||
 				ru == nil || ru.MaxSurge.String() != "25%" || ru.MaxUnavailable.String() != "25%" {
@@ -538,6 +564,8 @@ func TestAdmission(t *testing.T) {
 		{"minReadySeconds past the default deadline", `spec: {image: nginx, minReadySeconds: 600}`, "spec.progressDeadlineSeconds", "greater than minReadySeconds"},
 		{"zero progressDeadlineSeconds", `spec: {image: nginx, progressDeadlineSeconds: 0}`, "spec.progressDeadlineSeconds", ""},
 		{"negative revisionHistoryLimit", `spec: {image: nginx, revisionHistoryLimit: -1}`, "spec.revisionHistoryLimit", ""},
+		{"bad service account name", `spec: {image: nginx, serviceAccountName: My_SA}`, "spec.serviceAccountName", ""},
+		{"bad node selector key", `spec: {image: nginx, nodeSelector: {"-zone": a}}`, "spec.nodeSelector", "label keys"},
 		{"rollingUpdate with Recreate", `spec: {image: nginx, strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}}`, "spec.strategy.rollingUpdate", "Recreate"},
 		{"maxUnavailable over 100%", `spec: {image: nginx, strategy: {rollingUpdate: {maxUnavailable: 101%}}}`, "spec.strategy.rollingUpdate.maxUnavailable", "percentage"},
 		{"no surge, none unavailable", `spec: {image: nginx, strategy: {rollingUpdate: {maxUnavailable: 0, maxSurge: 0%}}}`, "spec.strategy.rollingUpdate.maxUnavailable", "may not be 0"},
@@ -636,6 +664,10 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				s.Command, s.Args, s.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
 				s.MinReadySeconds, s.RevisionHistoryLimit, s.ProgressDeadlineSeconds = int32p(1), int32p(3), int32p(300)
 				s.Strategy = &appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: new(intstr.FromInt32(1))}}
+				s.ServiceAccountName = "default"
+				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+				s.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+				s.TerminationGracePeriodSeconds = new(int64(5))
 			}
 			if i%3 == 1 {
 				as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}

@@ -110,6 +110,42 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxLength=4096
 	WorkingDir string `json:"workingDir,omitempty"`
 
+	// ServiceAccountName is the ServiceAccount the Pods run as (core/v1
+	// PodSpec.serviceAccountName); unset, the namespace's default one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// ImagePullSecrets name the Secrets, in the AppService's namespace, that
+	// hold the credentials for pulling the image from a private registry
+	// (core/v1 PodSpec.imagePullSecrets).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// NodeSelector places the Pods on nodes carrying all these labels
+	// (core/v1 PodSpec.nodeSelector). Keys and values are label keys and
+	// values; the rules are in config/crd/patches/long-rules.yaml.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// PriorityClassName is the PriorityClass of the Pods (core/v1
+	// PodSpec.priorityClassName); it must exist when the Pods are created.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// TerminationGracePeriodSeconds is how long a stopping Pod has between
+	// SIGTERM and SIGKILL (core/v1 PodSpec.terminationGracePeriodSeconds).
+	// Default 30.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
 	// Strategy is how a new version replaces the old Pods (apps/v1
 	// DeploymentSpec.strategy): RollingUpdate (the default, 25% unavailable
 	// and 25% surge unless given) or Recreate. The rules the Deployment

@@ -46,6 +46,24 @@ type AppServiceSpecApplyConfiguration struct {
 	// WorkingDir is the container's working directory, instead of the
 	// image's (core/v1 Container.workingDir).
 	WorkingDir *string `json:"workingDir,omitempty"`
+	// ServiceAccountName is the ServiceAccount the Pods run as (core/v1
+	// PodSpec.serviceAccountName); unset, the namespace's default one.
+	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
+	// ImagePullSecrets name the Secrets, in the AppService's namespace, that
+	// hold the credentials for pulling the image from a private registry
+	// (core/v1 PodSpec.imagePullSecrets).
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	// NodeSelector places the Pods on nodes carrying all these labels
+	// (core/v1 PodSpec.nodeSelector). Keys and values are label keys and
+	// values; the rules are in config/crd/patches/long-rules.yaml.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// PriorityClassName is the PriorityClass of the Pods (core/v1
+	// PodSpec.priorityClassName); it must exist when the Pods are created.
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
+	// TerminationGracePeriodSeconds is how long a stopping Pod has between
+	// SIGTERM and SIGKILL (core/v1 PodSpec.terminationGracePeriodSeconds).
+	// Default 30.
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 	// Strategy is how a new version replaces the old Pods (apps/v1
 	// DeploymentSpec.strategy): RollingUpdate (the default, 25% unavailable
 	// and 25% surge unless given) or Recreate. The rules the Deployment
@@ -144,6 +162,54 @@ func (b *AppServiceSpecApplyConfiguration) WithArgs(values ...string) *AppServic
 // If called multiple times, the WorkingDir field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithWorkingDir(value string) *AppServiceSpecApplyConfiguration {
 	b.WorkingDir = &value
+	return b
+}
+
+// WithServiceAccountName sets the ServiceAccountName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccountName field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithServiceAccountName(value string) *AppServiceSpecApplyConfiguration {
+	b.ServiceAccountName = &value
+	return b
+}
+
+// WithImagePullSecrets adds the given value to the ImagePullSecrets field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ImagePullSecrets field.
+func (b *AppServiceSpecApplyConfiguration) WithImagePullSecrets(values ...corev1.LocalObjectReference) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		b.ImagePullSecrets = append(b.ImagePullSecrets, values[i])
+	}
+	return b
+}
+
+// WithNodeSelector puts the entries into the NodeSelector field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the NodeSelector field,
+// overwriting an existing map entries in NodeSelector field with the same key.
+func (b *AppServiceSpecApplyConfiguration) WithNodeSelector(entries map[string]string) *AppServiceSpecApplyConfiguration {
+	if b.NodeSelector == nil && len(entries) > 0 {
+		b.NodeSelector = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.NodeSelector[k] = v
+	}
+	return b
+}
+
+// WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PriorityClassName field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithPriorityClassName(value string) *AppServiceSpecApplyConfiguration {
+	b.PriorityClassName = &value
+	return b
+}
+
+// WithTerminationGracePeriodSeconds sets the TerminationGracePeriodSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TerminationGracePeriodSeconds field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithTerminationGracePeriodSeconds(value int64) *AppServiceSpecApplyConfiguration {
+	b.TerminationGracePeriodSeconds = &value
 	return b
 }
 
