@@ -276,15 +276,27 @@ func startAPIServer(t *testing.T) (kubernetes.Interface, clientset.Interface) {
 // write near the edges the API server checks (formats, ranges, lengths,
 // units, combinations such as requests against limits, value against
 // valueFrom, nodePort against serviceType, names across ports); now and then
-// (bad) from values it refuses. Most specs mix a few of each, so that both
-// outcomes are common.
+// (bad) from values it refuses. Half the specs draw no bad value at all,
+// the others one in six fields or so: however many fields the spec has,
+// both outcomes stay common, and a refused spec is often refused for one
+// field alone.
 
-func pick[T any](r *rand.Rand, values ...T) T { return values[r.IntN(len(values))] }
+// specRand is the generator's source of randomness for one spec.
+type specRand struct {
+	*rand.Rand
+	badOdds int // one in badOdds draws of bad is true; 0: never
+}
+
+func pick[T any](r *specRand, values ...T) T { return values[r.IntN(len(values))] }
 
 // bad reports whether this field gets a value from its invalid pool.
-func bad(r *rand.Rand) bool { return r.IntN(14) == 0 }
+func bad(r *specRand) bool { return r.badOdds > 0 && r.IntN(r.badOdds) == 0 }
 
-func generate(r *rand.Rand) corpusCase {
+func generate(rng *rand.Rand) corpusCase {
+	r := &specRand{Rand: rng}
+	if rng.IntN(2) == 0 {
+		r.badOdds = 6
+	}
 	c := corpusCase{Name: pick(r, "app", "web-1", "a", strings.Repeat("x", 63), "nginx-app", "api")}
 	if bad(r) {
 		c.Name = pick(r, strings.Repeat("x", 64), "Upper", "1abc", "a-", "a.b")
@@ -307,6 +319,11 @@ func generate(r *rand.Rand) corpusCase {
 		}
 	}
 	genCommand(r, s)
+	for _, probe := range []**corev1.Probe{&s.LivenessProbe, &s.ReadinessProbe, &s.StartupProbe} {
+		if r.IntN(4) == 0 {
+			*probe = genProbe(r)
+		}
+	}
 	genRollout(r, s)
 	genPodFields(r, s)
 	if r.IntN(2) == 0 {
@@ -329,7 +346,7 @@ func generate(r *rand.Rand) corpusCase {
 
 // genCommand: the entrypoint, its arguments and the working directory, with
 // env references, empty strings and long lists.
-func genCommand(r *rand.Rand, s *appv1.AppServiceSpec) {
+func genCommand(r *specRand, s *appv1.AppServiceSpec) {
 	words := func() []string {
 		var out []string
 		for range r.IntN(4) {
@@ -359,7 +376,7 @@ func genCommand(r *rand.Rand, s *appv1.AppServiceSpec) {
 
 // genRollout: the Deployment's rollout fields, near their bounds and each
 // other (minReadySeconds against progressDeadlineSeconds and its default).
-func genRollout(r *rand.Rand, s *appv1.AppServiceSpec) {
+func genRollout(r *specRand, s *appv1.AppServiceSpec) {
 	if r.IntN(4) == 0 {
 		s.MinReadySeconds = new(pick(r, int32(0), 5, 599, 600, 2147483646))
 		if bad(r) {
@@ -383,9 +400,83 @@ func genRollout(r *rand.Rand, s *appv1.AppServiceSpec) {
 	}
 }
 
+// genProbe: one handler (now and then none or two), ports by number and by
+// name, headers, timings at zero and past it, and the fields that are only
+// allowed on some probes or that an API server drops.
+func genProbe(r *specRand) *corev1.Probe {
+	port := func() intstr.IntOrString {
+		v := pick(r, intstr.FromInt32(1), intstr.FromInt32(8080), intstr.FromInt32(65535), intstr.FromString("http"), intstr.FromString("metrics-port-15"))
+		if bad(r) {
+			v = pick(r, intstr.FromInt32(0), intstr.FromInt32(65536), intstr.FromInt32(-1), intstr.FromString("HTTP"), intstr.FromString("a--b"), intstr.FromString("123"), intstr.FromString(""), intstr.FromString("sixteen-chars-xx"))
+		}
+		return v
+	}
+	handler := func(p *corev1.Probe) {
+		switch r.IntN(4) {
+		case 0:
+			p.Exec = &corev1.ExecAction{Command: pick(r, []string{"true"}, []string{"sh", "-c", "test -f /tmp/ok"})}
+			if bad(r) {
+				p.Exec.Command = nil
+			}
+		case 1:
+			p.HTTPGet = &corev1.HTTPGetAction{Path: pick(r, "", "/", "/healthz", "relative"), Port: port(), Host: pick(r, "", "localhost")}
+			if r.IntN(3) == 0 {
+				p.HTTPGet.Scheme = pick(r, corev1.URISchemeHTTP, corev1.URISchemeHTTPS)
+			}
+			if r.IntN(3) == 0 {
+				p.HTTPGet.HTTPHeaders = []corev1.HTTPHeader{{Name: pick(r, "X-Probe", "Accept", "x_custom!"), Value: pick(r, "", "1", "a b")}}
+			}
+			if bad(r) {
+				p.HTTPGet.Scheme = "FTP"
+			}
+			if bad(r) {
+				p.HTTPGet.HTTPHeaders = []corev1.HTTPHeader{{Name: pick(r, "", "Bad Header", "a:b")}}
+			}
+			if bad(r) {
+				p.HTTPGet.Protocol = new(corev1.HTTPProtocolHTTP2)
+			}
+		case 2:
+			p.TCPSocket = &corev1.TCPSocketAction{Port: port()}
+		default:
+			p.GRPC = &corev1.GRPCAction{Port: pick(r, int32(1), 9090, 65535)}
+			if r.IntN(2) == 0 {
+				p.GRPC.Service = new(pick(r, "", "grpc.health.v1.Health"))
+			}
+			if bad(r) {
+				p.GRPC.Port = pick(r, int32(0), 65536)
+			}
+			if bad(r) {
+				p.GRPC.Mode = new(corev1.GRPCProbeModeTLS)
+			}
+		}
+	}
+	p := &corev1.Probe{}
+	if !bad(r) {
+		handler(p)
+	}
+	if bad(r) {
+		handler(p) // a second handler, or the same one again
+	}
+	for _, f := range []*int32{&p.InitialDelaySeconds, &p.TimeoutSeconds, &p.PeriodSeconds, &p.SuccessThreshold, &p.FailureThreshold} {
+		if r.IntN(4) == 0 {
+			*f = pick(r, int32(0), 1, 3, 60)
+			if bad(r) {
+				*f = -1
+			}
+		}
+	}
+	if r.IntN(6) == 0 {
+		p.TerminationGracePeriodSeconds = new(pick(r, int64(1), 30))
+		if bad(r) {
+			p.TerminationGracePeriodSeconds = new(int64(0))
+		}
+	}
+	return p
+}
+
 // genPodFields: the Pod-level fields, with names at their length limits and
 // label keys with and without prefixes.
-func genPodFields(r *rand.Rand, s *appv1.AppServiceSpec) {
+func genPodFields(r *specRand, s *appv1.AppServiceSpec) {
 	subdomain := func() string {
 		v := pick(r, "web", "a.b-c", strings.Repeat("s", 253), "system-node-critical")
 		if bad(r) {
@@ -428,7 +519,7 @@ func genPodFields(r *rand.Rand, s *appv1.AppServiceSpec) {
 
 // genStrategy: Recreate or a rolling update with integers and percentages
 // near the Deployment's bounds (both zero, over 100%, leading zeros).
-func genStrategy(r *rand.Rand) *appsv1.DeploymentStrategy {
+func genStrategy(r *specRand) *appsv1.DeploymentStrategy {
 	value := func() *intstr.IntOrString {
 		if r.IntN(3) == 0 {
 			return nil
@@ -452,7 +543,7 @@ func genStrategy(r *rand.Rand) *appsv1.DeploymentStrategy {
 	return st
 }
 
-func genResourceList(r *rand.Rand) corev1.ResourceList {
+func genResourceList(r *specRand) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for range 1 + r.IntN(3) {
 		name := pick[corev1.ResourceName](r, corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage)
@@ -472,7 +563,7 @@ func genResourceList(r *rand.Rand) corev1.ResourceList {
 	return out
 }
 
-func genResources(r *rand.Rand) corev1.ResourceRequirements {
+func genResources(r *specRand) corev1.ResourceRequirements {
 	var res corev1.ResourceRequirements
 	switch r.IntN(4) {
 	case 0:
@@ -493,7 +584,7 @@ func genResources(r *rand.Rand) corev1.ResourceRequirements {
 	return res
 }
 
-func genEnv(r *rand.Rand) corev1.EnvVar {
+func genEnv(r *specRand) corev1.EnvVar {
 	e := corev1.EnvVar{Name: pick(r, "FOO", "LOG_LEVEL", "foo.bar", "a-b", "_X")}
 	if bad(r) {
 		e.Name = pick(r, "", "1X", "with space", "A=B", strings.Repeat("E", 300))
@@ -555,7 +646,7 @@ func genEnv(r *rand.Rand) corev1.EnvVar {
 	return e
 }
 
-func genPort(r *rand.Rand, i int) corev1.ServicePort {
+func genPort(r *specRand, i int) corev1.ServicePort {
 	p := corev1.ServicePort{Port: pick(r, int32(80), 443, 8080, 53, 65535, 1)}
 	if bad(r) {
 		p.Port = pick(r, int32(0), -1, 65536)

@@ -37,13 +37,13 @@ import (
 // label on the object and its Pod template, the Pods' service account,
 // image pull secrets, node selector, priority class and termination grace
 // period, and, in the container named after the AppService, its image, pull
-// policy, command, args, working directory, env, resources and ports. An
-// owned field the spec leaves unset is set to the API server's default, so
-// that removing it from the spec takes it back there. Everything else (other
-// containers, labels and annotations added by others, every other field the
-// API server defaults) belongs to someone else and is left as it is, so that
-// the comparison below cannot be defeated by defaulting and never fights
-// another writer.
+// policy, command, args, working directory, probes, env, resources and
+// ports. An owned field the spec leaves unset is set to the API server's
+// default, so that removing it from the spec takes it back there.
+// Everything else (other containers, labels and annotations added by
+// others, every other field the API server defaults) belongs to someone
+// else and is left as it is, so that the comparison below cannot be
+// defeated by defaulting and never fights another writer.
 
 // NewDeployment returns the Deployment an AppService asks for.
 func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
@@ -147,6 +147,9 @@ func newContainer(as *appv1.AppService) corev1.Container {
 		Command:         as.Spec.Command,
 		Args:            as.Spec.Args,
 		WorkingDir:      as.Spec.WorkingDir,
+		LivenessProbe:   normalizeProbe(as.Spec.LivenessProbe),
+		ReadinessProbe:  normalizeProbe(as.Spec.ReadinessProbe),
+		StartupProbe:    normalizeProbe(as.Spec.StartupProbe),
 		Env:             normalizeEnv(as.Spec.Envs),
 		Resources:       normalizeResources(as.Spec.Resources),
 		Ports:           containerPorts(as.Spec.Ports),
@@ -179,6 +182,36 @@ func normalizeResources(r corev1.ResourceRequirements) corev1.ResourceRequiremen
 			q.RoundUp(-3)
 			list[name] = q
 		}
+	}
+	return out
+}
+
+// normalizeProbe copies a probe and fills in what the API server defaults
+// in it: the timings (timeout 1 s, period 10 s, success 1, failure 3), an
+// httpGet's path and scheme, and a grpc probe's service.
+func normalizeProbe(p *corev1.Probe) *corev1.Probe {
+	if p == nil {
+		return nil
+	}
+	out := p.DeepCopy()
+	for _, f := range []struct {
+		v *int32
+		d int32
+	}{{&out.TimeoutSeconds, 1}, {&out.PeriodSeconds, 10}, {&out.SuccessThreshold, 1}, {&out.FailureThreshold, 3}} {
+		if *f.v == 0 {
+			*f.v = f.d
+		}
+	}
+	if h := out.HTTPGet; h != nil {
+		if h.Path == "" {
+			h.Path = "/"
+		}
+		if h.Scheme == "" {
+			h.Scheme = corev1.URISchemeHTTP
+		}
+	}
+	if g := out.GRPC; g != nil && g.Service == nil {
+		g.Service = new("")
 	}
 	return out
 }
@@ -299,6 +332,19 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	if c.WorkingDir != want.WorkingDir {
 		c.WorkingDir = want.WorkingDir
 		changed = append(changed, "workingDir")
+	}
+	for _, p := range []struct {
+		name       string
+		live, want **corev1.Probe
+	}{
+		{"livenessProbe", &c.LivenessProbe, &want.LivenessProbe},
+		{"readinessProbe", &c.ReadinessProbe, &want.ReadinessProbe},
+		{"startupProbe", &c.StartupProbe, &want.StartupProbe},
+	} {
+		if !equality.Semantic.DeepEqual(*p.live, *p.want) {
+			*p.live = *p.want
+			changed = append(changed, p.name)
+		}
 	}
 	if !equality.Semantic.DeepEqual(c.Env, want.Env) {
 		c.Env = want.Env

@@ -289,6 +289,44 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"imagePullPolicy", "command", "args", "workingDir"},
 		},
 		{
+			name: "probes: defaults filled in, as the API server would",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
+				s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}, PeriodSeconds: 5}
+				s.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}, FailureThreshold: 30}
+			},
+			want: func(d *appsv1.Deployment) {
+				c := fixtures.Container(d)
+				timings := func(p corev1.Probe) *corev1.Probe {
+					p.TimeoutSeconds, p.SuccessThreshold = 1, 1
+					if p.PeriodSeconds == 0 {
+						p.PeriodSeconds = 10
+					}
+					if p.FailureThreshold == 0 {
+						p.FailureThreshold = 3
+					}
+					return &p
+				}
+				c.LivenessProbe = timings(corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http"), Scheme: corev1.URISchemeHTTP}}})
+				c.ReadinessProbe = timings(corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090, Service: new("")}}, PeriodSeconds: 5})
+				c.StartupProbe = timings(corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}, FailureThreshold: 30})
+			},
+			wantChanged: []string{"livenessProbe", "readinessProbe", "startupProbe"},
+		},
+		{
+			name: "probes removed from the spec",
+			live: func(d *appsv1.Deployment) {
+				probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}
+				c := fixtures.Container(d)
+				c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = probe, probe.DeepCopy(), probe.DeepCopy()
+			},
+			want: func(d *appsv1.Deployment) {
+				c := fixtures.Container(d)
+				c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = nil, nil, nil
+			},
+			wantChanged: []string{"livenessProbe", "readinessProbe", "startupProbe"},
+		},
+		{
 			name: "command, args and working directory removed from the spec",
 			live: func(d *appsv1.Deployment) {
 				c := fixtures.Container(d)

@@ -110,6 +110,24 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxLength=4096
 	WorkingDir string `json:"workingDir,omitempty"`
 
+	// LivenessProbe restarts the container when it fails (core/v1
+	// Container.livenessProbe). Exactly one of exec, httpGet, tcpSocket or
+	// grpc; the timings default as in a Pod (timeout 1 s, period 10 s,
+	// success 1, failure 3). The rules are in
+	// config/crd/patches/probe-rules.yaml.
+	// +optional
+	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
+
+	// ReadinessProbe takes the Pod out of the Service's endpoints while it
+	// fails (core/v1 Container.readinessProbe).
+	// +optional
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
+
+	// StartupProbe holds the other probes back until it succeeds once
+	// (core/v1 Container.startupProbe): for slow starters.
+	// +optional
+	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
+
 	// ServiceAccountName is the ServiceAccount the Pods run as (core/v1
 	// PodSpec.serviceAccountName); unset, the namespace's default one.
 	// +optional

@@ -46,6 +46,18 @@ type AppServiceSpecApplyConfiguration struct {
 	// WorkingDir is the container's working directory, instead of the
 	// image's (core/v1 Container.workingDir).
 	WorkingDir *string `json:"workingDir,omitempty"`
+	// LivenessProbe restarts the container when it fails (core/v1
+	// Container.livenessProbe). Exactly one of exec, httpGet, tcpSocket or
+	// grpc; the timings default as in a Pod (timeout 1 s, period 10 s,
+	// success 1, failure 3). The rules are in
+	// config/crd/patches/probe-rules.yaml.
+	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
+	// ReadinessProbe takes the Pod out of the Service's endpoints while it
+	// fails (core/v1 Container.readinessProbe).
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
+	// StartupProbe holds the other probes back until it succeeds once
+	// (core/v1 Container.startupProbe): for slow starters.
+	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
 	// ServiceAccountName is the ServiceAccount the Pods run as (core/v1
 	// PodSpec.serviceAccountName); unset, the namespace's default one.
 	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
@@ -162,6 +174,30 @@ func (b *AppServiceSpecApplyConfiguration) WithArgs(values ...string) *AppServic
 // If called multiple times, the WorkingDir field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithWorkingDir(value string) *AppServiceSpecApplyConfiguration {
 	b.WorkingDir = &value
+	return b
+}
+
+// WithLivenessProbe sets the LivenessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LivenessProbe field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithLivenessProbe(value corev1.Probe) *AppServiceSpecApplyConfiguration {
+	b.LivenessProbe = &value
+	return b
+}
+
+// WithReadinessProbe sets the ReadinessProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReadinessProbe field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithReadinessProbe(value corev1.Probe) *AppServiceSpecApplyConfiguration {
+	b.ReadinessProbe = &value
+	return b
+}
+
+// WithStartupProbe sets the StartupProbe field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the StartupProbe field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithStartupProbe(value corev1.Probe) *AppServiceSpecApplyConfiguration {
+	b.StartupProbe = &value
 	return b
 }
 
