@@ -214,6 +214,8 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			as.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 			as.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
 			as.Spec.TerminationGracePeriodSeconds = new(int64(5))
+			as.Spec.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
+			as.Spec.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}, PeriodSeconds: 20}
 			as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 			as.Spec.ImagePullPolicy = corev1.PullIfNotPresent
 			as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
@@ -235,6 +237,12 @@ func TestSpecChangesReachChildren(t *testing.T) {
 				return fmt.Errorf("pod: serviceAccountName %q, priorityClassName %q, imagePullSecrets %v, nodeSelector %v, terminationGracePeriodSeconds %d",
 					pod.ServiceAccountName, pod.PriorityClassName, pod.ImagePullSecrets, pod.NodeSelector, *pod.TerminationGracePeriodSeconds)
 			}
+			if rp := c.ReadinessProbe; rp == nil || rp.HTTPGet == nil || rp.HTTPGet.Path != "/" || rp.PeriodSeconds != 10 {
+				return fmt.Errorf("readiness probe %+v", rp)
+			}
+			if lp := c.LivenessProbe; lp == nil || lp.TCPSocket == nil || lp.PeriodSeconds != 20 {
+				return fmt.Errorf("liveness probe %+v", lp)
+			}
 			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
 				return fmt.Errorf("strategy %+v", d.Spec.Strategy)
 			}
@@ -245,9 +253,24 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			return nil
 		})
 		waitAvailable(t, ns, "web", 3)
+		// The probes changed the Pod template: the Pods were rolled, and
+		// the ones running now are those of a ReplicaSet with the probes.
+		eventually(t, 30*time.Second, func() error {
+			rss, err := kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: appv1.LabelAppService + "=web"})
+			if err != nil {
+				return err
+			}
+			for _, rs := range rss.Items {
+				if rs.Spec.Template.Spec.Containers[0].ReadinessProbe != nil && rs.Status.ReadyReplicas == 3 {
+					return nil
+				}
+			}
+			return fmt.Errorf("no ReplicaSet with the readiness probe has 3 ready Pods among %d", len(rss.Items))
+		})
 
 		updateAppService(t, ns, "web", func(as *appv1.AppService) {
 			as.Spec.Strategy = nil
+			as.Spec.ReadinessProbe, as.Spec.LivenessProbe = nil, nil
 			as.Spec.ServiceAccountName, as.Spec.PriorityClassName, as.Spec.ImagePullSecrets, as.Spec.NodeSelector = "", "", nil, nil
 			as.Spec.TerminationGracePeriodSeconds = nil
 			as.Spec.ImagePullPolicy, as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = "", nil, nil, ""
@@ -260,6 +283,9 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			c := d.Spec.Template.Spec.Containers[0]
 			// nginx:latest: the pull policy follows the image again.
+			if c.ReadinessProbe != nil || c.LivenessProbe != nil {
+				return fmt.Errorf("probes not cleared: %+v, %+v", c.ReadinessProbe, c.LivenessProbe)
+			}
 			if c.ImagePullPolicy != corev1.PullAlways || c.Command != nil || c.Args != nil || c.WorkingDir != "" {
 				return fmt.Errorf("container not cleared: pull policy %s, command %q, args %q, workingDir %q", c.ImagePullPolicy, c.Command, c.Args, c.WorkingDir)
 			}
@@ -566,6 +592,9 @@ func TestAdmission(t *testing.T) {
 		{"negative revisionHistoryLimit", `spec: {image: nginx, revisionHistoryLimit: -1}`, "spec.revisionHistoryLimit", ""},
 		{"bad service account name", `spec: {image: nginx, serviceAccountName: My_SA}`, "spec.serviceAccountName", ""},
 		{"bad node selector key", `spec: {image: nginx, nodeSelector: {"-zone": a}}`, "spec.nodeSelector", "label keys"},
+		{"probe with two handlers", `spec: {image: nginx, livenessProbe: {exec: {command: ["true"]}, tcpSocket: {port: 80}}}`, "spec.livenessProbe", "exactly one handler"},
+		{"probe port name too long", `spec: {image: nginx, readinessProbe: {httpGet: {port: sixteen-chars-xx}}}`, "spec.readinessProbe.httpGet.port", ""},
+		{"readiness probe grace period", `spec: {image: nginx, readinessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}}`, "spec.readinessProbe.terminationGracePeriodSeconds", "readiness"},
 		{"rollingUpdate with Recreate", `spec: {image: nginx, strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}}`, "spec.strategy.rollingUpdate", "Recreate"},
 		{"maxUnavailable over 100%", `spec: {image: nginx, strategy: {rollingUpdate: {maxUnavailable: 101%}}}`, "spec.strategy.rollingUpdate.maxUnavailable", "percentage"},
 		{"no surge, none unavailable", `spec: {image: nginx, strategy: {rollingUpdate: {maxUnavailable: 0, maxSurge: 0%}}}`, "spec.strategy.rollingUpdate.maxUnavailable", "may not be 0"},
@@ -668,6 +697,9 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 				s.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
 				s.TerminationGracePeriodSeconds = new(int64(5))
+				s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
+				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}}
+				s.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, FailureThreshold: 30}
 			}
 			if i%3 == 1 {
 				as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
