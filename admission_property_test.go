@@ -332,6 +332,11 @@ func generate(rng *rand.Rand) corpusCase {
 	for range r.IntN(4) {
 		s.Envs = append(s.Envs, genEnv(r))
 	}
+	if r.IntN(4) == 0 {
+		for range 1 + r.IntN(3) {
+			s.EnvFrom = append(s.EnvFrom, genEnvFrom(r))
+		}
+	}
 	for i := range r.IntN(4) {
 		s.Ports = append(s.Ports, genPort(r, i))
 	}
@@ -398,6 +403,32 @@ func genRollout(r *specRand, s *appv1.AppServiceSpec) {
 			s.ProgressDeadlineSeconds = new(pick(r, int32(0), -5))
 		}
 	}
+}
+
+// genEnvFrom: a ConfigMap or Secret (now and then both or neither), with
+// names as prefixes may be (a trailing '-') and prefixes with odd but
+// allowed characters.
+func genEnvFrom(r *specRand) corev1.EnvFromSource {
+	name := pick(r, "config", "app.settings", "name-", strings.Repeat("n", 253))
+	if bad(r) {
+		name = pick(r, "", "Config", "a_b", "-a", strings.Repeat("n", 254), "a..b")
+	}
+	e := corev1.EnvFromSource{Prefix: pick(r, "", "APP_", "my.prefix-", "1_", "a b")}
+	if bad(r) {
+		e.Prefix = pick(r, "A=B", "tab\t", "é")
+	}
+	cm := &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Optional: pick(r, nil, new(true))}
+	secret := &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}
+	switch {
+	case bad(r):
+		e.ConfigMapRef, e.SecretRef = cm, secret
+	case bad(r):
+	case r.IntN(2) == 0:
+		e.ConfigMapRef = cm
+	default:
+		e.SecretRef = secret
+	}
+	return e
 }
 
 // genProbe: one handler (now and then none or two), ports by number and by

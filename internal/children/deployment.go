@@ -37,8 +37,8 @@ import (
 // label on the object and its Pod template, the Pods' service account,
 // image pull secrets, node selector, priority class and termination grace
 // period, and, in the container named after the AppService, its image, pull
-// policy, command, args, working directory, probes, env, resources and
-// ports. An owned field the spec leaves unset is set to the API server's
+// policy, command, args, working directory, probes, env, envFrom, resources
+// and ports. An owned field the spec leaves unset is set to the API server's
 // default, so that removing it from the spec takes it back there.
 // Everything else (other containers, labels and annotations added by
 // others, every other field the API server defaults) belongs to someone
@@ -151,6 +151,7 @@ func newContainer(as *appv1.AppService) corev1.Container {
 		ReadinessProbe:  normalizeProbe(as.Spec.ReadinessProbe),
 		StartupProbe:    normalizeProbe(as.Spec.StartupProbe),
 		Env:             normalizeEnv(as.Spec.Envs),
+		EnvFrom:         as.Spec.EnvFrom,
 		Resources:       normalizeResources(as.Spec.Resources),
 		Ports:           containerPorts(as.Spec.Ports),
 	}
@@ -349,6 +350,10 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	if !equality.Semantic.DeepEqual(c.Env, want.Env) {
 		c.Env = want.Env
 		changed = append(changed, "env")
+	}
+	if !equality.Semantic.DeepEqual(c.EnvFrom, want.EnvFrom) {
+		c.EnvFrom = want.EnvFrom
+		changed = append(changed, "envFrom")
 	}
 	if !equality.Semantic.DeepEqual(c.Resources, want.Resources) {
 		c.Resources = want.Resources

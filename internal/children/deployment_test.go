@@ -314,6 +314,19 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"livenessProbe", "readinessProbe", "startupProbe"},
 		},
 		{
+			name: "envFrom set, then its prefix changed",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.EnvFrom = []corev1.EnvFromSource{{Prefix: "DB_", SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
+			},
+			live: func(d *appsv1.Deployment) {
+				fixtures.Container(d).EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
+			},
+			want: func(d *appsv1.Deployment) {
+				fixtures.Container(d).EnvFrom[0].Prefix = "DB_"
+			},
+			wantChanged: []string{"envFrom"},
+		},
+		{
 			name: "probes removed from the spec",
 			live: func(d *appsv1.Deployment) {
 				probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}

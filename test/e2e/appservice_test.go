@@ -214,6 +214,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			as.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 			as.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
 			as.Spec.TerminationGracePeriodSeconds = new(int64(5))
+			as.Spec.EnvFrom = []corev1.EnvFromSource{{Prefix: "APP_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
 			as.Spec.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
 			as.Spec.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}, PeriodSeconds: 20}
 			as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
@@ -236,6 +237,9 @@ func TestSpecChangesReachChildren(t *testing.T) {
 				pod.NodeSelector["kubernetes.io/os"] != "linux" || *pod.TerminationGracePeriodSeconds != 5 {
 				return fmt.Errorf("pod: serviceAccountName %q, priorityClassName %q, imagePullSecrets %v, nodeSelector %v, terminationGracePeriodSeconds %d",
 					pod.ServiceAccountName, pod.PriorityClassName, pod.ImagePullSecrets, pod.NodeSelector, *pod.TerminationGracePeriodSeconds)
+			}
+			if len(c.EnvFrom) != 1 || c.EnvFrom[0].Prefix != "APP_" || c.EnvFrom[0].ConfigMapRef == nil {
+				return fmt.Errorf("envFrom %+v", c.EnvFrom)
 			}
 			if rp := c.ReadinessProbe; rp == nil || rp.HTTPGet == nil || rp.HTTPGet.Path != "/" || rp.PeriodSeconds != 10 {
 				return fmt.Errorf("readiness probe %+v", rp)
@@ -270,7 +274,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 
 		updateAppService(t, ns, "web", func(as *appv1.AppService) {
 			as.Spec.Strategy = nil
-			as.Spec.ReadinessProbe, as.Spec.LivenessProbe = nil, nil
+			as.Spec.ReadinessProbe, as.Spec.LivenessProbe, as.Spec.EnvFrom = nil, nil, nil
 			as.Spec.ServiceAccountName, as.Spec.PriorityClassName, as.Spec.ImagePullSecrets, as.Spec.NodeSelector = "", "", nil, nil
 			as.Spec.TerminationGracePeriodSeconds = nil
 			as.Spec.ImagePullPolicy, as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = "", nil, nil, ""
@@ -283,7 +287,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			c := d.Spec.Template.Spec.Containers[0]
 			// nginx:latest: the pull policy follows the image again.
-			if c.ReadinessProbe != nil || c.LivenessProbe != nil {
+			if c.ReadinessProbe != nil || c.LivenessProbe != nil || c.EnvFrom != nil {
 				return fmt.Errorf("probes not cleared: %+v, %+v", c.ReadinessProbe, c.LivenessProbe)
 			}
 			if c.ImagePullPolicy != corev1.PullAlways || c.Command != nil || c.Args != nil || c.WorkingDir != "" {
@@ -592,6 +596,7 @@ func TestAdmission(t *testing.T) {
 		{"negative revisionHistoryLimit", `spec: {image: nginx, revisionHistoryLimit: -1}`, "spec.revisionHistoryLimit", ""},
 		{"bad service account name", `spec: {image: nginx, serviceAccountName: My_SA}`, "spec.serviceAccountName", ""},
 		{"bad node selector key", `spec: {image: nginx, nodeSelector: {"-zone": a}}`, "spec.nodeSelector", "label keys"},
+		{"envFrom with two sources", `spec: {image: nginx, envFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]}`, "spec.envFrom[0]", "exactly one"},
 		{"probe with two handlers", `spec: {image: nginx, livenessProbe: {exec: {command: ["true"]}, tcpSocket: {port: 80}}}`, "spec.livenessProbe", "exactly one handler"},
 		{"probe port name too long", `spec: {image: nginx, readinessProbe: {httpGet: {port: sixteen-chars-xx}}}`, "spec.readinessProbe.httpGet.port", ""},
 		{"readiness probe grace period", `spec: {image: nginx, readinessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}}`, "spec.readinessProbe.terminationGracePeriodSeconds", "readiness"},
@@ -699,6 +704,7 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				s.TerminationGracePeriodSeconds = new(int64(5))
 				s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
 				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}}
+				s.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
 				s.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, FailureThreshold: 30}
 			}
 			if i%3 == 1 {

@@ -219,6 +219,15 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.fileKeyRef)",message="fileKeyRef is not supported: the AppService's Pods have no volumes",fieldPath=".valueFrom"
 	Envs []corev1.EnvVar `json:"envs,omitempty"`
 
+	// EnvFrom fills the container's environment with every key of
+	// ConfigMaps and Secrets (core/v1 Container.envFrom), each optionally
+	// prefixed; envs win over them. Exactly one of configMapRef or
+	// secretRef per entry; the rules are in config/crd/patches/long-rules.yaml.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
 	// Ports are the ports of the Service. Each target port (or the port
 	// itself when no target port is given) is also declared as a port of
 	// the container. With no ports there is no Service.

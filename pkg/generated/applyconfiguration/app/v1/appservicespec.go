@@ -106,6 +106,11 @@ type AppServiceSpecApplyConfiguration struct {
 	// long-rules.yaml: it spans the AppService, and is too long for a
 	// marker line).
 	Envs []corev1.EnvVar `json:"envs,omitempty"`
+	// EnvFrom fills the container's environment with every key of
+	// ConfigMaps and Secrets (core/v1 Container.envFrom), each optionally
+	// prefixed; envs win over them. Exactly one of configMapRef or
+	// secretRef per entry; the rules are in config/crd/patches/long-rules.yaml.
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 	// Ports are the ports of the Service. Each target port (or the port
 	// itself when no target port is given) is also declared as a port of
 	// the container. With no ports there is no Service.
@@ -295,6 +300,16 @@ func (b *AppServiceSpecApplyConfiguration) WithResources(value corev1.ResourceRe
 func (b *AppServiceSpecApplyConfiguration) WithEnvs(values ...corev1.EnvVar) *AppServiceSpecApplyConfiguration {
 	for i := range values {
 		b.Envs = append(b.Envs, values[i])
+	}
+	return b
+}
+
+// WithEnvFrom adds the given value to the EnvFrom field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the EnvFrom field.
+func (b *AppServiceSpecApplyConfiguration) WithEnvFrom(values ...corev1.EnvFromSource) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		b.EnvFrom = append(b.EnvFrom, values[i])
 	}
 	return b
 }
