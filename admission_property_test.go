@@ -533,6 +533,31 @@ func genPodFields(r *specRand, s *appv1.AppServiceSpec) {
 		}
 	}
 	if r.IntN(4) == 0 {
+		s.PodLabels = map[string]string{}
+		for range 1 + r.IntN(3) {
+			k := pick(r, "tier", "app.kubernetes.io/name", "example.com/team", strings.Repeat("k", 63))
+			v := pick(r, "web", "", "v1.2_3-x", strings.Repeat("v", 63))
+			if bad(r) {
+				k = pick(r, appv1.LabelAppService, "-a", "a/", "UPPER.example.com/x", strings.Repeat("k", 64))
+			}
+			if bad(r) {
+				v = pick(r, "a b", strings.Repeat("v", 64), "-x")
+			}
+			s.PodLabels[k] = v
+		}
+	}
+	if r.IntN(4) == 0 {
+		s.PodAnnotations = map[string]string{}
+		for range 1 + r.IntN(3) {
+			k := pick(r, "prometheus.io/scrape", "Example.COM/Mixed_Case", "kubectl.kubernetes.io/default-container", "sidecar.istio.io/inject", "note")
+			if bad(r) {
+				k = pick(r, "kubernetes.io/config.mirror", "scheduler.alpha.kubernetes.io/tolerations", "controller.kubernetes.io/pod-deletion-cost",
+					"seccomp.security.alpha.kubernetes.io/pod", "container.apparmor.security.beta.kubernetes.io/app", "a b", "/x", strings.Repeat("k", 64))
+			}
+			s.PodAnnotations[k] = pick(r, "true", "", "any text: {\"json\": 1}", strings.Repeat("v", 4096))
+		}
+	}
+	if r.IntN(4) == 0 {
 		s.NodeSelector = map[string]string{}
 		for range 1 + r.IntN(3) {
 			k := pick(r, "disktype", "kubernetes.io/arch", "topology.kubernetes.io/zone", "a", "A_b.C", strings.Repeat("k", 63), strings.Repeat("p", 253)+"/"+strings.Repeat("n", 63))

@@ -17,6 +17,7 @@ limitations under the License.
 package children
 
 import (
+	"maps"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,17 +34,19 @@ import (
 // API server.
 //
 // The controller owns a small set of fields: the replica count, strategy,
-// minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds, our
-// label on the object and its Pod template, the Pods' service account,
-// image pull secrets, node selector, priority class and termination grace
-// period, and, in the container named after the AppService, its image, pull
-// policy, command, args, working directory, probes, env, envFrom, resources
-// and ports. An owned field the spec leaves unset is set to the API server's
-// default, so that removing it from the spec takes it back there.
-// Everything else (other containers, labels and annotations added by
-// others, every other field the API server defaults) belongs to someone
-// else and is left as it is, so that the comparison below cannot be
-// defeated by defaulting and never fights another writer.
+// minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds; our
+// label on the object and its Pod template, and the template's labels and
+// annotations from podLabels and podAnnotations (the keys recorded in the
+// Deployment's AnnotationPodLabels and AnnotationPodAnnotations); the Pods'
+// service account, image pull secrets, node selector, priority class and
+// termination grace period; and, in the container named after the
+// AppService, its image, pull policy, command, args, working directory,
+// probes, env, envFrom, resources and ports. An owned field the spec leaves
+// unset is set to the API server's default, so that removing it from the
+// spec takes it back there. Everything else (other containers, labels and
+// annotations added by others, every other field the API server defaults)
+// belongs to someone else and is left as it is, so that the comparison
+// below cannot be defeated by defaulting and never fights another writer.
 
 // NewDeployment returns the Deployment an AppService asks for.
 func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
@@ -53,6 +56,7 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 			Name:            as.Name,
 			Namespace:       as.Namespace,
 			Labels:          labels,
+			Annotations:     podMetadataRecords(as),
 			OwnerReferences: []metav1.OwnerReference{*NewControllerRef(as)},
 		},
 		Spec: appsv1.DeploymentSpec{
@@ -63,7 +67,12 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 			ProgressDeadlineSeconds: new(orDefault(as.Spec.ProgressDeadlineSeconds, defaultProgressDeadlineSeconds)),
 			Selector:                &metav1.LabelSelector{MatchLabels: SelectorLabels(as)},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(as)},
+				ObjectMeta: metav1.ObjectMeta{
+					// The selector label last: podLabels may not set it
+					// (admission refuses it), and here cannot.
+					Labels:      mergeLabels(as.Spec.PodLabels, SelectorLabels(as)),
+					Annotations: maps.Clone(as.Spec.PodAnnotations),
+				},
 				Spec: corev1.PodSpec{
 					Containers:         []corev1.Container{newContainer(as)},
 					ServiceAccountName: as.Spec.ServiceAccountName,
@@ -79,6 +88,22 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 			},
 		},
 	}
+}
+
+// podMetadataRecords are the Deployment's annotations recording which pod
+// template labels and annotations come from the spec (nil when none do).
+func podMetadataRecords(as *appv1.AppService) map[string]string {
+	records := map[string]string{}
+	if len(as.Spec.PodLabels) > 0 {
+		records[appv1.AnnotationPodLabels] = ownedKeys(as.Spec.PodLabels)
+	}
+	if len(as.Spec.PodAnnotations) > 0 {
+		records[appv1.AnnotationPodAnnotations] = ownedKeys(as.Spec.PodAnnotations)
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	return records
 }
 
 // The API server's defaults for a Deployment's revisionHistoryLimit and
@@ -301,8 +326,22 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 		changed = append(changed, "progressDeadlineSeconds")
 	}
 	tmpl := &out.Spec.Template
-	if addLabels(&tmpl.ObjectMeta, desired.Spec.Template.Labels) {
-		changed = append(changed, "pod labels")
+	// The template's labels and annotations from podLabels and
+	// podAnnotations: the keys recorded last time that the spec no longer
+	// has go, the others' keys stay; then the record follows the spec.
+	for _, m := range []struct {
+		name       string
+		record     string
+		have, want *map[string]string
+	}{
+		{"pod labels", appv1.AnnotationPodLabels, &tmpl.Labels, &desired.Spec.Template.Labels},
+		{"pod annotations", appv1.AnnotationPodAnnotations, &tmpl.Annotations, &desired.Spec.Template.Annotations},
+	} {
+		owned := recordedKeys(live.Annotations[m.record])
+		recordChanged := setRecord(&out.Annotations, m.record, desired.Annotations[m.record])
+		if syncOwnedKeys(m.have, *m.want, owned) || recordChanged {
+			changed = append(changed, m.name)
+		}
 	}
 
 	changed = append(changed, updatePodSpec(&tmpl.Spec, &desired.Spec.Template.Spec)...)

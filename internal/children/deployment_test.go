@@ -289,6 +289,58 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"imagePullPolicy", "command", "args", "workingDir"},
 		},
 		{
+			name: "pod labels and annotations set, recorded on the Deployment",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.PodLabels = map[string]string{"tier": "web", "team": "a"}
+				s.PodAnnotations = map[string]string{"prometheus.io/scrape": "true"}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationPodLabels: "team,tier", appv1.AnnotationPodAnnotations: "prometheus.io/scrape"}
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: fixtures.Name, "tier": "web", "team": "a"}
+				d.Spec.Template.Annotations = map[string]string{"prometheus.io/scrape": "true"}
+			},
+			wantChanged: []string{"pod labels", "pod annotations"},
+		},
+		{
+			name: "pod labels and annotations in line, others' kept (rollout restart)",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.PodLabels = map[string]string{"tier": "web"}
+				s.PodAnnotations = map[string]string{"prometheus.io/scrape": "true"}
+			},
+			live: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationPodLabels: "tier", appv1.AnnotationPodAnnotations: "prometheus.io/scrape", "deployment.kubernetes.io/revision": "2"}
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: fixtures.Name, "tier": "web", "version": "v2"}
+				d.Spec.Template.Annotations = map[string]string{"prometheus.io/scrape": "true", "kubectl.kubernetes.io/restartedAt": "2026-11-23T10:00:00Z"}
+			},
+		},
+		{
+			name: "pod labels and annotations removed from the spec: ours go, others' stay",
+			live: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationPodLabels: "tier", appv1.AnnotationPodAnnotations: "prometheus.io/scrape", "deployment.kubernetes.io/revision": "2"}
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: fixtures.Name, "tier": "web", "version": "v2"}
+				d.Spec.Template.Annotations = map[string]string{"prometheus.io/scrape": "true", "kubectl.kubernetes.io/restartedAt": "2026-11-23T10:00:00Z"}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{"deployment.kubernetes.io/revision": "2"}
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: fixtures.Name, "version": "v2"}
+				d.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-23T10:00:00Z"}
+			},
+			wantChanged: []string{"pod labels", "pod annotations"},
+		},
+		{
+			name: "a pod label's value changed, one dropped, one added",
+			spec: func(s *appv1.AppServiceSpec) { s.PodLabels = map[string]string{"tier": "api", "new": "1"} },
+			live: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationPodLabels: "old,tier"}
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: fixtures.Name, "tier": "web", "old": "x"}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationPodLabels: "new,tier"}
+				d.Spec.Template.Labels = map[string]string{appv1.LabelAppService: fixtures.Name, "tier": "api", "new": "1"}
+			},
+			wantChanged: []string{"pod labels"},
+		},
+		{
 			name: "probes: defaults filled in, as the API server would",
 			spec: func(s *appv1.AppServiceSpec) {
 				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}

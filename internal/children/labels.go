@@ -17,6 +17,10 @@ limitations under the License.
 package children
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -65,4 +69,60 @@ func mergeLabels(have, want map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// ownedKeys is the record of the keys of m, as AnnotationPodLabels and
+// AnnotationPodAnnotations hold it: sorted and comma-separated ("" for
+// none). Label and annotation keys cannot hold a comma.
+func ownedKeys(m map[string]string) string {
+	return strings.Join(slices.Sorted(maps.Keys(m)), ",")
+}
+
+// recordedKeys reads such a record back.
+func recordedKeys(record string) []string {
+	if record == "" {
+		return nil
+	}
+	return strings.Split(record, ",")
+}
+
+// syncOwnedKeys sets want's entries in *have and deletes the keys in owned
+// (what we set last time) that want no longer has; every other key is
+// someone else's and kept. It reports whether *have changed.
+func syncOwnedKeys(have *map[string]string, want map[string]string, owned []string) bool {
+	changed := false
+	for _, k := range owned {
+		if _, keep := want[k]; keep {
+			continue
+		}
+		if _, ok := (*have)[k]; ok {
+			delete(*have, k)
+			changed = true
+		}
+	}
+	if !hasLabels(*have, want) {
+		*have = mergeLabels(*have, want)
+		changed = true
+	}
+	if changed && len(*have) == 0 {
+		*have = nil
+	}
+	return changed
+}
+
+// setRecord sets (or, for "", removes) one record annotation in *annotations
+// and reports whether it changed.
+func setRecord(annotations *map[string]string, key, record string) bool {
+	if (*annotations)[key] == record {
+		return false
+	}
+	if record == "" {
+		delete(*annotations, key)
+		if len(*annotations) == 0 {
+			*annotations = nil
+		}
+		return true
+	}
+	*annotations = mergeLabels(*annotations, map[string]string{key: record})
+	return true
 }

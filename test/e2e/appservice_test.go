@@ -312,6 +312,61 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		waitAvailable(t, ns, "web", 3)
 	})
 
+	t.Run("pod labels and annotations: ours kept in line, rollout restart kept", func(t *testing.T) {
+		const restartedAt = "kubectl.kubernetes.io/restartedAt"
+		updateAppService(t, ns, "web", func(as *appv1.AppService) {
+			as.Spec.PodLabels = map[string]string{"tier": "web"}
+			as.Spec.PodAnnotations = map[string]string{"example.com/note": "one"}
+		})
+		templateHas := func(labels, annotations map[string]string, absent ...string) func() error {
+			return func() error {
+				d, err := getDeployment(ns, "web")
+				if err != nil {
+					return err
+				}
+				meta := d.Spec.Template.ObjectMeta
+				for k, v := range labels {
+					if meta.Labels[k] != v {
+						return fmt.Errorf("pod labels %v, want %s=%s", meta.Labels, k, v)
+					}
+				}
+				for k, v := range annotations {
+					if got, ok := meta.Annotations[k]; !ok || (v != "" && got != v) {
+						return fmt.Errorf("pod annotations %v, want %s=%s", meta.Annotations, k, v)
+					}
+				}
+				for _, k := range absent {
+					if _, ok := meta.Labels[k]; ok {
+						return fmt.Errorf("pod label %s still set: %v", k, meta.Labels)
+					}
+					if _, ok := meta.Annotations[k]; ok {
+						return fmt.Errorf("pod annotation %s still set: %v", k, meta.Annotations)
+					}
+				}
+				return nil
+			}
+		}
+		eventually(t, 30*time.Second, templateHas(map[string]string{"tier": "web"}, map[string]string{"example.com/note": "one"}))
+		waitAvailable(t, ns, "web", 3)
+
+		if out, err := kubectl("rollout", "restart", "deployment/web", "-n", ns); err != nil {
+			t.Fatalf("kubectl rollout restart: %v\n%s", err, out)
+		}
+		// A spec change and a resync (10 s) later, the restart is still
+		// there: the controller owns only the keys it recorded.
+		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.PodAnnotations["example.com/note"] = "two" })
+		eventually(t, 30*time.Second, templateHas(nil, map[string]string{"example.com/note": "two", restartedAt: ""}))
+		time.Sleep(12 * time.Second)
+		if err := templateHas(map[string]string{"tier": "web"}, map[string]string{restartedAt: ""})(); err != nil {
+			t.Fatalf("after a resync: %v", err)
+		}
+		waitAvailable(t, ns, "web", 3)
+
+		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.PodLabels, as.Spec.PodAnnotations = nil, nil })
+		eventually(t, 30*time.Second, templateHas(map[string]string{appv1.LabelAppService: "web"}, map[string]string{restartedAt: ""}, "tier", "example.com/note"))
+		waitAvailable(t, ns, "web", 3)
+	})
+
 	t.Run("ports", func(t *testing.T) {
 		updateAppService(t, ns, "web", func(as *appv1.AppService) {
 			as.Spec.Ports = append(as.Spec.Ports, corev1.ServicePort{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9113)})
@@ -597,6 +652,8 @@ func TestAdmission(t *testing.T) {
 		{"bad service account name", `spec: {image: nginx, serviceAccountName: My_SA}`, "spec.serviceAccountName", ""},
 		{"bad node selector key", `spec: {image: nginx, nodeSelector: {"-zone": a}}`, "spec.nodeSelector", "label keys"},
 		{"envFrom with two sources", `spec: {image: nginx, envFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]}`, "spec.envFrom[0]", "exactly one"},
+		{"pod label overriding the selector", "spec: {image: nginx, podLabels: {" + appv1.LabelAppService + ": other}}", "spec.podLabels", "selects"},
+		{"reserved pod annotation", `spec: {image: nginx, podAnnotations: {controller.kubernetes.io/pod-deletion-cost: "1"}}`, "spec.podAnnotations", "Kubernetes reads"},
 		{"probe with two handlers", `spec: {image: nginx, livenessProbe: {exec: {command: ["true"]}, tcpSocket: {port: 80}}}`, "spec.livenessProbe", "exactly one handler"},
 		{"probe port name too long", `spec: {image: nginx, readinessProbe: {httpGet: {port: sixteen-chars-xx}}}`, "spec.readinessProbe.httpGet.port", ""},
 		{"readiness probe grace period", `spec: {image: nginx, readinessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}}`, "spec.readinessProbe.terminationGracePeriodSeconds", "readiness"},
@@ -704,6 +761,8 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				s.TerminationGracePeriodSeconds = new(int64(5))
 				s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
 				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}}
+				s.PodLabels = map[string]string{"tier": "web"}
+				s.PodAnnotations = map[string]string{"example.com/note": "steady"}
 				s.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
 				s.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, FailureThreshold: 30}
 			}

@@ -26,6 +26,16 @@ package v1
 // and it is the Pod selector of both the Deployment and the Service.
 const LabelAppService = "app.example.com/appservice"
 
+// AnnotationPodLabels and AnnotationPodAnnotations, on a Deployment, list
+// (comma-separated, sorted) the pod template's label and annotation keys
+// that came from the AppService's podLabels and podAnnotations: the keys the
+// controller owns there, and removes when they leave the spec. Keys not
+// listed belong to others and are kept.
+const (
+	AnnotationPodLabels      = "app.example.com/pod-labels"
+	AnnotationPodAnnotations = "app.example.com/pod-annotations"
+)
+
 // Condition types of an AppService.
 const (
 	// ConditionAvailable mirrors the Deployment's Available condition: the

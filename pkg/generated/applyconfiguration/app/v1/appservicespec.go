@@ -58,6 +58,18 @@ type AppServiceSpecApplyConfiguration struct {
 	// StartupProbe holds the other probes back until it succeeds once
 	// (core/v1 Container.startupProbe): for slow starters.
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
+	// PodLabels are extra labels on the Pods (the Deployment's pod
+	// template), e.g. for network policies or monitoring. They may not set
+	// app.example.com/appservice, which selects the Pods. Labels others put
+	// on the template are kept; a key removed from here is removed from it.
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+	// PodAnnotations are extra annotations on the Pods, e.g. for a service
+	// mesh or a metrics scraper. Annotations others put on the template
+	// (kubectl rollout restart's, for one) are kept; a key removed from here
+	// is removed from it. The keys the API server reads itself (mirror
+	// Pods, tolerations, seccomp, AppArmor, deletion cost) are refused: set
+	// the matching fields instead.
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 	// ServiceAccountName is the ServiceAccount the Pods run as (core/v1
 	// PodSpec.serviceAccountName); unset, the namespace's default one.
 	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
@@ -203,6 +215,34 @@ func (b *AppServiceSpecApplyConfiguration) WithReadinessProbe(value corev1.Probe
 // If called multiple times, the StartupProbe field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithStartupProbe(value corev1.Probe) *AppServiceSpecApplyConfiguration {
 	b.StartupProbe = &value
+	return b
+}
+
+// WithPodLabels puts the entries into the PodLabels field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the PodLabels field,
+// overwriting an existing map entries in PodLabels field with the same key.
+func (b *AppServiceSpecApplyConfiguration) WithPodLabels(entries map[string]string) *AppServiceSpecApplyConfiguration {
+	if b.PodLabels == nil && len(entries) > 0 {
+		b.PodLabels = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.PodLabels[k] = v
+	}
+	return b
+}
+
+// WithPodAnnotations puts the entries into the PodAnnotations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the PodAnnotations field,
+// overwriting an existing map entries in PodAnnotations field with the same key.
+func (b *AppServiceSpecApplyConfiguration) WithPodAnnotations(entries map[string]string) *AppServiceSpecApplyConfiguration {
+	if b.PodAnnotations == nil && len(entries) > 0 {
+		b.PodAnnotations = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.PodAnnotations[k] = v
+	}
 	return b
 }
 
