@@ -654,6 +654,8 @@ func TestAdmission(t *testing.T) {
 		{"envFrom with two sources", `spec: {image: nginx, envFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]}`, "spec.envFrom[0]", "exactly one"},
 		{"pod label overriding the selector", "spec: {image: nginx, podLabels: {" + appv1.LabelAppService + ": other}}", "spec.podLabels", "selects"},
 		{"reserved pod annotation", `spec: {image: nginx, podAnnotations: {controller.kubernetes.io/pod-deletion-cost: "1"}}`, "spec.podAnnotations", "Kubernetes reads"},
+		{"probe timing beyond int32", `spec: {image: nginx, readinessProbe: {tcpSocket: {port: 80}, periodSeconds: 3000000000}}`, "spec.readinessProbe.periodSeconds", ""},
+		{"probe delay beyond int32", `spec: {image: nginx, livenessProbe: {tcpSocket: {port: 80}, initialDelaySeconds: 2147483648}}`, "spec.livenessProbe.initialDelaySeconds", ""},
 		{"probe with two handlers", `spec: {image: nginx, livenessProbe: {exec: {command: ["true"]}, tcpSocket: {port: 80}}}`, "spec.livenessProbe", "exactly one handler"},
 		{"probe port name too long", `spec: {image: nginx, readinessProbe: {httpGet: {port: sixteen-chars-xx}}}`, "spec.readinessProbe.httpGet.port", ""},
 		{"readiness probe grace period", `spec: {image: nginx, readinessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}}`, "spec.readinessProbe.terminationGracePeriodSeconds", "readiness"},
