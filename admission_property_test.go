@@ -557,6 +557,9 @@ func genPodFields(r *specRand, s *appv1.AppServiceSpec) {
 			s.PodAnnotations[k] = pick(r, "true", "", "any text: {\"json\": 1}", strings.Repeat("v", 4096))
 		}
 	}
+	for range r.IntN(3) {
+		s.Tolerations = append(s.Tolerations, genToleration(r))
+	}
 	if r.IntN(4) == 0 {
 		s.NodeSelector = map[string]string{}
 		for range 1 + r.IntN(3) {
@@ -571,6 +574,43 @@ func genPodFields(r *specRand, s *appv1.AppServiceSpec) {
 			s.NodeSelector[k] = v
 		}
 	}
+}
+
+// genToleration: keys with and without prefixes, or none (match all), the
+// operators with and without values, effects and tolerationSeconds.
+func genToleration(r *specRand) corev1.Toleration {
+	t := corev1.Toleration{
+		Key:      pick(r, "", "dedicated", "node.kubernetes.io/not-ready", "example.com/gpu", strings.Repeat("k", 63)),
+		Operator: pick(r, corev1.TolerationOpEqual, corev1.TolerationOpExists, ""),
+		Effect:   pick(r, "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute),
+	}
+	if t.Operator != corev1.TolerationOpExists {
+		t.Value = pick(r, "", "web", "a.b_c-1", strings.Repeat("v", 63))
+	}
+	if t.Key == "" && t.Operator != corev1.TolerationOpExists {
+		t.Operator = corev1.TolerationOpExists
+		t.Value = ""
+	}
+	if t.Effect == corev1.TaintEffectNoExecute && r.IntN(2) == 0 {
+		t.TolerationSeconds = new(pick(r, int64(0), 300, -1))
+	}
+	switch {
+	case bad(r):
+		t.Key = pick(r, "-a", "a/", strings.Repeat("k", 64), "a b")
+	case bad(r):
+		t.Operator = pick[corev1.TolerationOperator](r, "Lt", "Gt", "In", "exists")
+	case bad(r):
+		t.Key, t.Operator = "", corev1.TolerationOpEqual
+	case bad(r):
+		t.Operator, t.Value = corev1.TolerationOpExists, "x"
+	case bad(r):
+		t.Value = pick(r, "a b", "-a", strings.Repeat("v", 64))
+	case bad(r):
+		t.Effect = pick[corev1.TaintEffect](r, "NoScheduleNoAdmit", "noschedule")
+	case bad(r):
+		t.Effect, t.TolerationSeconds = corev1.TaintEffectNoSchedule, new(int64(60))
+	}
+	return t
 }
 
 // genStrategy: Recreate or a rolling update with integers and percentages

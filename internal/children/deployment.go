@@ -38,8 +38,8 @@ import (
 // label on the object and its Pod template, and the template's labels and
 // annotations from podLabels and podAnnotations (the keys recorded in the
 // Deployment's AnnotationPodLabels and AnnotationPodAnnotations); the Pods'
-// service account, image pull secrets, node selector, priority class and
-// termination grace period; and, in the container named after the
+// service account, image pull secrets, node selector, tolerations,
+// priority class and termination grace period; and, in the container named after the
 // AppService, its image, pull policy, command, args, working directory,
 // probes, env, envFrom, resources and ports. An owned field the spec leaves
 // unset is set to the API server's default, so that removing it from the
@@ -82,6 +82,7 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 					DeprecatedServiceAccount:      as.Spec.ServiceAccountName, //nolint:staticcheck // kept in sync, see above
 					ImagePullSecrets:              as.Spec.ImagePullSecrets,
 					NodeSelector:                  as.Spec.NodeSelector,
+					Tolerations:                   as.Spec.Tolerations,
 					PriorityClassName:             as.Spec.PriorityClassName,
 					TerminationGracePeriodSeconds: new(orDefault(as.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds)),
 				},
@@ -425,6 +426,10 @@ func updatePodSpec(live, desired *corev1.PodSpec) []string {
 	if !equality.Semantic.DeepEqual(live.NodeSelector, desired.NodeSelector) {
 		live.NodeSelector = desired.NodeSelector
 		changed = append(changed, "nodeSelector")
+	}
+	if !equality.Semantic.DeepEqual(live.Tolerations, desired.Tolerations) {
+		live.Tolerations = desired.Tolerations
+		changed = append(changed, "tolerations")
 	}
 	if live.PriorityClassName != desired.PriorityClassName {
 		live.PriorityClassName = desired.PriorityClassName

@@ -409,6 +409,7 @@ func TestUpdateDeployment(t *testing.T) {
 				s.ServiceAccountName = "web"
 				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 				s.NodeSelector = map[string]string{"disktype": "ssd"}
+				s.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}}
 				s.PriorityClassName = "high"
 				s.TerminationGracePeriodSeconds = new(int64(5))
 			},
@@ -417,10 +418,11 @@ func TestUpdateDeployment(t *testing.T) {
 				pod.ServiceAccountName, pod.DeprecatedServiceAccount = "web", "web"
 				pod.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 				pod.NodeSelector = map[string]string{"disktype": "ssd"}
+				pod.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}}
 				pod.PriorityClassName = "high"
 				pod.TerminationGracePeriodSeconds = new(int64(5))
 			},
-			wantChanged: []string{"serviceAccountName", "imagePullSecrets", "nodeSelector", "priorityClassName", "terminationGracePeriodSeconds"},
+			wantChanged: []string{"serviceAccountName", "imagePullSecrets", "nodeSelector", "tolerations", "priorityClassName", "terminationGracePeriodSeconds"},
 		},
 		{
 			name: "pod fields removed from the spec: the service account's alias is cleared too",

@@ -213,6 +213,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			as.Spec.ServiceAccountName, as.Spec.PriorityClassName = "default", pc.Name
 			as.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 			as.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+			as.Spec.Tolerations = []corev1.Toleration{{Key: "example.com/dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 			as.Spec.TerminationGracePeriodSeconds = new(int64(5))
 			as.Spec.EnvFrom = []corev1.EnvFromSource{{Prefix: "APP_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
 			as.Spec.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
@@ -234,7 +235,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			pod := d.Spec.Template.Spec
 			if pod.ServiceAccountName != "default" || pod.PriorityClassName != pc.Name || len(pod.ImagePullSecrets) != 1 ||
-				pod.NodeSelector["kubernetes.io/os"] != "linux" || *pod.TerminationGracePeriodSeconds != 5 {
+				pod.NodeSelector["kubernetes.io/os"] != "linux" || len(pod.Tolerations) != 1 || *pod.TerminationGracePeriodSeconds != 5 {
 				return fmt.Errorf("pod: serviceAccountName %q, priorityClassName %q, imagePullSecrets %v, nodeSelector %v, terminationGracePeriodSeconds %d",
 					pod.ServiceAccountName, pod.PriorityClassName, pod.ImagePullSecrets, pod.NodeSelector, *pod.TerminationGracePeriodSeconds)
 			}
@@ -276,6 +277,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			as.Spec.Strategy = nil
 			as.Spec.ReadinessProbe, as.Spec.LivenessProbe, as.Spec.EnvFrom = nil, nil, nil
 			as.Spec.ServiceAccountName, as.Spec.PriorityClassName, as.Spec.ImagePullSecrets, as.Spec.NodeSelector = "", "", nil, nil
+			as.Spec.Tolerations = nil
 			as.Spec.TerminationGracePeriodSeconds = nil
 			as.Spec.ImagePullPolicy, as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = "", nil, nil, ""
 			as.Spec.MinReadySeconds, as.Spec.RevisionHistoryLimit, as.Spec.ProgressDeadlineSeconds = nil, nil, nil
@@ -295,7 +297,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			pod := d.Spec.Template.Spec
 			if pod.ServiceAccountName != "" || pod.DeprecatedServiceAccount != "" || pod.PriorityClassName != "" || //nolint:staticcheck // the alias must go too
-				pod.ImagePullSecrets != nil || pod.NodeSelector != nil || *pod.TerminationGracePeriodSeconds != 30 {
+				pod.ImagePullSecrets != nil || pod.NodeSelector != nil || pod.Tolerations != nil || *pod.TerminationGracePeriodSeconds != 30 {
 				return fmt.Errorf("pod not cleared: serviceAccountName %q, priorityClassName %q, imagePullSecrets %v, nodeSelector %v, terminationGracePeriodSeconds %d",
 					pod.ServiceAccountName, pod.PriorityClassName, pod.ImagePullSecrets, pod.NodeSelector, *pod.TerminationGracePeriodSeconds)
 			}
@@ -654,6 +656,8 @@ func TestAdmission(t *testing.T) {
 		{"envFrom with two sources", `spec: {image: nginx, envFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]}`, "spec.envFrom[0]", "exactly one"},
 		{"pod label overriding the selector", "spec: {image: nginx, podLabels: {" + appv1.LabelAppService + ": other}}", "spec.podLabels", "selects"},
 		{"reserved pod annotation", `spec: {image: nginx, podAnnotations: {controller.kubernetes.io/pod-deletion-cost: "1"}}`, "spec.podAnnotations", "Kubernetes reads"},
+		{"toleration value with Exists", `spec: {image: nginx, tolerations: [{key: a, operator: Exists, value: x}]}`, "spec.tolerations[0].value", "Exists"},
+		{"envFrom secretRef without a name", `spec: {image: nginx, envFrom: [{secretRef: {}}]}`, "spec.envFrom[0].secretRef.name", "Required"},
 		{"probe timing beyond int32", `spec: {image: nginx, readinessProbe: {tcpSocket: {port: 80}, periodSeconds: 3000000000}}`, "spec.readinessProbe.periodSeconds", ""},
 		{"probe delay beyond int32", `spec: {image: nginx, livenessProbe: {tcpSocket: {port: 80}, initialDelaySeconds: 2147483648}}`, "spec.livenessProbe.initialDelaySeconds", ""},
 		{"probe with two handlers", `spec: {image: nginx, livenessProbe: {exec: {command: ["true"]}, tcpSocket: {port: 80}}}`, "spec.livenessProbe", "exactly one handler"},
@@ -760,6 +764,7 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				s.ServiceAccountName = "default"
 				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 				s.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+				s.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: new(int64(30))}}
 				s.TerminationGracePeriodSeconds = new(int64(5))
 				s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
 				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}}

@@ -168,6 +168,14 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
+	// Tolerations let the Pods run on nodes with matching taints (core/v1
+	// PodSpec.tolerations). The rules are in
+	// config/crd/patches/long-rules.yaml.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
 	// PriorityClassName is the PriorityClass of the Pods (core/v1
 	// PodSpec.priorityClassName); it must exist when the Pods are created.
 	// +optional

@@ -81,6 +81,10 @@ type AppServiceSpecApplyConfiguration struct {
 	// (core/v1 PodSpec.nodeSelector). Keys and values are label keys and
 	// values; the rules are in config/crd/patches/long-rules.yaml.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations let the Pods run on nodes with matching taints (core/v1
+	// PodSpec.tolerations). The rules are in
+	// config/crd/patches/long-rules.yaml.
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 	// PriorityClassName is the PriorityClass of the Pods (core/v1
 	// PodSpec.priorityClassName); it must exist when the Pods are created.
 	PriorityClassName *string `json:"priorityClassName,omitempty"`
@@ -274,6 +278,16 @@ func (b *AppServiceSpecApplyConfiguration) WithNodeSelector(entries map[string]s
 	}
 	for k, v := range entries {
 		b.NodeSelector[k] = v
+	}
+	return b
+}
+
+// WithTolerations adds the given value to the Tolerations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Tolerations field.
+func (b *AppServiceSpecApplyConfiguration) WithTolerations(values ...corev1.Toleration) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		b.Tolerations = append(b.Tolerations, values[i])
 	}
 	return b
 }
