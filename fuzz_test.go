@@ -44,6 +44,8 @@ func FuzzBuilders(f *testing.F) {
 		`{"size":0,"image":"x","resources":{"requests":{"cpu":"0.0001","memory":"1Gi"},"limits":{"example.com/gpu":"1"}}}`,
 		`{"image":"x","ports":[{"name":"a","port":80,"targetPort":"http"},{"name":"b","port":81,"targetPort":"http","protocol":"UDP"}]}`,
 		`{"image":"x","serviceType":"LoadBalancer","ports":[{"port":1}],"envs":[{"name":"R","valueFrom":{"resourceFieldRef":{"resource":"limits.cpu","divisor":"1m"}}}]}`,
+		`{"image":"x","podLabels":{"app.example.com/appservice":"other","tier":"web"},"podAnnotations":{"a":"1"},"nodeSelector":{"k":"v"},"tolerations":[{"operator":"Exists"}],"serviceAccountName":"sa","terminationGracePeriodSeconds":5,"envFrom":[{"secretRef":{"name":"s"}}]}`,
+		`{"image":"x","strategy":{"type":"Recreate"},"livenessProbe":{"httpGet":{"port":"http"}},"readinessProbe":{"grpc":{"port":9090}},"startupProbe":{"exec":{"command":["true"]},"periodSeconds":-1}}`,
 		`{"image":"x","imagePullPolicy":"Never","command":["sh","-c"],"args":["$(A)",""],"workingDir":"/srv","minReadySeconds":5,"revisionHistoryLimit":0,"progressDeadlineSeconds":6}`,
 	} {
 		f.Add([]byte(seed))
