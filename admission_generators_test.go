@@ -1,0 +1,547 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// The generator. Each field is drawn from values an experienced user might
+// write near the edges the API server checks (formats, ranges, lengths,
+// units, combinations such as requests against limits, value against
+// valueFrom, nodePort against serviceType, names across ports); now and then
+// (bad) from values it refuses. Half the specs draw no bad value at all,
+// the others one in six fields or so: however many fields the spec has,
+// both outcomes stay common, and a refused spec is often refused for one
+// field alone.
+
+// specRand is the generator's source of randomness for one spec.
+type specRand struct {
+	*rand.Rand
+	badOdds int // one in badOdds draws of bad is true; 0: never
+}
+
+func pick[T any](r *specRand, values ...T) T { return values[r.IntN(len(values))] }
+
+// bad reports whether this field gets a value from its invalid pool.
+func bad(r *specRand) bool { return r.badOdds > 0 && r.IntN(r.badOdds) == 0 }
+
+func generate(rng *rand.Rand) corpusCase {
+	r := &specRand{Rand: rng}
+	if rng.IntN(2) == 0 {
+		r.badOdds = 6
+	}
+	c := corpusCase{Name: pick(r, "app", "web-1", "a", strings.Repeat("x", 63), "nginx-app", "api")}
+	if bad(r) {
+		c.Name = pick(r, strings.Repeat("x", 64), "Upper", "1abc", "a-", "a.b")
+	}
+	s := &c.Spec
+	if r.IntN(4) > 0 {
+		s.Size = new(pick(r, int32(0), 1, 3, 100, 2147483647))
+		if bad(r) {
+			s.Size = new(pick(r, int32(-1), -2147483648))
+		}
+	}
+	s.Image = pick(r, "nginx:1.27", "nginx", "registry.example.com:5000/team/app:v2", "nginx@sha256:"+strings.Repeat("ab", 32), "nginx:latest")
+	if bad(r) {
+		s.Image = pick(r, "", " nginx", "nginx ", "ngi nx", "nginx\t", strings.Repeat("i", 5000))
+	}
+	if r.IntN(4) == 0 {
+		s.ImagePullPolicy = pick(r, corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)
+		if bad(r) {
+			s.ImagePullPolicy = pick[corev1.PullPolicy](r, "always", "Sometimes")
+		}
+	}
+	genCommand(r, s)
+	for _, probe := range []**corev1.Probe{&s.LivenessProbe, &s.ReadinessProbe, &s.StartupProbe} {
+		if r.IntN(4) == 0 {
+			*probe = genProbe(r)
+		}
+	}
+	genRollout(r, s)
+	genPodFields(r, s)
+	if r.IntN(2) == 0 {
+		s.Resources = genResources(r)
+	}
+	for range r.IntN(4) {
+		s.Envs = append(s.Envs, genEnv(r))
+	}
+	if r.IntN(4) == 0 {
+		for range 1 + r.IntN(3) {
+			s.EnvFrom = append(s.EnvFrom, genEnvFrom(r))
+		}
+	}
+	for i := range r.IntN(4) {
+		s.Ports = append(s.Ports, genPort(r, i))
+	}
+	if r.IntN(3) == 0 {
+		s.ServiceType = pick(r, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP, corev1.ServiceTypeLoadBalancer)
+		if bad(r) {
+			s.ServiceType = pick[corev1.ServiceType](r, corev1.ServiceTypeExternalName, "nodeport")
+		}
+	}
+	return c
+}
+
+// genCommand: the entrypoint, its arguments and the working directory, with
+// env references, empty strings and long lists.
+func genCommand(r *specRand, s *appv1.AppServiceSpec) {
+	words := func() []string {
+		var out []string
+		for range r.IntN(4) {
+			out = append(out, pick(r, "nginx", "-g", "daemon off;", "$(POD_NAME)", "$$(literal)", "", "--port=8080", strings.Repeat("w", 300)))
+		}
+		return out
+	}
+	if r.IntN(4) == 0 {
+		s.Command = words()
+		if bad(r) {
+			s.Command = make([]string, 257)
+		}
+	}
+	if r.IntN(4) == 0 {
+		s.Args = words()
+		if bad(r) {
+			s.Args = make([]string, 1025)
+		}
+	}
+	if r.IntN(5) == 0 {
+		s.WorkingDir = pick(r, "/srv", "/", "relative/dir", "/with space", "C:\\app")
+		if bad(r) {
+			s.WorkingDir = "/" + strings.Repeat("d", 4096)
+		}
+	}
+}
+
+// genRollout: the Deployment's rollout fields, near their bounds and each
+// other (minReadySeconds against progressDeadlineSeconds and its default).
+func genRollout(r *specRand, s *appv1.AppServiceSpec) {
+	if r.IntN(4) == 0 {
+		s.MinReadySeconds = new(pick(r, int32(0), 5, 599, 600, 2147483646))
+		if bad(r) {
+			s.MinReadySeconds = new(int32(-1))
+		}
+	}
+	if r.IntN(3) == 0 {
+		s.Strategy = genStrategy(r)
+	}
+	if r.IntN(4) == 0 {
+		s.RevisionHistoryLimit = new(pick(r, int32(0), 1, 10, 2147483647))
+		if bad(r) {
+			s.RevisionHistoryLimit = new(int32(-1))
+		}
+	}
+	if r.IntN(4) == 0 {
+		s.ProgressDeadlineSeconds = new(pick(r, int32(1), 6, 600, 601, 2147483647))
+		if bad(r) {
+			s.ProgressDeadlineSeconds = new(pick(r, int32(0), -5))
+		}
+	}
+}
+
+// genEnvFrom: a ConfigMap or Secret (now and then both or neither), with
+// names as prefixes may be (a trailing '-') and prefixes with odd but
+// allowed characters.
+func genEnvFrom(r *specRand) corev1.EnvFromSource {
+	name := pick(r, "config", "app.settings", "name-", strings.Repeat("n", 253))
+	if bad(r) {
+		name = pick(r, "", "Config", "a_b", "-a", strings.Repeat("n", 254), "a..b")
+	}
+	e := corev1.EnvFromSource{Prefix: pick(r, "", "APP_", "my.prefix-", "1_", "a b")}
+	if bad(r) {
+		e.Prefix = pick(r, "A=B", "tab\t", "é")
+	}
+	cm := &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Optional: pick(r, nil, new(true))}
+	secret := &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}
+	switch {
+	case bad(r):
+		e.ConfigMapRef, e.SecretRef = cm, secret
+	case bad(r):
+	case r.IntN(2) == 0:
+		e.ConfigMapRef = cm
+	default:
+		e.SecretRef = secret
+	}
+	return e
+}
+
+// genProbe: one handler (now and then none or two), ports by number and by
+// name, headers, timings at zero and past it, and the fields that are only
+// allowed on some probes or that an API server drops.
+func genProbe(r *specRand) *corev1.Probe {
+	port := func() intstr.IntOrString {
+		v := pick(r, intstr.FromInt32(1), intstr.FromInt32(8080), intstr.FromInt32(65535), intstr.FromString("http"), intstr.FromString("metrics-port-15"))
+		if bad(r) {
+			v = pick(r, intstr.FromInt32(0), intstr.FromInt32(65536), intstr.FromInt32(-1), intstr.FromString("HTTP"), intstr.FromString("a--b"), intstr.FromString("123"), intstr.FromString(""), intstr.FromString("sixteen-chars-xx"))
+		}
+		return v
+	}
+	handler := func(p *corev1.Probe) {
+		switch r.IntN(4) {
+		case 0:
+			p.Exec = &corev1.ExecAction{Command: pick(r, []string{"true"}, []string{"sh", "-c", "test -f /tmp/ok"})}
+			if bad(r) {
+				p.Exec.Command = nil
+			}
+		case 1:
+			p.HTTPGet = &corev1.HTTPGetAction{Path: pick(r, "", "/", "/healthz", "relative"), Port: port(), Host: pick(r, "", "localhost")}
+			if r.IntN(3) == 0 {
+				p.HTTPGet.Scheme = pick(r, corev1.URISchemeHTTP, corev1.URISchemeHTTPS)
+			}
+			if r.IntN(3) == 0 {
+				p.HTTPGet.HTTPHeaders = []corev1.HTTPHeader{{Name: pick(r, "X-Probe", "Accept", "x_custom!"), Value: pick(r, "", "1", "a b")}}
+			}
+			if bad(r) {
+				p.HTTPGet.Scheme = "FTP"
+			}
+			if bad(r) {
+				p.HTTPGet.HTTPHeaders = []corev1.HTTPHeader{{Name: pick(r, "", "Bad Header", "a:b")}}
+			}
+			if bad(r) {
+				p.HTTPGet.Protocol = new(corev1.HTTPProtocolHTTP2)
+			}
+		case 2:
+			p.TCPSocket = &corev1.TCPSocketAction{Port: port()}
+		default:
+			p.GRPC = &corev1.GRPCAction{Port: pick(r, int32(1), 9090, 65535)}
+			if r.IntN(2) == 0 {
+				p.GRPC.Service = new(pick(r, "", "grpc.health.v1.Health"))
+			}
+			if bad(r) {
+				p.GRPC.Port = pick(r, int32(0), 65536)
+			}
+			if bad(r) {
+				p.GRPC.Mode = new(corev1.GRPCProbeModeTLS)
+			}
+		}
+	}
+	p := &corev1.Probe{}
+	if !bad(r) {
+		handler(p)
+	}
+	if bad(r) {
+		handler(p) // a second handler, or the same one again
+	}
+	for _, f := range []*int32{&p.InitialDelaySeconds, &p.TimeoutSeconds, &p.PeriodSeconds, &p.SuccessThreshold, &p.FailureThreshold} {
+		if r.IntN(4) == 0 {
+			*f = pick(r, int32(0), 1, 3, 60)
+			if bad(r) {
+				*f = -1
+			}
+		}
+	}
+	if r.IntN(6) == 0 {
+		p.TerminationGracePeriodSeconds = new(pick(r, int64(1), 30))
+		if bad(r) {
+			p.TerminationGracePeriodSeconds = new(int64(0))
+		}
+	}
+	return p
+}
+
+// genPodFields: the Pod-level fields, with names at their length limits and
+// label keys with and without prefixes.
+func genPodFields(r *specRand, s *appv1.AppServiceSpec) {
+	subdomain := func() string {
+		v := pick(r, "web", "a.b-c", strings.Repeat("s", 253), "system-node-critical")
+		if bad(r) {
+			v = pick(r, "Web", "a_b", strings.Repeat("s", 254), "-a", "a.", "a..b")
+		}
+		return v
+	}
+	if r.IntN(5) == 0 {
+		s.ServiceAccountName = subdomain()
+	}
+	if r.IntN(5) == 0 {
+		s.PriorityClassName = subdomain()
+	}
+	if r.IntN(5) == 0 {
+		for range 1 + r.IntN(3) {
+			s.ImagePullSecrets = append(s.ImagePullSecrets, corev1.LocalObjectReference{Name: pick(r, "registry", "a.b", "", "Weird_Name", strings.Repeat("n", 300))})
+		}
+	}
+	if r.IntN(5) == 0 {
+		s.TerminationGracePeriodSeconds = new(pick(r, int64(0), 1, 30, 3600, 9223372036854775807))
+		if bad(r) {
+			s.TerminationGracePeriodSeconds = new(int64(-1))
+		}
+	}
+	if r.IntN(4) == 0 {
+		s.PodLabels = map[string]string{}
+		for range 1 + r.IntN(3) {
+			k := pick(r, "tier", "app.kubernetes.io/name", "example.com/team", strings.Repeat("k", 63))
+			v := pick(r, "web", "", "v1.2_3-x", strings.Repeat("v", 63))
+			if bad(r) {
+				k = pick(r, appv1.LabelAppService, "-a", "a/", "UPPER.example.com/x", strings.Repeat("k", 64))
+			}
+			if bad(r) {
+				v = pick(r, "a b", strings.Repeat("v", 64), "-x")
+			}
+			s.PodLabels[k] = v
+		}
+	}
+	if r.IntN(4) == 0 {
+		s.PodAnnotations = map[string]string{}
+		for range 1 + r.IntN(3) {
+			k := pick(r, "prometheus.io/scrape", "Example.COM/Mixed_Case", "kubectl.kubernetes.io/default-container", "sidecar.istio.io/inject", "note")
+			if bad(r) {
+				k = pick(r, "kubernetes.io/config.mirror", "scheduler.alpha.kubernetes.io/tolerations", "controller.kubernetes.io/pod-deletion-cost",
+					"seccomp.security.alpha.kubernetes.io/pod", "container.apparmor.security.beta.kubernetes.io/app", "a b", "/x", strings.Repeat("k", 64))
+			}
+			s.PodAnnotations[k] = pick(r, "true", "", "any text: {\"json\": 1}", strings.Repeat("v", 4096))
+		}
+	}
+	for range r.IntN(3) {
+		s.Tolerations = append(s.Tolerations, genToleration(r))
+	}
+	if r.IntN(4) == 0 {
+		s.NodeSelector = map[string]string{}
+		for range 1 + r.IntN(3) {
+			k := pick(r, "disktype", "kubernetes.io/arch", "topology.kubernetes.io/zone", "a", "A_b.C", strings.Repeat("k", 63), strings.Repeat("p", 253)+"/"+strings.Repeat("n", 63))
+			v := pick(r, "ssd", "", "amd64", "a.b_c-D", strings.Repeat("v", 63))
+			if bad(r) {
+				k = pick(r, "", "-a", "a/", "/a", "a/b/c", strings.Repeat("k", 64), strings.Repeat("p", 254)+"/n", "UPPER.example.com/x", "a b")
+			}
+			if bad(r) {
+				v = pick(r, "-a", "a-", "a b", strings.Repeat("v", 64), "a/b")
+			}
+			s.NodeSelector[k] = v
+		}
+	}
+}
+
+// genToleration: keys with and without prefixes, or none (match all), the
+// operators with and without values, effects and tolerationSeconds.
+func genToleration(r *specRand) corev1.Toleration {
+	t := corev1.Toleration{
+		Key:      pick(r, "", "dedicated", "node.kubernetes.io/not-ready", "example.com/gpu", strings.Repeat("k", 63)),
+		Operator: pick(r, corev1.TolerationOpEqual, corev1.TolerationOpExists, ""),
+		Effect:   pick(r, "", corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute),
+	}
+	if t.Operator != corev1.TolerationOpExists {
+		t.Value = pick(r, "", "web", "a.b_c-1", strings.Repeat("v", 63))
+	}
+	if t.Key == "" && t.Operator != corev1.TolerationOpExists {
+		t.Operator = corev1.TolerationOpExists
+		t.Value = ""
+	}
+	if t.Effect == corev1.TaintEffectNoExecute && r.IntN(2) == 0 {
+		t.TolerationSeconds = new(pick(r, int64(0), 300, -1))
+	}
+	switch {
+	case bad(r):
+		t.Key = pick(r, "-a", "a/", strings.Repeat("k", 64), "a b")
+	case bad(r):
+		t.Operator = pick[corev1.TolerationOperator](r, "Lt", "Gt", "In", "exists")
+	case bad(r):
+		t.Key, t.Operator = "", corev1.TolerationOpEqual
+	case bad(r):
+		t.Operator, t.Value = corev1.TolerationOpExists, "x"
+	case bad(r):
+		t.Value = pick(r, "a b", "-a", strings.Repeat("v", 64))
+	case bad(r):
+		t.Effect = pick[corev1.TaintEffect](r, "NoScheduleNoAdmit", "noschedule")
+	case bad(r):
+		t.Effect, t.TolerationSeconds = corev1.TaintEffectNoSchedule, new(int64(60))
+	}
+	return t
+}
+
+// genStrategy: Recreate or a rolling update with integers and percentages
+// near the Deployment's bounds (both zero, over 100%, leading zeros).
+func genStrategy(r *specRand) *appsv1.DeploymentStrategy {
+	value := func() *intstr.IntOrString {
+		if r.IntN(3) == 0 {
+			return nil
+		}
+		v := pick(r, intstr.FromInt32(0), intstr.FromInt32(1), intstr.FromInt32(3), intstr.FromInt32(2147483647),
+			intstr.FromString("0%"), intstr.FromString("25%"), intstr.FromString("100%"), intstr.FromString("007%"), intstr.FromString("00%"))
+		if bad(r) {
+			v = pick(r, intstr.FromInt32(-1), intstr.FromString("101%"), intstr.FromString("150%"), intstr.FromString("1"), intstr.FromString("%"), intstr.FromString("a%"), intstr.FromString(""))
+		}
+		return &v
+	}
+	st := &appsv1.DeploymentStrategy{Type: pick(r, appsv1.RollingUpdateDeploymentStrategyType, appsv1.RecreateDeploymentStrategyType, "")}
+	if bad(r) {
+		st.Type = pick[appsv1.DeploymentStrategyType](r, "recreate", "BlueGreen")
+	}
+	if st.Type != appsv1.RecreateDeploymentStrategyType || bad(r) {
+		if r.IntN(4) > 0 {
+			st.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxUnavailable: value(), MaxSurge: value()}
+		}
+	}
+	return st
+}
+
+func genResourceList(r *specRand) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for range 1 + r.IntN(3) {
+		name := pick[corev1.ResourceName](r, corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage)
+		q := pick(r, "1", "2", "100m", "250m", "1.5", "1Gi", "64Mi", "0.0001", "1e3", "500Mi", "0")
+		switch {
+		case bad(r):
+			name = pick[corev1.ResourceName](r, "pods", "storage", "requests.cpu", "kubernetes.io/widget", "Bad Name", "hugepages-0", "hugepages-x")
+		case bad(r):
+			q = pick(r, "-1", "-100m")
+		case r.IntN(6) == 0:
+			// Whole units (or not) of what cannot be overcommitted.
+			name = pick[corev1.ResourceName](r, "hugepages-2Mi", "hugepages-1Gi", "example.com/gpu", "nvidia.com/gpu")
+			q = pick(r, "1", "2", "2Mi", "4Mi", "1Gi", "100m", "3Mi")
+		}
+		out[name] = resource.MustParse(q)
+	}
+	return out
+}
+
+func genResources(r *specRand) corev1.ResourceRequirements {
+	var res corev1.ResourceRequirements
+	switch r.IntN(4) {
+	case 0:
+		res.Requests = genResourceList(r)
+	case 1:
+		res.Limits = genResourceList(r)
+	case 2:
+		res.Requests, res.Limits = genResourceList(r), genResourceList(r)
+	default:
+		// The same list for both: the common, valid shape, extended
+		// resources and hugepages included.
+		res.Requests = genResourceList(r)
+		res.Limits = res.Requests.DeepCopy()
+	}
+	if bad(r) {
+		res.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+	}
+	return res
+}
+
+func genEnv(r *specRand) corev1.EnvVar {
+	e := corev1.EnvVar{Name: pick(r, "FOO", "LOG_LEVEL", "foo.bar", "a-b", "_X")}
+	if bad(r) {
+		e.Name = pick(r, "", "1X", "with space", "A=B", strings.Repeat("E", 300))
+	}
+	switch r.IntN(5) {
+	case 0, 1:
+		e.Value = pick(r, "1", "", "hello world", "$(FOO)")
+	case 2:
+		ref := &corev1.ObjectFieldSelector{
+			APIVersion: pick(r, "", "v1"),
+			FieldPath: pick(r, "metadata.name", "metadata.namespace", "metadata.labels['app']", "metadata.annotations['example.com/a']",
+				"status.podIP", "status.hostIPs", "spec.nodeName", "spec.serviceAccountName", "metadata.uid"),
+		}
+		if bad(r) {
+			ref.APIVersion = "v2"
+		}
+		if bad(r) {
+			ref.FieldPath = pick(r, "metadata.foo", "status.phase", "metadata.labels", "", "metadata.labels['bad key']")
+		}
+		e.ValueFrom = &corev1.EnvVarSource{FieldRef: ref}
+	case 3:
+		ref := &corev1.ResourceFieldSelector{
+			ContainerName: pick(r, "", "", "other"),
+			Resource:      pick(r, "limits.cpu", "requests.memory", "limits.ephemeral-storage", "requests.cpu", "limits.hugepages-2Mi"),
+		}
+		if bad(r) {
+			ref.Resource = pick(r, "limits.example.com/gpu", "cpu", "bogus")
+		}
+		if r.IntN(3) == 0 {
+			ref.Divisor = resource.MustParse(pick(r, "1", "1m", "1Mi", "0", "1Ki"))
+			if bad(r) {
+				ref.Divisor = resource.MustParse(pick(r, "-1", "2", "10m"))
+			}
+		}
+		e.ValueFrom = &corev1.EnvVarSource{ResourceFieldRef: ref}
+	default:
+		ref := corev1.LocalObjectReference{Name: pick(r, "settings", "app.config")}
+		key := pick(r, "key", "app.conf", ".hidden", "A_B-c")
+		if bad(r) {
+			ref.Name = pick(r, "", "Bad_Name")
+		}
+		if bad(r) {
+			key = pick(r, "", "bad/key", "..", ".", "..x")
+		}
+		if r.IntN(2) == 0 {
+			e.ValueFrom = &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: ref, Key: key}}
+		} else {
+			e.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: ref, Key: key}}
+		}
+	}
+	if e.ValueFrom != nil && bad(r) {
+		// Both a value and a source, or a source with two references.
+		if r.IntN(2) == 0 {
+			e.Value = "x"
+		} else {
+			e.ValueFrom.SecretKeyRef = &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}
+		}
+	}
+	return e
+}
+
+func genPort(r *specRand, i int) corev1.ServicePort {
+	p := corev1.ServicePort{Port: pick(r, int32(80), 443, 8080, 53, 65535, 1)}
+	if bad(r) {
+		p.Port = pick(r, int32(0), -1, 65536)
+	}
+	p.Name = pick(r, "http", "web", "metrics", fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i), fmt.Sprintf("p%d", i))
+	if r.IntN(4) == 0 {
+		p.Name = "" // allowed for a single port
+	}
+	if bad(r) {
+		p.Name = pick(r, "HTTP", "a_b", strings.Repeat("n", 64), "-x")
+	}
+	switch r.IntN(4) {
+	case 0:
+		p.TargetPort = intstr.FromInt32(pick(r, int32(8080), 80, 9090, 0, 65535))
+		if bad(r) {
+			p.TargetPort = intstr.FromInt32(pick(r, int32(70000), -1))
+		}
+	case 1:
+		p.TargetPort = intstr.FromString(pick(r, "http", "web", "a-b", "metrics-15chars"))
+		if bad(r) {
+			p.TargetPort = intstr.FromString(pick(r, "Http", "1234", strings.Repeat("t", 16), "a--b", "-a"))
+		}
+	}
+	if r.IntN(4) == 0 {
+		p.Protocol = pick[corev1.Protocol](r, "TCP", "UDP", "SCTP")
+		if bad(r) {
+			p.Protocol = "HTTP"
+		}
+	}
+	if r.IntN(4) == 0 {
+		p.NodePort = pick(r, int32(30080+i), 32767, 30000)
+		if bad(r) {
+			p.NodePort = pick(r, int32(1), 40000, 65536)
+		}
+	}
+	if r.IntN(5) == 0 {
+		p.AppProtocol = new(pick(r, "http", "https", "kubernetes.io/h2c", "kubernetes.io/ws", "example.com/custom", "HTTP", "grpc"))
+		if bad(r) {
+			p.AppProtocol = new(pick(r, "kubernetes.io/bogus", "bad proto", "-x", "example.com/"))
+		}
+	}
+	return p
+}

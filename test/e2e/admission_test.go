@@ -1,0 +1,132 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// 5. Bad input: what the API server would refuse in the children is refused
+// at admission, naming the field; what can only fail at run time ends in
+// Degraded with the API server's message, and recovers when fixed.
+func TestAdmission(t *testing.T) {
+	ns := newNamespace(t)
+	cases := []struct {
+		name, manifest, field, message string
+	}{
+		{"image missing", `spec: {size: 1}`, "spec.image", "Required value"},
+		{"image empty", `spec: {image: ""}`, "spec.image", ""},
+		{"image with spaces", `spec: {image: "nginx 1.7"}`, "spec.image", ""},
+		{"negative size", `spec: {image: nginx, size: -1}`, "spec.size", ""},
+		{"port too large", `spec: {image: nginx, ports: [{port: 70000}]}`, "spec.ports[0].port", ""},
+		{"port zero", `spec: {image: nginx, ports: [{port: 0}]}`, "spec.ports[0].port", ""},
+		{"duplicate port", `spec: {image: nginx, ports: [{name: a, port: 80}, {name: b, port: 80}]}`, "spec.ports[1]", "Duplicate value"},
+		{"unnamed ports", `spec: {image: nginx, ports: [{port: 80}, {port: 81}]}`, "spec.ports", "must have a name"},
+		{"duplicate port names", `spec: {image: nginx, ports: [{name: web, port: 80}, {name: web, port: 81}]}`, "spec.ports", "names must be unique"},
+		{"bad port name", `spec: {image: nginx, ports: [{name: HTTP, port: 80}]}`, "spec.ports[0].name", ""},
+		{"bad protocol", `spec: {image: nginx, ports: [{port: 80, protocol: HTTP}]}`, "spec.ports[0].protocol", ""},
+		{"bad target port name", `spec: {image: nginx, ports: [{port: 80, targetPort: not_a_name}]}`, "spec.ports[0].targetPort", ""},
+		{"target port too large", `spec: {image: nginx, ports: [{port: 80, targetPort: 70000}]}`, "spec.ports[0].targetPort", ""},
+		{"node port too large", `spec: {image: nginx, ports: [{port: 80, nodePort: 70000}]}`, "spec.ports[0].nodePort", ""},
+		{"duplicate node port", `spec: {image: nginx, ports: [{name: a, port: 80, nodePort: 30100}, {name: b, port: 81, nodePort: 30100}]}`, "spec.ports", "nodePort"},
+		{"node port on ClusterIP", `spec: {image: nginx, serviceType: ClusterIP, ports: [{port: 80, nodePort: 30100}]}`, "spec.ports", "ClusterIP"},
+		{"bad service type", `spec: {image: nginx, serviceType: External}`, "spec.serviceType", "Unsupported value"},
+		{"request above limit", `spec: {image: nginx, resources: {requests: {cpu: "2"}, limits: {cpu: "1"}}}`, "spec.resources.requests", "less than or equal to its limit"},
+		{"negative limit", `spec: {image: nginx, resources: {limits: {memory: "-1Gi"}}}`, "spec.resources.limits", "negative"},
+		{"unknown resource name", `spec: {image: nginx, resources: {limits: {storage: 1Gi}}}`, "spec.resources.limits", "resource names must be"},
+		{"fractional extended resource", `spec: {image: nginx, resources: {limits: {example.com/gpu: 500m}}}`, "spec.resources.limits", "whole numbers"},
+		{"extended resource overcommitted", `spec: {image: nginx, resources: {requests: {example.com/gpu: 1}}}`, "spec.resources.requests", "cannot be overcommitted"},
+		{"hugepages alone", `spec: {image: nginx, resources: {limits: {hugepages-2Mi: 2Mi}, requests: {hugepages-2Mi: 2Mi}}}`, "spec.resources", "require a cpu or memory"},
+		{"env fieldPath unsupported", `spec: {image: nginx, envs: [{name: A, valueFrom: {fieldRef: {fieldPath: status.phase}}}]}`, "spec.envs[0].valueFrom.fieldRef.fieldPath", ""},
+		{"env configMap key", `spec: {image: nginx, envs: [{name: A, valueFrom: {configMapKeyRef: {name: cm, key: "a/b"}}}]}`, "spec.envs[0].valueFrom.configMapKeyRef.key", ""},
+		{"env divisor", `spec: {image: nginx, envs: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 2Mi}}}]}`, "spec.envs[0].valueFrom.resourceFieldRef.divisor", "divisor must be"},
+		{"env resource of another container", `spec: {image: nginx, envs: [{name: A, valueFrom: {resourceFieldRef: {containerName: sidecar, resource: limits.cpu}}}]}`, "spec.envs", "containerName must be empty or the AppService's name"},
+		{"bad appProtocol", `spec: {image: nginx, ports: [{port: 80, appProtocol: "my proto"}]}`, "spec.ports[0].appProtocol", ""},
+		{"resource claims", `spec: {image: nginx, resources: {claims: [{name: gpu}]}}`, "spec.resources.claims", "not supported"},
+		{"env without name", `spec: {image: nginx, envs: [{name: "", value: x}]}`, "spec.envs[0].name", ""},
+		{"env name with =", `spec: {image: nginx, envs: [{name: "A=B", value: x}]}`, "spec.envs[0].name", ""},
+		{"env value and valueFrom", `spec: {image: nginx, envs: [{name: A, value: x, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]}`, "spec.envs[0].valueFrom", "may not be set"},
+		{"env valueFrom empty", `spec: {image: nginx, envs: [{name: A, valueFrom: {}}]}`, "spec.envs[0].valueFrom", "exactly one"},
+		{"bad pull policy", `spec: {image: nginx, imagePullPolicy: always}`, "spec.imagePullPolicy", "Unsupported value"},
+		{"negative minReadySeconds", `spec: {image: nginx, minReadySeconds: -1}`, "spec.minReadySeconds", ""},
+		{"minReadySeconds past the default deadline", `spec: {image: nginx, minReadySeconds: 600}`, "spec.progressDeadlineSeconds", "greater than minReadySeconds"},
+		{"zero progressDeadlineSeconds", `spec: {image: nginx, progressDeadlineSeconds: 0}`, "spec.progressDeadlineSeconds", ""},
+		{"negative revisionHistoryLimit", `spec: {image: nginx, revisionHistoryLimit: -1}`, "spec.revisionHistoryLimit", ""},
+		{"bad service account name", `spec: {image: nginx, serviceAccountName: My_SA}`, "spec.serviceAccountName", ""},
+		{"bad node selector key", `spec: {image: nginx, nodeSelector: {"-zone": a}}`, "spec.nodeSelector", "label keys"},
+		{"envFrom with two sources", `spec: {image: nginx, envFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]}`, "spec.envFrom[0]", "exactly one"},
+		{"pod label overriding the selector", "spec: {image: nginx, podLabels: {" + appv1.LabelAppService + ": other}}", "spec.podLabels", "selects"},
+		{"reserved pod annotation", `spec: {image: nginx, podAnnotations: {controller.kubernetes.io/pod-deletion-cost: "1"}}`, "spec.podAnnotations", "Kubernetes reads"},
+		{"toleration value with Exists", `spec: {image: nginx, tolerations: [{key: a, operator: Exists, value: x}]}`, "spec.tolerations[0].value", "Exists"},
+		{"envFrom secretRef without a name", `spec: {image: nginx, envFrom: [{secretRef: {}}]}`, "spec.envFrom[0].secretRef.name", "Required"},
+		{"probe timing beyond int32", `spec: {image: nginx, readinessProbe: {tcpSocket: {port: 80}, periodSeconds: 3000000000}}`, "spec.readinessProbe.periodSeconds", ""},
+		{"probe delay beyond int32", `spec: {image: nginx, livenessProbe: {tcpSocket: {port: 80}, initialDelaySeconds: 2147483648}}`, "spec.livenessProbe.initialDelaySeconds", ""},
+		{"probe with two handlers", `spec: {image: nginx, livenessProbe: {exec: {command: ["true"]}, tcpSocket: {port: 80}}}`, "spec.livenessProbe", "exactly one handler"},
+		{"probe port name too long", `spec: {image: nginx, readinessProbe: {httpGet: {port: sixteen-chars-xx}}}`, "spec.readinessProbe.httpGet.port", ""},
+		{"readiness probe grace period", `spec: {image: nginx, readinessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}}`, "spec.readinessProbe.terminationGracePeriodSeconds", "readiness"},
+		{"rollingUpdate with Recreate", `spec: {image: nginx, strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}}`, "spec.strategy.rollingUpdate", "Recreate"},
+		{"maxUnavailable over 100%", `spec: {image: nginx, strategy: {rollingUpdate: {maxUnavailable: 101%}}}`, "spec.strategy.rollingUpdate.maxUnavailable", "percentage"},
+		{"no surge, none unavailable", `spec: {image: nginx, strategy: {rollingUpdate: {maxUnavailable: 0, maxSurge: 0%}}}`, "spec.strategy.rollingUpdate.maxUnavailable", "may not be 0"},
+		{"name not a DNS-1035 label", `metadata: {name: 1app}
+spec: {image: nginx}`, "metadata.name", "DNS-1035"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			manifest := "apiVersion: app.example.com/v1\nkind: AppService\n" + tc.manifest + "\n"
+			if !strings.Contains(tc.manifest, "metadata:") {
+				manifest = "apiVersion: app.example.com/v1\nkind: AppService\nmetadata: {name: bad}\n" + tc.manifest + "\n"
+			}
+			// Sent as written, as kubectl would: some of these do not
+			// even fit the Go types.
+			result := apps.AppV1().RESTClient().Post().Namespace(ns).Resource("appservices").
+				SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background())
+			err := result.Error()
+			if err == nil {
+				t.Fatalf("admitted:\n%s", manifest)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("refused, but not as invalid: %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.message) {
+				t.Errorf("the error does not name %s (%q):\n%v", tc.field, tc.message, err)
+			}
+		})
+	}
+
+	t.Run("run-time failure is Degraded, not a crash", func(t *testing.T) {
+		// 20000 is a valid port, but outside this cluster's node port range
+		// (30000-32767): only the Service create can tell.
+		createAppService(t, ns, "outofrange", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27",
+			Ports: []corev1.ServicePort{{Port: 80, NodePort: 20000}}})
+		waitDegraded(t, ns, "outofrange", appv1.ReasonCreateFailed, "Service", "not in the valid range")
+		waitEvent(t, ns, "outofrange", corev1.EventTypeWarning, appv1.ReasonCreateFailed, "not in the valid range")
+		updateAppService(t, ns, "outofrange", func(as *appv1.AppService) { as.Spec.Ports[0].NodePort = 0 })
+		waitAvailable(t, ns, "outofrange", 1)
+		if _, err := getService(ns, "outofrange"); err != nil {
+			t.Error(err)
+		}
+	})
+}
