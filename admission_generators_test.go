@@ -297,7 +297,7 @@ func genPodFields(r *specRand, s *appv1.AppServiceSpec) {
 			k := pick(r, "tier", "app.kubernetes.io/name", "example.com/team", strings.Repeat("k", 63))
 			v := pick(r, "web", "", "v1.2_3-x", strings.Repeat("v", 63))
 			if bad(r) {
-				k = pick(r, appv1.LabelAppService, "-a", "a/", "UPPER.example.com/x", strings.Repeat("k", 64))
+				k = pick(r, appv1.LabelAppService, "pod-template-hash", "-a", "a/", "UPPER.example.com/x", strings.Repeat("k", 64))
 			}
 			if bad(r) {
 				v = pick(r, "a b", strings.Repeat("v", 64), "-x")
@@ -311,7 +311,8 @@ func genPodFields(r *specRand, s *appv1.AppServiceSpec) {
 			k := pick(r, "prometheus.io/scrape", "Example.COM/Mixed_Case", "kubectl.kubernetes.io/default-container", "sidecar.istio.io/inject", "note")
 			if bad(r) {
 				k = pick(r, "kubernetes.io/config.mirror", "scheduler.alpha.kubernetes.io/tolerations", "controller.kubernetes.io/pod-deletion-cost",
-					"seccomp.security.alpha.kubernetes.io/pod", "container.apparmor.security.beta.kubernetes.io/app", "a b", "/x", strings.Repeat("k", 64))
+					"seccomp.security.alpha.kubernetes.io/pod", "container.apparmor.security.beta.kubernetes.io/app", "a b", "/x", strings.Repeat("k", 64),
+					"pod.beta.kubernetes.io/init-containers", "Pod.Alpha.Kubernetes.io/init-container-statuses", "kubectl.kubernetes.io/restartedAt")
 			}
 			s.PodAnnotations[k] = pick(r, "true", "", "any text: {\"json\": 1}", strings.Repeat("v", 4096))
 		}
@@ -382,7 +383,8 @@ func genStrategy(r *specRand) *appsv1.DeploymentStrategy {
 		v := pick(r, intstr.FromInt32(0), intstr.FromInt32(1), intstr.FromInt32(3), intstr.FromInt32(2147483647),
 			intstr.FromString("0%"), intstr.FromString("25%"), intstr.FromString("100%"), intstr.FromString("007%"), intstr.FromString("00%"))
 		if bad(r) {
-			v = pick(r, intstr.FromInt32(-1), intstr.FromString("101%"), intstr.FromString("150%"), intstr.FromString("1"), intstr.FromString("%"), intstr.FromString("a%"), intstr.FromString(""))
+			v = pick(r, intstr.FromInt32(-1), intstr.FromString("101%"), intstr.FromString("150%"), intstr.FromString("1"), intstr.FromString("%"), intstr.FromString("a%"), intstr.FromString(""),
+				intstr.FromString("99999999999999999999%"))
 		}
 		return &v
 	}

@@ -17,7 +17,6 @@ limitations under the License.
 package children
 
 import (
-	"maps"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -50,6 +49,9 @@ import (
 
 // NewDeployment returns the Deployment an AppService asks for.
 func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
+	// A copy: as usually comes from the informer's cache, and the slices
+	// and maps below end up in the object the controller writes.
+	as = as.DeepCopy()
 	labels := SelectorLabels(as)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{
@@ -71,7 +73,7 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 					// The selector label last: podLabels may not set it
 					// (admission refuses it), and here cannot.
 					Labels:      mergeLabels(as.Spec.PodLabels, SelectorLabels(as)),
-					Annotations: maps.Clone(as.Spec.PodAnnotations),
+					Annotations: as.Spec.PodAnnotations,
 				},
 				Spec: corev1.PodSpec{
 					Containers:         []corev1.Container{newContainer(as)},

@@ -60,15 +60,17 @@ type AppServiceSpecApplyConfiguration struct {
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
 	// PodLabels are extra labels on the Pods (the Deployment's pod
 	// template), e.g. for network policies or monitoring. They may not set
-	// app.example.com/appservice, which selects the Pods. Labels others put
-	// on the template are kept; a key removed from here is removed from it.
+	// app.example.com/appservice, which selects the Pods, nor
+	// pod-template-hash, which the Deployment controller sets. Labels others
+	// put on the template are kept; a key removed from here is removed from
+	// it.
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 	// PodAnnotations are extra annotations on the Pods, e.g. for a service
 	// mesh or a metrics scraper. Annotations others put on the template
 	// (kubectl rollout restart's, for one) are kept; a key removed from here
 	// is removed from it. The keys the API server reads itself (mirror
-	// Pods, tolerations, seccomp, AppArmor, deletion cost) are refused: set
-	// the matching fields instead.
+	// Pods, tolerations, seccomp, AppArmor, deletion cost) or drops (the old
+	// init-container ones), and kubectl rollout restart's, are refused.
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 	// ServiceAccountName is the ServiceAccount the Pods run as (core/v1
 	// PodSpec.serviceAccountName); unset, the namespace's default one.
