@@ -25,6 +25,7 @@ limitations under the License.
 package children
 
 import (
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -38,4 +39,18 @@ var ControllerKind = appv1.SchemeGroupVersion.WithKind("AppService")
 // garbage collector delete the child with its AppService.
 func NewControllerRef(as *appv1.AppService) *metav1.OwnerReference {
 	return metav1.NewControllerRef(as, ControllerKind)
+}
+
+// setOwned makes *live, a field the controller owns, equal to want unless
+// it already is, and then adds name to *changed. Equal is semantic equality:
+// quantities compare by value, and a nil slice or map equals an empty one,
+// as the API server does not tell them apart. It reports whether it set the
+// field.
+func setOwned[T any](changed *[]string, name string, live *T, want T) bool {
+	if equality.Semantic.DeepEqual(*live, want) {
+		return false
+	}
+	*live = want
+	*changed = append(*changed, name)
+	return true
 }

@@ -21,7 +21,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -37,9 +36,9 @@ import (
 // label on the object and its Pod template, and the template's labels and
 // annotations from podLabels and podAnnotations (the keys recorded in the
 // Deployment's AnnotationPodLabels and AnnotationPodAnnotations); the Pods'
-// service account, image pull secrets, node selector, tolerations,
-// priority class and termination grace period; and, in the container named after the
-// AppService, its image, pull policy, command, args, working directory,
+// service account, image pull secrets, node selector, tolerations, priority
+// class and termination grace period; and, in the container named after
+// the AppService, its image, pull policy, command, args, working directory,
 // probes, env, envFrom, resources and ports. An owned field the spec leaves
 // unset is set to the API server's default, so that removing it from the
 // spec takes it back there. Everything else (other containers, labels and
@@ -308,26 +307,11 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	if addLabels(&out.ObjectMeta, desired.Labels) {
 		changed = append(changed, "labels")
 	}
-	if !equality.Semantic.DeepEqual(out.Spec.Replicas, desired.Spec.Replicas) {
-		out.Spec.Replicas = desired.Spec.Replicas
-		changed = append(changed, "replicas")
-	}
-	if !equality.Semantic.DeepEqual(out.Spec.Strategy, desired.Spec.Strategy) {
-		out.Spec.Strategy = desired.Spec.Strategy
-		changed = append(changed, "strategy")
-	}
-	if out.Spec.MinReadySeconds != desired.Spec.MinReadySeconds {
-		out.Spec.MinReadySeconds = desired.Spec.MinReadySeconds
-		changed = append(changed, "minReadySeconds")
-	}
-	if !equality.Semantic.DeepEqual(out.Spec.RevisionHistoryLimit, desired.Spec.RevisionHistoryLimit) {
-		out.Spec.RevisionHistoryLimit = desired.Spec.RevisionHistoryLimit
-		changed = append(changed, "revisionHistoryLimit")
-	}
-	if !equality.Semantic.DeepEqual(out.Spec.ProgressDeadlineSeconds, desired.Spec.ProgressDeadlineSeconds) {
-		out.Spec.ProgressDeadlineSeconds = desired.Spec.ProgressDeadlineSeconds
-		changed = append(changed, "progressDeadlineSeconds")
-	}
+	setOwned(&changed, "replicas", &out.Spec.Replicas, desired.Spec.Replicas)
+	setOwned(&changed, "strategy", &out.Spec.Strategy, desired.Spec.Strategy)
+	setOwned(&changed, "minReadySeconds", &out.Spec.MinReadySeconds, desired.Spec.MinReadySeconds)
+	setOwned(&changed, "revisionHistoryLimit", &out.Spec.RevisionHistoryLimit, desired.Spec.RevisionHistoryLimit)
+	setOwned(&changed, "progressDeadlineSeconds", &out.Spec.ProgressDeadlineSeconds, desired.Spec.ProgressDeadlineSeconds)
 	tmpl := &out.Spec.Template
 	// The template's labels and annotations from podLabels and
 	// podAnnotations: the keys recorded last time that the spec no longer
@@ -356,55 +340,18 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 		return out, append(changed, "container "+want.Name)
 	}
 	c := &tmpl.Spec.Containers[i]
-	if c.Image != want.Image {
-		c.Image = want.Image
-		changed = append(changed, "image")
-	}
-	if c.ImagePullPolicy != want.ImagePullPolicy {
-		c.ImagePullPolicy = want.ImagePullPolicy
-		changed = append(changed, "imagePullPolicy")
-	}
-	if !equality.Semantic.DeepEqual(c.Command, want.Command) {
-		c.Command = want.Command
-		changed = append(changed, "command")
-	}
-	if !equality.Semantic.DeepEqual(c.Args, want.Args) {
-		c.Args = want.Args
-		changed = append(changed, "args")
-	}
-	if c.WorkingDir != want.WorkingDir {
-		c.WorkingDir = want.WorkingDir
-		changed = append(changed, "workingDir")
-	}
-	for _, p := range []struct {
-		name       string
-		live, want **corev1.Probe
-	}{
-		{"livenessProbe", &c.LivenessProbe, &want.LivenessProbe},
-		{"readinessProbe", &c.ReadinessProbe, &want.ReadinessProbe},
-		{"startupProbe", &c.StartupProbe, &want.StartupProbe},
-	} {
-		if !equality.Semantic.DeepEqual(*p.live, *p.want) {
-			*p.live = *p.want
-			changed = append(changed, p.name)
-		}
-	}
-	if !equality.Semantic.DeepEqual(c.Env, want.Env) {
-		c.Env = want.Env
-		changed = append(changed, "env")
-	}
-	if !equality.Semantic.DeepEqual(c.EnvFrom, want.EnvFrom) {
-		c.EnvFrom = want.EnvFrom
-		changed = append(changed, "envFrom")
-	}
-	if !equality.Semantic.DeepEqual(c.Resources, want.Resources) {
-		c.Resources = want.Resources
-		changed = append(changed, "resources")
-	}
-	if !equality.Semantic.DeepEqual(c.Ports, want.Ports) {
-		c.Ports = want.Ports
-		changed = append(changed, "ports")
-	}
+	setOwned(&changed, "image", &c.Image, want.Image)
+	setOwned(&changed, "imagePullPolicy", &c.ImagePullPolicy, want.ImagePullPolicy)
+	setOwned(&changed, "command", &c.Command, want.Command)
+	setOwned(&changed, "args", &c.Args, want.Args)
+	setOwned(&changed, "workingDir", &c.WorkingDir, want.WorkingDir)
+	setOwned(&changed, "livenessProbe", &c.LivenessProbe, want.LivenessProbe)
+	setOwned(&changed, "readinessProbe", &c.ReadinessProbe, want.ReadinessProbe)
+	setOwned(&changed, "startupProbe", &c.StartupProbe, want.StartupProbe)
+	setOwned(&changed, "env", &c.Env, want.Env)
+	setOwned(&changed, "envFrom", &c.EnvFrom, want.EnvFrom)
+	setOwned(&changed, "resources", &c.Resources, want.Resources)
+	setOwned(&changed, "ports", &c.Ports, want.Ports)
 
 	if len(changed) == 0 {
 		return nil, nil
@@ -416,31 +363,14 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 // returns the names of those that changed.
 func updatePodSpec(live, desired *corev1.PodSpec) []string {
 	var changed []string
-	if live.ServiceAccountName != desired.ServiceAccountName {
-		live.ServiceAccountName = desired.ServiceAccountName
+	if setOwned(&changed, "serviceAccountName", &live.ServiceAccountName, desired.ServiceAccountName) {
 		live.DeprecatedServiceAccount = desired.DeprecatedServiceAccount //nolint:staticcheck // kept in sync with serviceAccountName
-		changed = append(changed, "serviceAccountName")
 	}
-	if !equality.Semantic.DeepEqual(live.ImagePullSecrets, desired.ImagePullSecrets) {
-		live.ImagePullSecrets = desired.ImagePullSecrets
-		changed = append(changed, "imagePullSecrets")
-	}
-	if !equality.Semantic.DeepEqual(live.NodeSelector, desired.NodeSelector) {
-		live.NodeSelector = desired.NodeSelector
-		changed = append(changed, "nodeSelector")
-	}
-	if !equality.Semantic.DeepEqual(live.Tolerations, desired.Tolerations) {
-		live.Tolerations = desired.Tolerations
-		changed = append(changed, "tolerations")
-	}
-	if live.PriorityClassName != desired.PriorityClassName {
-		live.PriorityClassName = desired.PriorityClassName
-		changed = append(changed, "priorityClassName")
-	}
-	if !equality.Semantic.DeepEqual(live.TerminationGracePeriodSeconds, desired.TerminationGracePeriodSeconds) {
-		live.TerminationGracePeriodSeconds = desired.TerminationGracePeriodSeconds
-		changed = append(changed, "terminationGracePeriodSeconds")
-	}
+	setOwned(&changed, "imagePullSecrets", &live.ImagePullSecrets, desired.ImagePullSecrets)
+	setOwned(&changed, "nodeSelector", &live.NodeSelector, desired.NodeSelector)
+	setOwned(&changed, "tolerations", &live.Tolerations, desired.Tolerations)
+	setOwned(&changed, "priorityClassName", &live.PriorityClassName, desired.PriorityClassName)
+	setOwned(&changed, "terminationGracePeriodSeconds", &live.TerminationGracePeriodSeconds, desired.TerminationGracePeriodSeconds)
 	return changed
 }
 

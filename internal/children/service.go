@@ -18,7 +18,6 @@ package children
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -92,19 +91,9 @@ func UpdateService(live, desired *corev1.Service) (*corev1.Service, []string) {
 	if addLabels(&out.ObjectMeta, desired.Labels) {
 		changed = append(changed, "labels")
 	}
-	if out.Spec.Type != desired.Spec.Type {
-		out.Spec.Type = desired.Spec.Type
-		changed = append(changed, "type")
-	}
-	if !equality.Semantic.DeepEqual(out.Spec.Selector, desired.Spec.Selector) {
-		out.Spec.Selector = desired.Spec.Selector
-		changed = append(changed, "selector")
-	}
-	ports := mergeNodePorts(desired.Spec.Ports, live.Spec.Ports, desired.Spec.Type)
-	if !equality.Semantic.DeepEqual(out.Spec.Ports, ports) {
-		out.Spec.Ports = ports
-		changed = append(changed, "ports")
-	}
+	setOwned(&changed, "type", &out.Spec.Type, desired.Spec.Type)
+	setOwned(&changed, "selector", &out.Spec.Selector, desired.Spec.Selector)
+	setOwned(&changed, "ports", &out.Spec.Ports, mergeNodePorts(desired.Spec.Ports, live.Spec.Ports, desired.Spec.Type))
 
 	if len(changed) == 0 {
 		return nil, nil
