@@ -43,6 +43,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -235,6 +236,12 @@ func TestLostLeaseExits(t *testing.T) {
 // the controller syncs; every AppService ends at its last spec, and the 409s
 // the controller meets are retried without an error or a Warning.
 func TestRapidSpecEdits(t *testing.T) {
+	// The controller writes each AppService's status after every edit, so
+	// an edit's get-then-update can lose to it several times in a row on a
+	// loaded machine. retry.DefaultRetry (5 tries within ~50 ms) gave up
+	// on a clean-clone CI run; this backoff keeps trying for ~10 s, which
+	// no status write can outlast.
+	editBackoff := wait.Backoff{Steps: 40, Duration: 10 * time.Millisecond, Factor: 1.2, Jitter: 0.5, Cap: 500 * time.Millisecond}
 	const count, edits = 5, 30
 	ns := newNamespace(t)
 	ctx := context.Background()
@@ -249,7 +256,7 @@ func TestRapidSpecEdits(t *testing.T) {
 		name := fmt.Sprintf("edit-%d", i)
 		wg.Go(func() {
 			for e := 1; e <= edits; e++ {
-				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				err := retry.RetryOnConflict(editBackoff, func() error {
 					as, err := getAppService(ns, name)
 					if err != nil {
 						return err
