@@ -85,6 +85,8 @@ func generate(rng *rand.Rand) corpusCase {
 	}
 	genRollout(r, s)
 	genPodFields(r, s)
+	genVolumes(r, s)
+	genLifecycleAndSecurity(r, s)
 	if r.IntN(2) == 0 {
 		s.Resources = genResources(r)
 	}

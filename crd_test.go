@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -79,5 +80,27 @@ func TestEnsureCRD(t *testing.T) {
 				t.Errorf("the CRD was not brought up to the embedded one: %v, served %v", got.Annotations, got.Spec.Versions[0].Served)
 			}
 		})
+	}
+}
+
+// TestCRDFitsKubectlApply: `kubectl apply -f artifacts/examples/crd.yaml`
+// (or the install bundle) stores the whole CRD, as JSON, in the
+// last-applied-configuration annotation, and an object's annotations may
+// hold at most 256 KiB. The CRD must leave room under that limit (half of
+// it, for the fields still to come); hack/crdtrim keeps it there by
+// dropping the descriptions nested in core/v1 types.
+func TestCRDFitsKubectlApply(t *testing.T) {
+	var crd map[string]any
+	if err := yaml.Unmarshal(crdYAML, &crd); err != nil {
+		t.Fatal(err)
+	}
+	asJSON, err := json.Marshal(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 256 * 1024
+	t.Logf("the CRD is %d bytes as JSON (the annotation limit is %d)", len(asJSON), limit)
+	if len(asJSON) > limit/2 {
+		t.Errorf("the CRD is %d bytes as JSON, over half of the %d bytes kubectl apply's annotation may hold", len(asJSON), limit)
 	}
 }

@@ -42,5 +42,7 @@ kube::codegen::gen_client \
 # into config/crd/bases); config/crd/patches adds the bounds of the embedded
 # core/v1 fields that markers cannot reach (kustomize).
 go tool controller-gen crd:crdVersions=v1 paths=./pkg/apis/... output:crd:dir=config/crd/bases
-go tool kustomize build config/crd > artifacts/examples/crd.yaml.tmp
+# The CRD as installed: controller-gen's output with config/crd's patches,
+# and without the descriptions nested in core/v1 types (see hack/crdtrim).
+go tool kustomize build config/crd | go run ./hack/crdtrim > artifacts/examples/crd.yaml.tmp
 mv artifacts/examples/crd.yaml.tmp artifacts/examples/crd.yaml

@@ -37,14 +37,17 @@ import (
 // annotations from podLabels and podAnnotations (the keys recorded in the
 // Deployment's AnnotationPodLabels and AnnotationPodAnnotations); the Pods'
 // service account, image pull secrets, node selector, tolerations, priority
-// class and termination grace period; and, in the container named after
-// the AppService, its image, pull policy, command, args, working directory,
-// probes, env, envFrom, resources and ports. An owned field the spec leaves
-// unset is set to the API server's default, so that removing it from the
-// spec takes it back there. Everything else (other containers, labels and
-// annotations added by others, every other field the API server defaults)
-// belongs to someone else and is left as it is, so that the comparison
-// below cannot be defeated by defaulting and never fights another writer.
+// class, termination grace period and security context, and the volumes
+// from spec.volumes (recorded in AnnotationVolumes); and, in the container
+// named after the AppService, its image, pull policy, command, args,
+// working directory, probes, lifecycle, security context, env, envFrom,
+// resources, ports and volume mounts. An owned field the spec leaves unset
+// is set to the API server's default, so that removing it from the spec
+// takes it back there. Everything else (other containers, labels,
+// annotations and volumes added by others, every other field the API
+// server defaults) belongs to someone else and is left as it is, so that
+// the comparison below cannot be defeated by defaulting and never fights
+// another writer.
 
 // NewDeployment returns the Deployment an AppService asks for.
 func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
@@ -86,6 +89,10 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 					Tolerations:                   as.Spec.Tolerations,
 					PriorityClassName:             as.Spec.PriorityClassName,
 					TerminationGracePeriodSeconds: new(orDefault(as.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds)),
+					Volumes:                       newVolumes(as),
+					// The API server gives every Pod template a security
+					// context, empty when none is asked for.
+					SecurityContext: orEmpty(as.Spec.PodSecurityContext),
 				},
 			},
 		},
@@ -93,7 +100,8 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 }
 
 // podMetadataRecords are the Deployment's annotations recording which pod
-// template labels and annotations come from the spec (nil when none do).
+// template labels, annotations and volumes come from the spec (nil when
+// none do).
 func podMetadataRecords(as *appv1.AppService) map[string]string {
 	records := map[string]string{}
 	if len(as.Spec.PodLabels) > 0 {
@@ -101,6 +109,13 @@ func podMetadataRecords(as *appv1.AppService) map[string]string {
 	}
 	if len(as.Spec.PodAnnotations) > 0 {
 		records[appv1.AnnotationPodAnnotations] = ownedKeys(as.Spec.PodAnnotations)
+	}
+	if len(as.Spec.Volumes) > 0 {
+		names := make(map[string]string, len(as.Spec.Volumes))
+		for _, v := range as.Spec.Volumes {
+			names[v.Name] = ""
+		}
+		records[appv1.AnnotationVolumes] = ownedKeys(names)
 	}
 	if len(records) == 0 {
 		return nil
@@ -141,6 +156,14 @@ func newStrategy(s *appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
 	return out
 }
 
+// orEmpty is p, or a new zero T when p is nil.
+func orEmpty[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
+}
+
 // orDefault is *p, or d when p is nil.
 func orDefault[T int32 | int64](p *T, d T) T {
 	if p == nil {
@@ -177,10 +200,13 @@ func newContainer(as *appv1.AppService) corev1.Container {
 		LivenessProbe:   normalizeProbe(as.Spec.LivenessProbe),
 		ReadinessProbe:  normalizeProbe(as.Spec.ReadinessProbe),
 		StartupProbe:    normalizeProbe(as.Spec.StartupProbe),
+		Lifecycle:       normalizeLifecycle(as.Spec.Lifecycle),
+		SecurityContext: as.Spec.SecurityContext,
 		Env:             normalizeEnv(as.Spec.Envs),
 		EnvFrom:         as.Spec.EnvFrom,
 		Resources:       normalizeResources(as.Spec.Resources),
 		Ports:           containerPorts(as.Spec.Ports),
+		VolumeMounts:    newVolumeMounts(as.Spec.VolumeMounts),
 	}
 }
 
@@ -230,18 +256,40 @@ func normalizeProbe(p *corev1.Probe) *corev1.Probe {
 			*f.v = f.d
 		}
 	}
-	if h := out.HTTPGet; h != nil {
-		if h.Path == "" {
-			h.Path = "/"
-		}
-		if h.Scheme == "" {
-			h.Scheme = corev1.URISchemeHTTP
-		}
-	}
+	normalizeHTTPGet(out.HTTPGet)
 	if g := out.GRPC; g != nil && g.Service == nil {
 		g.Service = new("")
 	}
 	return out
+}
+
+// normalizeLifecycle copies the lifecycle handlers and fills in what the
+// API server defaults in them: an httpGet's path and scheme.
+func normalizeLifecycle(l *corev1.Lifecycle) *corev1.Lifecycle {
+	if l == nil {
+		return nil
+	}
+	out := l.DeepCopy()
+	for _, h := range []*corev1.LifecycleHandler{out.PostStart, out.PreStop} {
+		if h != nil {
+			normalizeHTTPGet(h.HTTPGet)
+		}
+	}
+	return out
+}
+
+// normalizeHTTPGet fills in an httpGet action's defaults: path / and
+// scheme HTTP.
+func normalizeHTTPGet(h *corev1.HTTPGetAction) {
+	if h == nil {
+		return
+	}
+	if h.Path == "" {
+		h.Path = "/"
+	}
+	if h.Scheme == "" {
+		h.Scheme = corev1.URISchemeHTTP
+	}
 }
 
 // normalizeEnv copies the env and fills in what the API server defaults in
@@ -332,6 +380,12 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	}
 
 	changed = append(changed, updatePodSpec(&tmpl.Spec, &desired.Spec.Template.Spec)...)
+	// The volumes from spec.volumes, by name: the same rule as for labels.
+	ownedVolumes := recordedKeys(live.Annotations[appv1.AnnotationVolumes])
+	recordChanged := setRecord(&out.Annotations, appv1.AnnotationVolumes, desired.Annotations[appv1.AnnotationVolumes])
+	if syncVolumes(&tmpl.Spec.Volumes, desired.Spec.Template.Spec.Volumes, ownedVolumes) || recordChanged {
+		changed = append(changed, "volumes")
+	}
 
 	want := desired.Spec.Template.Spec.Containers[0]
 	i := containerIndex(tmpl.Spec.Containers, want.Name)
@@ -348,10 +402,13 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	setOwned(&changed, "livenessProbe", &c.LivenessProbe, want.LivenessProbe)
 	setOwned(&changed, "readinessProbe", &c.ReadinessProbe, want.ReadinessProbe)
 	setOwned(&changed, "startupProbe", &c.StartupProbe, want.StartupProbe)
+	setOwned(&changed, "lifecycle", &c.Lifecycle, want.Lifecycle)
+	setOwned(&changed, "securityContext", &c.SecurityContext, want.SecurityContext)
 	setOwned(&changed, "env", &c.Env, want.Env)
 	setOwned(&changed, "envFrom", &c.EnvFrom, want.EnvFrom)
 	setOwned(&changed, "resources", &c.Resources, want.Resources)
 	setOwned(&changed, "ports", &c.Ports, want.Ports)
+	setOwned(&changed, "volumeMounts", &c.VolumeMounts, want.VolumeMounts)
 
 	if len(changed) == 0 {
 		return nil, nil
@@ -371,6 +428,7 @@ func updatePodSpec(live, desired *corev1.PodSpec) []string {
 	setOwned(&changed, "tolerations", &live.Tolerations, desired.Tolerations)
 	setOwned(&changed, "priorityClassName", &live.PriorityClassName, desired.PriorityClassName)
 	setOwned(&changed, "terminationGracePeriodSeconds", &live.TerminationGracePeriodSeconds, desired.TerminationGracePeriodSeconds)
+	setOwned(&changed, "podSecurityContext", &live.SecurityContext, desired.SecurityContext)
 	return changed
 }
 

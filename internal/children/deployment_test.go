@@ -341,6 +341,56 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"pod labels"},
 		},
 		{
+			name: "volumes and mounts set, the volumes recorded on the Deployment",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Volumes = []appv1.Volume{{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: "app"}}}
+				s.VolumeMounts = []appv1.VolumeMount{{Name: "config", MountPath: "/etc/app", ReadOnly: true}}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationVolumes: "config"}
+				d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, DefaultMode: new(int32(0o644))}}}}
+				d.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app", ReadOnly: true}}
+			},
+			wantChanged: []string{"volumes", "volumeMounts"},
+		},
+		{
+			name: "volumes: ours changed or removed, a sidecar's kept",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Volumes = []appv1.Volume{{Name: "cache", EmptyDir: &appv1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}
+			},
+			live: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationVolumes: "cache,config"}
+				d.Spec.Template.Spec.Volumes = []corev1.Volume{
+					{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, DefaultMode: new(int32(0o644))}}},
+					{Name: "sidecar-certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "certs", DefaultMode: new(int32(0o644))}}},
+					{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationVolumes: "cache"}
+				d.Spec.Template.Spec.Volumes = []corev1.Volume{
+					{Name: "sidecar-certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "certs", DefaultMode: new(int32(0o644))}}},
+					{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+				}
+			},
+			wantChanged: []string{"volumes"},
+		},
+		{
+			name: "volumes removed from the spec: ours go, the record too",
+			live: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationVolumes: "cache"}
+				d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+				d.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "cache", MountPath: "/cache"}}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Annotations = nil
+				d.Spec.Template.Spec.Volumes = nil
+				d.Spec.Template.Spec.Containers[0].VolumeMounts = nil
+			},
+			wantChanged: []string{"volumes", "volumeMounts"},
+		},
+		{
 			name: "probes: defaults filled in, as the API server would",
 			spec: func(s *appv1.AppServiceSpec) {
 				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}

@@ -22,6 +22,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,6 +222,9 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			as.Spec.ImagePullPolicy = corev1.PullIfNotPresent
 			as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
 			as.Spec.MinReadySeconds, as.Spec.RevisionHistoryLimit, as.Spec.ProgressDeadlineSeconds = int32p(1), int32p(2), int32p(120)
+			as.Spec.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/drain", Port: intstr.FromInt32(80)}}}
+			as.Spec.SecurityContext = &corev1.SecurityContext{RunAsNonRoot: new(true), AllowPrivilegeEscalation: new(false)}
+			as.Spec.PodSecurityContext = &corev1.PodSecurityContext{FSGroup: new(int64(2000))}
 		})
 		eventually(t, 30*time.Second, func() error {
 			d, err := getDeployment(ns, "web")
@@ -249,6 +253,15 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
 				return fmt.Errorf("strategy %+v", d.Spec.Strategy)
+			}
+			if l := c.Lifecycle; l == nil || l.PreStop == nil || l.PreStop.HTTPGet == nil || l.PreStop.HTTPGet.Scheme != corev1.URISchemeHTTP {
+				return fmt.Errorf("lifecycle %+v", l)
+			}
+			if sc := c.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+				return fmt.Errorf("security context %+v", sc)
+			}
+			if psc := pod.SecurityContext; psc == nil || psc.FSGroup == nil || *psc.FSGroup != 2000 {
+				return fmt.Errorf("pod security context %+v", psc)
 			}
 			if d.Spec.MinReadySeconds != 1 || *d.Spec.RevisionHistoryLimit != 2 || *d.Spec.ProgressDeadlineSeconds != 120 {
 				return fmt.Errorf("rollout: minReadySeconds %d, revisionHistoryLimit %d, progressDeadlineSeconds %d",
@@ -280,6 +293,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			as.Spec.TerminationGracePeriodSeconds = nil
 			as.Spec.ImagePullPolicy, as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = "", nil, nil, ""
 			as.Spec.MinReadySeconds, as.Spec.RevisionHistoryLimit, as.Spec.ProgressDeadlineSeconds = nil, nil, nil
+			as.Spec.Lifecycle, as.Spec.SecurityContext, as.Spec.PodSecurityContext = nil, nil, nil
 		})
 		eventually(t, 30*time.Second, func() error {
 			d, err := getDeployment(ns, "web")
@@ -300,6 +314,9 @@ func TestSpecChangesReachChildren(t *testing.T) {
 				return fmt.Errorf("pod not cleared: serviceAccountName %q, priorityClassName %q, imagePullSecrets %v, nodeSelector %v, terminationGracePeriodSeconds %d",
 					pod.ServiceAccountName, pod.PriorityClassName, pod.ImagePullSecrets, pod.NodeSelector, *pod.TerminationGracePeriodSeconds)
 			}
+			if c.Lifecycle != nil || c.SecurityContext != nil || pod.SecurityContext == nil || pod.SecurityContext.FSGroup != nil {
+				return fmt.Errorf("security not cleared: lifecycle %+v, security context %+v, pod security context %+v", c.Lifecycle, c.SecurityContext, pod.SecurityContext)
+			}
 			if ru := d.Spec.Strategy.RollingUpdate; d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType ||
 				ru == nil || ru.MaxSurge.String() != "25%" || ru.MaxUnavailable.String() != "25%" {
 				return fmt.Errorf("strategy not back to the default: %+v", d.Spec.Strategy)
@@ -310,6 +327,75 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			return nil
 		})
+		waitAvailable(t, ns, "web", 3)
+	})
+
+	t.Run("volumes: ours set, changed and removed, a sidecar's kept", func(t *testing.T) {
+		updateAppService(t, ns, "web", func(as *appv1.AppService) {
+			as.Spec.Volumes = []appv1.Volume{{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: "web-config"}}}
+			as.Spec.VolumeMounts = []appv1.VolumeMount{{Name: "config", MountPath: "/etc/web", ReadOnly: true}}
+		})
+		volumes := func(want map[string]string) func() error {
+			return func() error {
+				d, err := getDeployment(ns, "web")
+				if err != nil {
+					return err
+				}
+				got := map[string]string{}
+				for _, v := range d.Spec.Template.Spec.Volumes {
+					switch {
+					case v.ConfigMap != nil:
+						got[v.Name] = "configMap " + v.ConfigMap.Name
+					case v.EmptyDir != nil:
+						got[v.Name] = "emptyDir"
+					default:
+						got[v.Name] = "other"
+					}
+				}
+				if !maps.Equal(got, want) {
+					return fmt.Errorf("volumes %v, want %v", got, want)
+				}
+				return nil
+			}
+		}
+		eventually(t, 30*time.Second, volumes(map[string]string{"config": "configMap web-config"}))
+		d, err := getDeployment(ns, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := d.Spec.Template.Spec.Containers[0].VolumeMounts; len(m) != 1 || m[0].MountPath != "/etc/web" || !m[0].ReadOnly {
+			t.Fatalf("volume mounts %+v", m)
+		}
+		waitAvailable(t, ns, "web", 3)
+
+		// Someone adds a sidecar with its own volume to the Deployment.
+		patch := `{"spec":{"template":{"spec":{"volumes":[{"name":"scratch","emptyDir":{}}],` +
+			`"containers":[{"name":"sidecar","image":"busybox:1.36","volumeMounts":[{"name":"scratch","mountPath":"/scratch"}]}]}}}}`
+		if _, err := kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Volumes[0].ConfigMap.Name = "web-config-2" })
+		eventually(t, 30*time.Second, volumes(map[string]string{"config": "configMap web-config-2", "scratch": "emptyDir"}))
+
+		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Volumes, as.Spec.VolumeMounts = nil, nil })
+		eventually(t, 30*time.Second, volumes(map[string]string{"scratch": "emptyDir"}))
+		d, err = getDeployment(ns, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Name == "web" && c.VolumeMounts != nil {
+				t.Errorf("volume mounts not cleared: %+v", c.VolumeMounts)
+			}
+		}
+		if _, ok := d.Annotations[appv1.AnnotationVolumes]; ok {
+			t.Errorf("the record %s is left: %v", appv1.AnnotationVolumes, d.Annotations)
+		}
+		// The sidecar goes too, by hand: it is no business of ours.
+		sidecarOut := `{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","$patch":"delete"}],"volumes":[{"name":"scratch","$patch":"delete"}]}}}}`
+		if _, err := kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, []byte(sidecarOut), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		waitAvailable(t, ns, "web", 3)
 	})
 
@@ -633,6 +719,9 @@ func TestNoWritesInSteadyState(t *testing.T) {
 		t.Skip("takes over a minute")
 	}
 	ns := newNamespace(t)
+	// The claim the every-field AppServices mount, bound ahead to a volume
+	// of its own: the scheduler places no Pod with an unbound claim.
+	createBoundClaim(t, ns, "data")
 	const n = 300
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -669,6 +758,42 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				s.PodAnnotations = map[string]string{"example.com/note": "steady"}
 				s.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
 				s.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, FailureThreshold: 30}
+				s.Lifecycle = &corev1.Lifecycle{
+					PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}},
+					PreStop:   &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}},
+				}
+				s.SecurityContext = &corev1.SecurityContext{
+					AllowPrivilegeEscalation: new(false), ReadOnlyRootFilesystem: new(true), RunAsNonRoot: new(true),
+					Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_BIND_SERVICE"}},
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				}
+				s.PodSecurityContext = &corev1.PodSecurityContext{
+					RunAsUser: new(int64(65532)), RunAsGroup: new(int64(65532)), FSGroup: new(int64(65532)),
+					FSGroupChangePolicy: new(corev1.FSGroupChangeOnRootMismatch), SupplementalGroups: []int64{1000},
+					Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}},
+				}
+				s.Volumes = []appv1.Volume{
+					{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: "app", Items: []appv1.KeyToPath{{Key: "app.conf", Path: "app.conf"}}}},
+					{Name: "tls", Secret: &appv1.SecretVolumeSource{SecretName: "tls", DefaultMode: new(int32(0o400))}},
+					{Name: "cache", EmptyDir: &appv1.EmptyDirVolumeSource{SizeLimit: new(resource.MustParse("512Mi"))}},
+					{Name: "data", PersistentVolumeClaim: &appv1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}},
+					{Name: "token", Projected: &appv1.ProjectedVolumeSource{Sources: []appv1.VolumeProjection{
+						{ServiceAccountToken: &appv1.ServiceAccountTokenProjection{Path: "token", Audience: "vault"}},
+						{DownwardAPI: &appv1.DownwardAPIProjection{Items: []appv1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &appv1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}},
+					}}},
+					{Name: "podinfo", DownwardAPI: &appv1.DownwardAPIVolumeSource{Items: []appv1.DownwardAPIVolumeFile{
+						{Path: "labels", FieldRef: &appv1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
+						{Path: "cpu", ResourceFieldRef: &appv1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: "1m"}},
+					}}},
+				}
+				s.VolumeMounts = []appv1.VolumeMount{
+					{Name: "config", MountPath: "/etc/app", ReadOnly: true},
+					{Name: "tls", MountPath: "/etc/tls", ReadOnly: true, RecursiveReadOnly: new(corev1.RecursiveReadOnlyIfPossible)},
+					{Name: "cache", MountPath: "/var/cache/app", SubPath: "nginx"},
+					{Name: "data", MountPath: "/data"},
+					{Name: "token", MountPath: "/var/run/secrets/vault"},
+					{Name: "podinfo", MountPath: "/etc/podinfo"},
+				}
 			}
 			if i%3 == 1 {
 				as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}

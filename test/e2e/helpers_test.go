@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -251,3 +252,48 @@ func controllerWrites(t *testing.T, since time.Time, ns string) []localcluster.A
 }
 
 func int32p(i int32) *int32 { return &i }
+
+// createBoundClaim creates a PersistentVolumeClaim and a PersistentVolume
+// bound to it ahead (a claimRef and a volumeName), which the control plane's
+// binder then marks Bound: Pods mounting the claim can be scheduled.
+func createBoundClaim(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	pvName := ns + "-" + name
+	size := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
+	modes := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: pvName},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity: size, AccessModes: modes, StorageClassName: "",
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + pvName}},
+			ClaimRef:               &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: ns, Name: name},
+		},
+	}
+	if _, err := kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kube.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
+	})
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: modes, StorageClassName: new(""), VolumeName: pvName,
+			Resources: corev1.VolumeResourceRequirements{Requests: size},
+		},
+	}
+	if _, err := kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() error {
+		got, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Status.Phase != corev1.ClaimBound {
+			return fmt.Errorf("claim %s is %s", name, got.Status.Phase)
+		}
+		return nil
+	})
+}

@@ -38,6 +38,40 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.AppServiceSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AppServiceStatus"):
 		return &appv1.AppServiceStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ConfigMapProjection"):
+		return &appv1.ConfigMapProjectionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ConfigMapVolumeSource"):
+		return &appv1.ConfigMapVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DownwardAPIProjection"):
+		return &appv1.DownwardAPIProjectionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DownwardAPIVolumeFile"):
+		return &appv1.DownwardAPIVolumeFileApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DownwardAPIVolumeSource"):
+		return &appv1.DownwardAPIVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("EmptyDirVolumeSource"):
+		return &appv1.EmptyDirVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("KeyToPath"):
+		return &appv1.KeyToPathApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ObjectFieldSelector"):
+		return &appv1.ObjectFieldSelectorApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):
+		return &appv1.PersistentVolumeClaimVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ProjectedVolumeSource"):
+		return &appv1.ProjectedVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ResourceFieldSelector"):
+		return &appv1.ResourceFieldSelectorApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SecretProjection"):
+		return &appv1.SecretProjectionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SecretVolumeSource"):
+		return &appv1.SecretVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ServiceAccountTokenProjection"):
+		return &appv1.ServiceAccountTokenProjectionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Volume"):
+		return &appv1.VolumeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeMount"):
+		return &appv1.VolumeMountApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("VolumeProjection"):
+		return &appv1.VolumeProjectionApplyConfiguration{}
 
 	}
 	return nil

@@ -66,6 +66,7 @@ type AppService struct {
 // AppServiceSpec is the desired state of an AppService.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType != 'ClusterIP' || !has(self.ports) || self.ports.all(p, !has(p.nodePort) || p.nodePort == 0)",message="nodePort may not be set when serviceType is ClusterIP",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="each volumeMount must name one of spec.volumes",fieldPath=".volumeMounts"
 // +kubebuilder:validation:XValidation:rule="(has(self.progressDeadlineSeconds) ? self.progressDeadlineSeconds : 600) > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
 type AppServiceSpec struct {
 	// Size is the number of replicas of the Deployment.
@@ -127,6 +128,36 @@ type AppServiceSpec struct {
 	// (core/v1 Container.startupProbe): for slow starters.
 	// +optional
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
+
+	// Lifecycle runs handlers after the container starts and before it
+	// stops (core/v1 Container.lifecycle): postStart and preStop, each with
+	// exactly one of exec, httpGet, tcpSocket or sleep. A preStop sleep
+	// gives load balancers time to stop sending traffic before the app
+	// gets SIGTERM; it may not outlast terminationGracePeriodSeconds. The
+	// rules are in config/crd/patches/probe-rules.yaml; stopSignal, alpha
+	// in Kubernetes 1.37, is refused.
+	// +optional
+	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
+
+	// SecurityContext is the container's security settings (core/v1
+	// Container.securityContext): the user and group it runs as,
+	// runAsNonRoot, a read-only root filesystem, privilege escalation,
+	// capabilities, seccomp, AppArmor and SELinux. windowsOptions and an
+	// Unmasked procMount (which needs hostUsers: false) are refused; the
+	// rules are in config/crd/patches/security-rules.yaml. Privileged
+	// containers are refused by clusters started without
+	// --allow-privileged, which only the Deployment's creation can tell
+	// (Degraded, CreateFailed).
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// PodSecurityContext is the Pods' security settings (core/v1
+	// PodSpec.securityContext): runAsUser, runAsGroup, runAsNonRoot,
+	// fsGroup and its change policy, supplementalGroups and their policy,
+	// sysctls, seccomp, AppArmor and SELinux. windowsOptions is refused;
+	// the rules are in config/crd/patches/security-rules.yaml.
+	// +optional
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 
 	// PodLabels are extra labels on the Pods (the Deployment's pod
 	// template), e.g. for network policies or monitoring. They may not set
@@ -244,7 +275,7 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.value) || size(self.value) == 0",message="may not be set when value is not empty",fieldPath=".valueFrom"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || [has(self.valueFrom.fieldRef), has(self.valueFrom.resourceFieldRef), has(self.valueFrom.configMapKeyRef), has(self.valueFrom.secretKeyRef)].filter(x, x).size() == 1",message="must set exactly one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef",fieldPath=".valueFrom"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.fileKeyRef)",message="fileKeyRef is not supported: the AppService's Pods have no volumes",fieldPath=".valueFrom"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.fileKeyRef)",message="fileKeyRef is not supported: it reads a file an init container writes, and the AppService's Pods have none",fieldPath=".valueFrom"
 	Envs []corev1.EnvVar `json:"envs,omitempty"`
 
 	// EnvFrom fills the container's environment with every key of
@@ -255,6 +286,24 @@ type AppServiceSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// Volumes are the Pods' volumes: configMap, secret, emptyDir,
+	// persistentVolumeClaim, projected or downwardAPI, each a focused
+	// version of its core/v1 namesake (see volumes.go). Names are unique.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Volumes []Volume `json:"volumes,omitempty"`
+
+	// VolumeMounts mount volumes in the container (core/v1
+	// Container.volumeMounts); each names one of volumes, and mount paths
+	// are unique.
+	// +optional
+	// +listType=map
+	// +listMapKey=mountPath
+	// +kubebuilder:validation:MaxItems=64
+	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
 
 	// Ports are the ports of the Service. Each target port (or the port
 	// itself when no target port is given) is also declared as a port of

@@ -36,6 +36,13 @@ const (
 	AnnotationPodAnnotations = "app.example.com/pod-annotations"
 )
 
+// AnnotationVolumes, on a Deployment, lists (comma-separated, sorted) the
+// names of the pod template's volumes that came from the AppService's
+// volumes: the controller owns those, and removes one when it leaves the
+// spec. Volumes others add to the template (with their own containers) are
+// kept.
+const AnnotationVolumes = "app.example.com/volumes"
+
 // Condition types of an AppService.
 const (
 	// ConditionAvailable mirrors the Deployment's Available condition: the

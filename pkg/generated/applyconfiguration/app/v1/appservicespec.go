@@ -58,6 +58,30 @@ type AppServiceSpecApplyConfiguration struct {
 	// StartupProbe holds the other probes back until it succeeds once
 	// (core/v1 Container.startupProbe): for slow starters.
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
+	// Lifecycle runs handlers after the container starts and before it
+	// stops (core/v1 Container.lifecycle): postStart and preStop, each with
+	// exactly one of exec, httpGet, tcpSocket or sleep. A preStop sleep
+	// gives load balancers time to stop sending traffic before the app
+	// gets SIGTERM; it may not outlast terminationGracePeriodSeconds. The
+	// rules are in config/crd/patches/probe-rules.yaml; stopSignal, alpha
+	// in Kubernetes 1.37, is refused.
+	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
+	// SecurityContext is the container's security settings (core/v1
+	// Container.securityContext): the user and group it runs as,
+	// runAsNonRoot, a read-only root filesystem, privilege escalation,
+	// capabilities, seccomp, AppArmor and SELinux. windowsOptions and an
+	// Unmasked procMount (which needs hostUsers: false) are refused; the
+	// rules are in config/crd/patches/security-rules.yaml. Privileged
+	// containers are refused by clusters started without
+	// --allow-privileged, which only the Deployment's creation can tell
+	// (Degraded, CreateFailed).
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+	// PodSecurityContext is the Pods' security settings (core/v1
+	// PodSpec.securityContext): runAsUser, runAsGroup, runAsNonRoot,
+	// fsGroup and its change policy, supplementalGroups and their policy,
+	// sysctls, seccomp, AppArmor and SELinux. windowsOptions is refused;
+	// the rules are in config/crd/patches/security-rules.yaml.
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 	// PodLabels are extra labels on the Pods (the Deployment's pod
 	// template), e.g. for network policies or monitoring. They may not set
 	// app.example.com/appservice, which selects the Pods, nor
@@ -129,6 +153,14 @@ type AppServiceSpecApplyConfiguration struct {
 	// prefixed; envs win over them. Exactly one of configMapRef or
 	// secretRef per entry; the rules are in config/crd/patches/long-rules.yaml.
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+	// Volumes are the Pods' volumes: configMap, secret, emptyDir,
+	// persistentVolumeClaim, projected or downwardAPI, each a focused
+	// version of its core/v1 namesake (see volumes.go). Names are unique.
+	Volumes []VolumeApplyConfiguration `json:"volumes,omitempty"`
+	// VolumeMounts mount volumes in the container (core/v1
+	// Container.volumeMounts); each names one of volumes, and mount paths
+	// are unique.
+	VolumeMounts []VolumeMountApplyConfiguration `json:"volumeMounts,omitempty"`
 	// Ports are the ports of the Service. Each target port (or the port
 	// itself when no target port is given) is also declared as a port of
 	// the container. With no ports there is no Service.
@@ -221,6 +253,30 @@ func (b *AppServiceSpecApplyConfiguration) WithReadinessProbe(value corev1.Probe
 // If called multiple times, the StartupProbe field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithStartupProbe(value corev1.Probe) *AppServiceSpecApplyConfiguration {
 	b.StartupProbe = &value
+	return b
+}
+
+// WithLifecycle sets the Lifecycle field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Lifecycle field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithLifecycle(value corev1.Lifecycle) *AppServiceSpecApplyConfiguration {
+	b.Lifecycle = &value
+	return b
+}
+
+// WithSecurityContext sets the SecurityContext field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SecurityContext field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithSecurityContext(value corev1.SecurityContext) *AppServiceSpecApplyConfiguration {
+	b.SecurityContext = &value
+	return b
+}
+
+// WithPodSecurityContext sets the PodSecurityContext field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodSecurityContext field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithPodSecurityContext(value corev1.PodSecurityContext) *AppServiceSpecApplyConfiguration {
+	b.PodSecurityContext = &value
 	return b
 }
 
@@ -366,6 +422,32 @@ func (b *AppServiceSpecApplyConfiguration) WithEnvs(values ...corev1.EnvVar) *Ap
 func (b *AppServiceSpecApplyConfiguration) WithEnvFrom(values ...corev1.EnvFromSource) *AppServiceSpecApplyConfiguration {
 	for i := range values {
 		b.EnvFrom = append(b.EnvFrom, values[i])
+	}
+	return b
+}
+
+// WithVolumes adds the given value to the Volumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Volumes field.
+func (b *AppServiceSpecApplyConfiguration) WithVolumes(values ...*VolumeApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumes")
+		}
+		b.Volumes = append(b.Volumes, *values[i])
+	}
+	return b
+}
+
+// WithVolumeMounts adds the given value to the VolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeMounts field.
+func (b *AppServiceSpecApplyConfiguration) WithVolumeMounts(values ...*VolumeMountApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumeMounts")
+		}
+		b.VolumeMounts = append(b.VolumeMounts, *values[i])
 	}
 	return b
 }

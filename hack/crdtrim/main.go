@@ -1,0 +1,138 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command crdtrim removes from the AppService CRD the descriptions nested
+// inside the spec fields whose types are core/v1's or apps/v1's (probes,
+// security contexts, env, resources, ports, strategy, ...), keeping each
+// such field's own description. controller-gen copies the Kubernetes API's
+// whole documentation into every one of them, which made the CRD too large
+// for `kubectl apply`: the last-applied annotation holds the whole object,
+// and annotations are limited to 256 KiB. Those descriptions are a
+// `kubectl explain pod.spec.containers` away, and each field's own
+// description names the core type it is.
+//
+// It reads the CRD on stdin and writes it on stdout; hack/update-codegen.sh
+// runs it on kustomize's output.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+func main() {
+	if err := run(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "crdtrim:", err)
+		os.Exit(1)
+	}
+}
+
+func run(in io.Reader, out io.Writer) error {
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return err
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
+		return err
+	}
+	fields := apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]())
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		spec, ok := v.Schema.OpenAPIV3Schema.Properties["spec"]
+		if !ok {
+			return fmt.Errorf("version %s has no spec", v.Name)
+		}
+		for _, name := range fields {
+			field, ok := spec.Properties[name]
+			if !ok {
+				return fmt.Errorf("version %s: spec.%s is not in the schema", v.Name, name)
+			}
+			trimNested(&field)
+			spec.Properties[name] = field
+		}
+		v.Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	}
+	// Through a map, to drop what the Go type always writes and the input
+	// never had: the empty status and metadata.creationTimestamp.
+	asJSON, err := json.Marshal(&crd)
+	if err != nil {
+		return err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(asJSON, &obj); err != nil {
+		return err
+	}
+	delete(obj, "status")
+	if meta, ok := obj["metadata"].(map[string]any); ok && meta["creationTimestamp"] == nil {
+		delete(meta, "creationTimestamp")
+	}
+	trimmed, err := yaml.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(append([]byte("---\n"), trimmed...))
+	return err
+}
+
+// apiTypedFields are the JSON names of the struct's fields whose types (or
+// element types) come from the Kubernetes API packages, k8s.io/api/...
+func apiTypedFields(t reflect.Type) []string {
+	var names []string
+	for f := range t.Fields() {
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
+			ft = ft.Elem()
+		}
+		if ft.Kind() != reflect.Struct || !strings.HasPrefix(ft.PkgPath(), "k8s.io/api/") {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}
+
+// trimNested drops the descriptions of everything below s, not s's own.
+func trimNested(s *apiextensionsv1.JSONSchemaProps) {
+	for k, p := range s.Properties {
+		trimAll(&p)
+		s.Properties[k] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		trimAll(s.Items.Schema)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		trimAll(s.AdditionalProperties.Schema)
+	}
+}
+
+func trimAll(s *apiextensionsv1.JSONSchemaProps) {
+	s.Description = ""
+	trimNested(s)
+}

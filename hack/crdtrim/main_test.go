@@ -1,0 +1,109 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+func TestAPITypedFields(t *testing.T) {
+	got := apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]())
+	for _, want := range []string{"livenessProbe", "securityContext", "envs", "resources", "ports", "strategy", "tolerations"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%s is not among the core-typed fields %v", want, got)
+		}
+	}
+	for _, notWant := range []string{"image", "size", "volumes", "volumeMounts", "podLabels"} {
+		if slices.Contains(got, notWant) {
+			t.Errorf("%s is among the core-typed fields %v", notWant, got)
+		}
+	}
+}
+
+// TestRun: a field's own description stays, those below it go, and
+// nothing but descriptions changes.
+func TestRun(t *testing.T) {
+	in := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: appservices.app.example.com
+spec:
+  group: app.example.com
+  names: {kind: AppService, plural: appservices}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            description: kept
+            properties:
+              image: {type: string, description: kept}
+              livenessProbe:
+                type: object
+                description: kept
+                properties:
+                  exec:
+                    type: object
+                    description: DROPPED
+                    properties:
+                      command: {type: array, description: DROPPED, items: {type: string}}
+              volumes:
+                type: array
+                description: kept
+                items:
+                  type: object
+                  properties:
+                    name: {type: string, description: kept}
+`
+	// Every other core-typed field of the spec, as the real CRD has them.
+	for _, f := range apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]()) {
+		if f != "livenessProbe" {
+			in += "              " + f + ": {type: object, description: kept}\n"
+		}
+	}
+	var out bytes.Buffer
+	if err := run(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "DROPPED") {
+		t.Errorf("nested descriptions left:\n%s", out.String())
+	}
+	if got := strings.Count(out.String(), "description: kept"); got != 5+len(apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]()))-1 {
+		t.Errorf("%d descriptions kept:\n%s", got, out.String())
+	}
+	var back map[string]any
+	if err := yaml.Unmarshal(out.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := back["status"]; ok {
+		t.Errorf("a status was added:\n%s", out.String())
+	}
+}

@@ -1,0 +1,218 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package children
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// This file turns the AppService's focused volume types into core/v1's,
+// with what the API server defaults inside them filled in (the sources'
+// defaultMode 0644, a fieldRef's apiVersion, a token's expirationSeconds),
+// so that a written Deployment compares equal to the desired one.
+
+// newVolumes are the Pods' volumes (nil when there are none).
+func newVolumes(as *appv1.AppService) []corev1.Volume {
+	if len(as.Spec.Volumes) == 0 {
+		return nil
+	}
+	out := make([]corev1.Volume, 0, len(as.Spec.Volumes))
+	for _, v := range as.Spec.Volumes {
+		cv := corev1.Volume{Name: v.Name}
+		switch {
+		case v.ConfigMap != nil:
+			cv.ConfigMap = &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: v.ConfigMap.Name},
+				Items:                keyToPaths(v.ConfigMap.Items),
+				DefaultMode:          new(orDefault(v.ConfigMap.DefaultMode, corev1.ConfigMapVolumeSourceDefaultMode)),
+				Optional:             v.ConfigMap.Optional,
+			}
+		case v.Secret != nil:
+			cv.Secret = &corev1.SecretVolumeSource{
+				SecretName:  v.Secret.SecretName,
+				Items:       keyToPaths(v.Secret.Items),
+				DefaultMode: new(orDefault(v.Secret.DefaultMode, corev1.SecretVolumeSourceDefaultMode)),
+				Optional:    v.Secret.Optional,
+			}
+		case v.EmptyDir != nil:
+			cv.EmptyDir = &corev1.EmptyDirVolumeSource{Medium: v.EmptyDir.Medium, SizeLimit: v.EmptyDir.SizeLimit}
+		case v.PersistentVolumeClaim != nil:
+			cv.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{
+				ClaimName: v.PersistentVolumeClaim.ClaimName,
+				ReadOnly:  v.PersistentVolumeClaim.ReadOnly,
+			}
+		case v.Projected != nil:
+			cv.Projected = &corev1.ProjectedVolumeSource{
+				Sources:     projections(as.Name, v.Projected.Sources),
+				DefaultMode: new(orDefault(v.Projected.DefaultMode, corev1.ProjectedVolumeSourceDefaultMode)),
+			}
+		case v.DownwardAPI != nil:
+			cv.DownwardAPI = &corev1.DownwardAPIVolumeSource{
+				Items:       downwardAPIFiles(as.Name, v.DownwardAPI.Items),
+				DefaultMode: new(orDefault(v.DownwardAPI.DefaultMode, corev1.DownwardAPIVolumeSourceDefaultMode)),
+			}
+		default:
+			// Admission refuses a volume with no source; the API server
+			// would make it an emptyDir.
+			cv.EmptyDir = &corev1.EmptyDirVolumeSource{}
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+// defaultTokenExpirationSeconds is the API server's default for a projected
+// service account token: an hour.
+const defaultTokenExpirationSeconds = 3600
+
+func projections(container string, sources []appv1.VolumeProjection) []corev1.VolumeProjection {
+	out := make([]corev1.VolumeProjection, 0, len(sources))
+	for _, s := range sources {
+		var p corev1.VolumeProjection
+		switch {
+		case s.ConfigMap != nil:
+			p.ConfigMap = &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: s.ConfigMap.Name},
+				Items:                keyToPaths(s.ConfigMap.Items),
+				Optional:             s.ConfigMap.Optional,
+			}
+		case s.Secret != nil:
+			p.Secret = &corev1.SecretProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: s.Secret.Name},
+				Items:                keyToPaths(s.Secret.Items),
+				Optional:             s.Secret.Optional,
+			}
+		case s.DownwardAPI != nil:
+			p.DownwardAPI = &corev1.DownwardAPIProjection{Items: downwardAPIFiles(container, s.DownwardAPI.Items)}
+		case s.ServiceAccountToken != nil:
+			p.ServiceAccountToken = &corev1.ServiceAccountTokenProjection{
+				Audience:          s.ServiceAccountToken.Audience,
+				ExpirationSeconds: new(orDefault(s.ServiceAccountToken.ExpirationSeconds, defaultTokenExpirationSeconds)),
+				Path:              s.ServiceAccountToken.Path,
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func keyToPaths(items []appv1.KeyToPath) []corev1.KeyToPath {
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]corev1.KeyToPath, 0, len(items))
+	for _, i := range items {
+		out = append(out, corev1.KeyToPath{Key: i.Key, Path: i.Path, Mode: i.Mode})
+	}
+	return out
+}
+
+// downwardAPIFiles are the files of a downwardAPI volume or projection. A
+// resourceFieldRef with no container names the AppService's, which is
+// named after it: a volume's must name one.
+func downwardAPIFiles(container string, items []appv1.DownwardAPIVolumeFile) []corev1.DownwardAPIVolumeFile {
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]corev1.DownwardAPIVolumeFile, 0, len(items))
+	for _, i := range items {
+		f := corev1.DownwardAPIVolumeFile{Path: i.Path, Mode: i.Mode}
+		if r := i.FieldRef; r != nil {
+			f.FieldRef = &corev1.ObjectFieldSelector{APIVersion: r.APIVersion, FieldPath: r.FieldPath}
+			if f.FieldRef.APIVersion == "" {
+				f.FieldRef.APIVersion = "v1"
+			}
+		}
+		if r := i.ResourceFieldRef; r != nil {
+			f.ResourceFieldRef = &corev1.ResourceFieldSelector{ContainerName: r.ContainerName, Resource: r.Resource}
+			if f.ResourceFieldRef.ContainerName == "" {
+				f.ResourceFieldRef.ContainerName = container
+			}
+			if r.Divisor != "" {
+				// Admission admits only the spellings of valid units.
+				f.ResourceFieldRef.Divisor = resource.MustParse(r.Divisor)
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// newVolumeMounts are the container's volume mounts (nil when none).
+func newVolumeMounts(mounts []appv1.VolumeMount) []corev1.VolumeMount {
+	if len(mounts) == 0 {
+		return nil
+	}
+	out := make([]corev1.VolumeMount, 0, len(mounts))
+	for _, m := range mounts {
+		out = append(out, corev1.VolumeMount{
+			Name:              m.Name,
+			MountPath:         m.MountPath,
+			ReadOnly:          m.ReadOnly,
+			RecursiveReadOnly: m.RecursiveReadOnly,
+			SubPath:           m.SubPath,
+			SubPathExpr:       m.SubPathExpr,
+		})
+	}
+	return out
+}
+
+// syncVolumes sets each of want's volumes in *have, by name, and deletes the
+// volumes named in owned (ours last time) that want no longer has; the
+// others' volumes are kept. It reports whether *have changed.
+func syncVolumes(have *[]corev1.Volume, want []corev1.Volume, owned []string) bool {
+	changed := false
+	keep := make(map[string]bool, len(want))
+	for _, v := range want {
+		keep[v.Name] = true
+	}
+	gone := map[string]bool{}
+	for _, name := range owned {
+		if !keep[name] {
+			gone[name] = true
+		}
+	}
+	var out []corev1.Volume
+	for _, v := range *have {
+		if gone[v.Name] {
+			changed = true
+			continue
+		}
+		out = append(out, v)
+	}
+	for _, w := range want {
+		i := slices.IndexFunc(out, func(v corev1.Volume) bool { return v.Name == w.Name })
+		switch {
+		case i < 0:
+			out = append(out, w)
+			changed = true
+		case !equality.Semantic.DeepEqual(out[i], w):
+			out[i] = w
+			changed = true
+		}
+	}
+	if changed {
+		*have = out
+	}
+	return changed
+}
