@@ -1,0 +1,98 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"example.com/appservice-controller/internal/localcluster"
+)
+
+// The examples, as the README says to use them: `kubectl apply -f
+// artifacts/examples` (the CRD with them, which also proves kubectl can
+// store it in its last-applied annotation), and both AppServices become
+// Available, webapp with its ConfigMap mounted and its Secret in the env.
+func TestExamples(t *testing.T) {
+	ns := newNamespace(t)
+	if out, err := kubectl("apply", "-n", ns, "-f", filepath.Join(repoRoot, "artifacts", "examples")); err != nil {
+		t.Fatalf("kubectl apply -f artifacts/examples: %v\n%s", err, out)
+	}
+	waitAvailable(t, ns, "example-app", 3)
+	waitAvailable(t, ns, "webapp", 2)
+	d, err := getDeployment(ns, "webapp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := d.Spec.Template.Spec
+	c := pod.Containers[0]
+	if len(pod.Volumes) != 2 || pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].ConfigMap.Name != "webapp-nginx" {
+		t.Errorf("volumes %+v", pod.Volumes)
+	}
+	if len(c.VolumeMounts) != 2 || c.ReadinessProbe == nil || c.Lifecycle == nil || c.SecurityContext == nil ||
+		len(c.Env) != 1 || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.SecretKeyRef == nil {
+		t.Errorf("container %+v", c)
+	}
+	if out, err := kubectl("get", "-n", ns, "appsvc", "-o", "wide"); err != nil || !strings.Contains(out, "webapp") {
+		t.Errorf("kubectl get appsvc -o wide: %v\n%s", err, out)
+	}
+}
+
+// On a cluster where no controller ever ran, the CRD applies with kubectl on
+// its own: client-side apply keeps the whole object in its last-applied
+// annotation, which may hold 256 KiB. Then the examples apply in one go. (In
+// one go with the CRD they cannot: kubectl maps every object to its resource
+// before it creates any, and the AppService kind does not exist yet. The
+// README says to apply crd.yaml first, or to let the controller install it.)
+// A fresh control plane of its own, so that the CRD is truly new.
+func TestExamplesOnAFreshCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	fresh, err := localcluster.Start(ctx, localcluster.Options{BinDir: binDir, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fresh.Stop)
+	run := func(want []string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(binDir, "kubectl"), args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+fresh.Kubeconfig)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("kubectl %s did not say %q:\n%s", strings.Join(args, " "), w, out)
+			}
+		}
+	}
+	examples := filepath.Join(repoRoot, "artifacts", "examples")
+	run([]string{"customresourcedefinition.apiextensions.k8s.io/appservices.app.example.com created"},
+		"apply", "-f", filepath.Join(examples, "crd.yaml"))
+	run(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/appservices.app.example.com")
+	run([]string{"customresourcedefinition.apiextensions.k8s.io/appservices.app.example.com unchanged",
+		"appservice.app.example.com/example-app created", "appservice.app.example.com/webapp created", "configmap/webapp-nginx created"},
+		"apply", "-f", examples)
+}

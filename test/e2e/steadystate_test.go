@@ -1,0 +1,172 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// 6. Zero writes: a restart of the controller over a few hundred AppServices
+// in sync, then a minute with nothing changing (six resyncs), and the audit
+// log shows not one write by the controller but the leader's Lease renewals. A controller comparing the
+// desired objects naively with the defaulted live ones fails here.
+func TestNoWritesInSteadyState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes over a minute")
+	}
+	ns := newNamespace(t)
+	// The claim the every-field AppServices mount, bound ahead to a volume
+	// of its own: the scheduler places no Pod with an unbound claim.
+	createBoundClaim(t, ns, "data")
+	const n = 300
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			as := &appv1.AppService{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%03d", i)},
+				Spec: appv1.AppServiceSpec{
+					Size: int32p(int32(i % 2)), Image: "nginx:1.27",
+					Envs: []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
+					Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1"), corev1.ResourceMemory: resource.MustParse("1024Mi")},
+					},
+					Ports:       []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("dns")}},
+					ServiceType: []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort}[i%2],
+				},
+			}
+			if i%3 == 0 {
+				// Every optional field, each with the API server's
+				// defaults in play.
+				s := &as.Spec
+				s.ImagePullPolicy = corev1.PullIfNotPresent
+				s.Command, s.Args, s.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
+				s.MinReadySeconds, s.RevisionHistoryLimit, s.ProgressDeadlineSeconds = int32p(1), int32p(3), int32p(300)
+				s.Strategy = &appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: new(intstr.FromInt32(1))}}
+				s.ServiceAccountName = "default"
+				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+				s.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+				s.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: new(int64(30))}}
+				s.TerminationGracePeriodSeconds = new(int64(5))
+				s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
+				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}}
+				s.PodLabels = map[string]string{"tier": "web"}
+				s.PodAnnotations = map[string]string{"example.com/note": "steady"}
+				s.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
+				s.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, FailureThreshold: 30}
+				s.Lifecycle = &corev1.Lifecycle{
+					PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}},
+					PreStop:   &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}},
+				}
+				s.SecurityContext = &corev1.SecurityContext{
+					AllowPrivilegeEscalation: new(false), ReadOnlyRootFilesystem: new(true), RunAsNonRoot: new(true),
+					Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_BIND_SERVICE"}},
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				}
+				s.PodSecurityContext = &corev1.PodSecurityContext{
+					RunAsUser: new(int64(65532)), RunAsGroup: new(int64(65532)), FSGroup: new(int64(65532)),
+					FSGroupChangePolicy: new(corev1.FSGroupChangeOnRootMismatch), SupplementalGroups: []int64{1000},
+					Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}},
+				}
+				s.Volumes = []appv1.Volume{
+					{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: "app", Items: []appv1.KeyToPath{{Key: "app.conf", Path: "app.conf"}}}},
+					{Name: "tls", Secret: &appv1.SecretVolumeSource{SecretName: "tls", DefaultMode: new(int32(0o400))}},
+					{Name: "cache", EmptyDir: &appv1.EmptyDirVolumeSource{SizeLimit: new(resource.MustParse("512Mi"))}},
+					{Name: "data", PersistentVolumeClaim: &appv1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}},
+					{Name: "token", Projected: &appv1.ProjectedVolumeSource{Sources: []appv1.VolumeProjection{
+						{ServiceAccountToken: &appv1.ServiceAccountTokenProjection{Path: "token", Audience: "vault"}},
+						{DownwardAPI: &appv1.DownwardAPIProjection{Items: []appv1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &appv1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}},
+					}}},
+					{Name: "podinfo", DownwardAPI: &appv1.DownwardAPIVolumeSource{Items: []appv1.DownwardAPIVolumeFile{
+						{Path: "labels", FieldRef: &appv1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
+						{Path: "cpu", ResourceFieldRef: &appv1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: "1m"}},
+					}}},
+				}
+				s.VolumeMounts = []appv1.VolumeMount{
+					{Name: "config", MountPath: "/etc/app", ReadOnly: true},
+					{Name: "tls", MountPath: "/etc/tls", ReadOnly: true, RecursiveReadOnly: new(corev1.RecursiveReadOnlyIfPossible)},
+					{Name: "cache", MountPath: "/var/cache/app", SubPath: "nginx"},
+					{Name: "data", MountPath: "/data"},
+					{Name: "token", MountPath: "/var/run/secrets/vault"},
+					{Name: "podinfo", MountPath: "/etc/podinfo"},
+				}
+			}
+			if i%3 == 1 {
+				as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+			}
+			if _, err := apps.AppV1().AppServices(ns).Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, func() error {
+		list, err := apps.AppV1().AppServices(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, as := range list.Items {
+			avail := condition(&as, appv1.ConditionAvailable)
+			if as.Status.ObservedGeneration != as.Generation || avail == nil || avail.Status != metav1.ConditionTrue ||
+				as.Status.AvailableReplicas != *as.Spec.Size {
+				return fmt.Errorf("%s not converged: %+v", as.Name, as.Status)
+			}
+		}
+		return nil
+	})
+
+	if _, err := ctrl.Stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("stopping the controller: %v", err)
+	}
+	since := time.Now()
+	if err := ctrl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(65 * time.Second)
+	if !ctrl.LogContains("Started workers") {
+		t.Fatal("the restarted controller never started its workers")
+	}
+	for _, w := range controllerWrites(t, since, "") {
+		// Renewing the leader's Lease is the one write that never stops.
+		if w.ObjectRef != nil && w.ObjectRef.Resource == "leases" {
+			continue
+		}
+		t.Errorf("write by the controller in steady state: %s", w)
+	}
+}
+
+// 8. SIGTERM stops the controller within seconds: the queue is shut down,
+// running syncs finish, the process exits 0.
