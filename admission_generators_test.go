@@ -87,6 +87,7 @@ func generate(rng *rand.Rand) corpusCase {
 	genPodFields(r, s)
 	genVolumes(r, s)
 	genLifecycleAndSecurity(r, s)
+	genScheduling(r, s)
 	if r.IntN(2) == 0 {
 		s.Resources = genResources(r)
 	}

@@ -36,8 +36,9 @@ import (
 // label on the object and its Pod template, and the template's labels and
 // annotations from podLabels and podAnnotations (the keys recorded in the
 // Deployment's AnnotationPodLabels and AnnotationPodAnnotations); the Pods'
-// service account, image pull secrets, node selector, tolerations, priority
-// class, termination grace period and security context, and the volumes
+// service account, image pull secrets, node selector, tolerations,
+// affinity, topology spread constraints, priority class, termination grace
+// period and security context, and the volumes
 // from spec.volumes (recorded in AnnotationVolumes); and, in the container
 // named after the AppService, its image, pull policy, command, args,
 // working directory, probes, lifecycle, security context, env, envFrom,
@@ -87,6 +88,8 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 					ImagePullSecrets:              as.Spec.ImagePullSecrets,
 					NodeSelector:                  as.Spec.NodeSelector,
 					Tolerations:                   as.Spec.Tolerations,
+					Affinity:                      as.Spec.Affinity,
+					TopologySpreadConstraints:     as.Spec.TopologySpreadConstraints,
 					PriorityClassName:             as.Spec.PriorityClassName,
 					TerminationGracePeriodSeconds: new(orDefault(as.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds)),
 					Volumes:                       newVolumes(as),
@@ -426,6 +429,8 @@ func updatePodSpec(live, desired *corev1.PodSpec) []string {
 	setOwned(&changed, "imagePullSecrets", &live.ImagePullSecrets, desired.ImagePullSecrets)
 	setOwned(&changed, "nodeSelector", &live.NodeSelector, desired.NodeSelector)
 	setOwned(&changed, "tolerations", &live.Tolerations, desired.Tolerations)
+	setOwned(&changed, "affinity", &live.Affinity, desired.Affinity)
+	setOwned(&changed, "topologySpreadConstraints", &live.TopologySpreadConstraints, desired.TopologySpreadConstraints)
 	setOwned(&changed, "priorityClassName", &live.PriorityClassName, desired.PriorityClassName)
 	setOwned(&changed, "terminationGracePeriodSeconds", &live.TerminationGracePeriodSeconds, desired.TerminationGracePeriodSeconds)
 	setOwned(&changed, "podSecurityContext", &live.SecurityContext, desired.SecurityContext)

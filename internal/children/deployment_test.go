@@ -391,6 +391,44 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"volumes", "volumeMounts"},
 		},
 		{
+			name: "lifecycle, security contexts, affinity and spread set; the lifecycle's httpGet defaulted",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}}}
+				s.SecurityContext = &corev1.SecurityContext{RunAsNonRoot: new(true)}
+				s.PodSecurityContext = &corev1.PodSecurityContext{FSGroup: new(int64(2000))}
+				s.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 1}}}}
+				s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+			},
+			want: func(d *appsv1.Deployment) {
+				c := &d.Spec.Template.Spec.Containers[0]
+				c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Scheme: corev1.URISchemeHTTP, Port: intstr.FromInt32(80)}}}
+				c.SecurityContext = &corev1.SecurityContext{RunAsNonRoot: new(true)}
+				pod := &d.Spec.Template.Spec
+				pod.SecurityContext = &corev1.PodSecurityContext{FSGroup: new(int64(2000))}
+				pod.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 1}}}}
+				pod.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+			},
+			wantChanged: []string{"affinity", "topologySpreadConstraints", "podSecurityContext", "lifecycle", "securityContext"},
+		},
+		{
+			name: "lifecycle, security contexts, affinity and spread removed: the Pods' security context back to the empty one",
+			live: func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}}
+				d.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsNonRoot: new(true)}
+				d.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: new(int64(2000))}
+				d.Spec.Template.Spec.Affinity = &corev1.Affinity{}
+				d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Containers[0].Lifecycle = nil
+				d.Spec.Template.Spec.Containers[0].SecurityContext = nil
+				d.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{}
+				d.Spec.Template.Spec.Affinity = nil
+				d.Spec.Template.Spec.TopologySpreadConstraints = nil
+			},
+			wantChanged: []string{"affinity", "topologySpreadConstraints", "podSecurityContext", "lifecycle", "securityContext"},
+		},
+		{
 			name: "probes: defaults filled in, as the API server would",
 			spec: func(s *appv1.AppServiceSpec) {
 				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}

@@ -41,8 +41,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -81,8 +83,12 @@ func main() {
 	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
+	flag.StringVar(&specKind, "spec", "realistic", "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources) or minimal (an image and a port).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated (for quick tuning runs).")
 	flag.Parse()
+	if specKind != "realistic" && specKind != "minimal" {
+		fatalf("bad -spec %q: realistic or minimal", specKind)
+	}
 	o.skip = map[string]bool{}
 	for _, s := range strings.Split(*skip, ",") {
 		o.skip[strings.TrimSpace(s)] = true
@@ -129,6 +135,7 @@ func logf(format string, args ...any) {
 type Results struct {
 	Machine     string        `json:"machine"`
 	Date        string        `json:"date"`
+	Spec        string        `json:"spec"`
 	Controller  []string      `json:"controllerArgs"`
 	Convergence []Convergence `json:"convergence"`
 	Latency     Latency       `json:"latency"`
@@ -195,6 +202,7 @@ func run(o options) (*Results, error) {
 	res := &Results{
 		Machine:    fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
 		Date:       time.Now().UTC().Format(time.RFC3339),
+		Spec:       specKind,
 		Controller: o.controllerArgs,
 	}
 	largest := slices.Max(o.sizes)
@@ -318,10 +326,16 @@ func inParallel(n int, f func(i int) error) error {
 	return firstErr
 }
 
-// appService is the i-th AppService the benchmark creates.
+// specKind is the -spec flag: which AppServices the benchmark creates.
+var specKind = "realistic"
+
+// appService is the i-th AppService the benchmark creates: with -spec
+// minimal, an image and a port; with -spec realistic (the default), what a
+// web app says besides (see artifacts/examples/webapp.yaml): probes, a
+// ConfigMap mounted as a file, envFrom, resources and a preStop sleep.
 func appService(i int) *appv1.AppService {
 	size := int32(1)
-	return &appv1.AppService{
+	as := &appv1.AppService{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: "bench"},
 		Spec: appv1.AppServiceSpec{
 			Size: &size, Image: "nginx:1.27",
@@ -329,6 +343,22 @@ func appService(i int) *appv1.AppService {
 			ServiceType: corev1.ServiceTypeClusterIP,
 		},
 	}
+	if specKind == "minimal" {
+		return as
+	}
+	s := &as.Spec
+	health := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(80)}}
+	s.ReadinessProbe = &corev1.Probe{ProbeHandler: health, PeriodSeconds: 5}
+	s.LivenessProbe = &corev1.Probe{ProbeHandler: health, InitialDelaySeconds: 5, PeriodSeconds: 20}
+	s.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}}
+	s.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
+	s.Resources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+	}
+	s.Volumes = []appv1.Volume{{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: as.Name + "-config"}}}
+	s.VolumeMounts = []appv1.VolumeMount{{Name: "config", MountPath: "/etc/app", ReadOnly: true}}
+	return as
 }
 
 // ownedChildren are the Deployment and Service the controller writes for
@@ -763,7 +793,7 @@ func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func (r *Results) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s. Date: %s. Controller flags: defaults%s.\n\n", r.Machine, r.Date, strings.TrimSpace(" "+strings.Join(r.Controller, " ")))
+	fmt.Fprintf(&b, "Machine: %s. Date: %s. Spec: %s. Controller flags: defaults%s.\n\n", r.Machine, r.Date, r.Spec, strings.TrimSpace(" "+strings.Join(r.Controller, " ")))
 	b.WriteString("| AppServices | runs | limit (s) | convergence, created live (s) | ratio | convergence, backlog (s) | ratio | writes / AppService | RSS | RSS / AppService | CPU (s) |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range r.Convergence {

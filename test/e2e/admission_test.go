@@ -113,6 +113,14 @@ func TestAdmission(t *testing.T) {
 		{"Unmasked procMount", `spec: {image: nginx, securityContext: {procMount: Unmasked}}`, "spec.securityContext.procMount", "hostUsers"},
 		{"pod windowsOptions", `spec: {image: nginx, podSecurityContext: {windowsOptions: {runAsUserName: ContainerUser}}}`, "spec.podSecurityContext.windowsOptions", "Linux"},
 		{"duplicate sysctls", `spec: {image: nginx, podSecurityContext: {sysctls: [{name: net.core.somaxconn, value: "1"}, {name: net.core.somaxconn, value: "2"}]}}`, "spec.podSecurityContext.sysctls", "unique"},
+		{"node affinity term In without values", `spec: {image: nginx, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In}]}]}}}}`, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions", "In or NotIn"},
+		{"node affinity without terms", `spec: {image: nginx, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: []}}}}`, "nodeSelectorTerms", ""},
+		{"pod affinity weight above 100", `spec: {image: nginx, affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 101, podAffinityTerm: {topologyKey: kubernetes.io/hostname}}]}}}`, "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight", "between 1 and 100"},
+		{"pod affinity without topologyKey", `spec: {image: nginx, affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: ""}]}}}`, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey", "label key"},
+		{"matchLabelKeys without a labelSelector", `spec: {image: nginx, affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: zone, matchLabelKeys: [app]}]}}}`, "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]", "need a labelSelector"},
+		{"duplicate spread constraints", `spec: {image: nginx, topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}, {maxSkew: 2, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}`, "spec.topologySpreadConstraints[1]", "Duplicate value"},
+		{"minDomains with ScheduleAnyway", `spec: {image: nginx, topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway, minDomains: 2}]}`, "spec.topologySpreadConstraints[0].minDomains", "DoNotSchedule"},
+		{"maxSkew zero", `spec: {image: nginx, topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}`, "spec.topologySpreadConstraints[0].maxSkew", "greater than 0"},
 		{"name not a DNS-1035 label", `metadata: {name: 1app}
 spec: {image: nginx}`, "metadata.name", "DNS-1035"},
 	}

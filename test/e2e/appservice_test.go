@@ -213,6 +213,10 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			as.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 			as.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
 			as.Spec.Tolerations = []corev1.Toleration{{Key: "example.com/dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+			as.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+				Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appv1.LabelAppService: "web"}}},
+			}}}}
+			as.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway}}
 			as.Spec.TerminationGracePeriodSeconds = new(int64(5))
 			as.Spec.EnvFrom = []corev1.EnvFromSource{{Prefix: "APP_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
 			as.Spec.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
@@ -253,6 +257,9 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate != nil {
 				return fmt.Errorf("strategy %+v", d.Spec.Strategy)
 			}
+			if pod.Affinity == nil || pod.Affinity.PodAntiAffinity == nil || len(pod.TopologySpreadConstraints) != 1 {
+				return fmt.Errorf("affinity %+v, topology spread constraints %+v", pod.Affinity, pod.TopologySpreadConstraints)
+			}
 			if l := c.Lifecycle; l == nil || l.PreStop == nil || l.PreStop.HTTPGet == nil || l.PreStop.HTTPGet.Scheme != corev1.URISchemeHTTP {
 				return fmt.Errorf("lifecycle %+v", l)
 			}
@@ -288,7 +295,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			as.Spec.Strategy = nil
 			as.Spec.ReadinessProbe, as.Spec.LivenessProbe, as.Spec.EnvFrom = nil, nil, nil
 			as.Spec.ServiceAccountName, as.Spec.PriorityClassName, as.Spec.ImagePullSecrets, as.Spec.NodeSelector = "", "", nil, nil
-			as.Spec.Tolerations = nil
+			as.Spec.Tolerations, as.Spec.Affinity, as.Spec.TopologySpreadConstraints = nil, nil, nil
 			as.Spec.TerminationGracePeriodSeconds = nil
 			as.Spec.ImagePullPolicy, as.Spec.Command, as.Spec.Args, as.Spec.WorkingDir = "", nil, nil, ""
 			as.Spec.MinReadySeconds, as.Spec.RevisionHistoryLimit, as.Spec.ProgressDeadlineSeconds = nil, nil, nil
@@ -312,6 +319,9 @@ func TestSpecChangesReachChildren(t *testing.T) {
 				pod.ImagePullSecrets != nil || pod.NodeSelector != nil || pod.Tolerations != nil || *pod.TerminationGracePeriodSeconds != 30 {
 				return fmt.Errorf("pod not cleared: serviceAccountName %q, priorityClassName %q, imagePullSecrets %v, nodeSelector %v, terminationGracePeriodSeconds %d",
 					pod.ServiceAccountName, pod.PriorityClassName, pod.ImagePullSecrets, pod.NodeSelector, *pod.TerminationGracePeriodSeconds)
+			}
+			if pod.Affinity != nil || pod.TopologySpreadConstraints != nil {
+				return fmt.Errorf("scheduling not cleared: affinity %+v, topology spread constraints %+v", pod.Affinity, pod.TopologySpreadConstraints)
 			}
 			if c.Lifecycle != nil || c.SecurityContext != nil || pod.SecurityContext == nil || pod.SecurityContext.FSGroup != nil {
 				return fmt.Errorf("security not cleared: lifecycle %+v, security context %+v, pod security context %+v", c.Lifecycle, c.SecurityContext, pod.SecurityContext)

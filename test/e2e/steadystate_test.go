@@ -97,6 +97,19 @@ func TestNoWritesInSteadyState(t *testing.T) {
 					FSGroupChangePolicy: new(corev1.FSGroupChangeOnRootMismatch), SupplementalGroups: []int64{1000},
 					Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}},
 				}
+				s.Affinity = &corev1.Affinity{
+					NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+						Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/os", Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}}}},
+					}}},
+					PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+						Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname",
+							LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appv1.LabelAppService: as.Name}}, MatchLabelKeys: []string{"pod-template-hash"}},
+					}}},
+				}
+				s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+					MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway,
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appv1.LabelAppService: as.Name}}, MatchLabelKeys: []string{"pod-template-hash"},
+				}}
 				s.Volumes = []appv1.Volume{
 					{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: "app", Items: []appv1.KeyToPath{{Key: "app.conf", Path: "app.conf"}}}},
 					{Name: "tls", Secret: &appv1.SecretVolumeSource{SecretName: "tls", DefaultMode: new(int32(0o400))}},

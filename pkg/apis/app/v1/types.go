@@ -209,6 +209,23 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
+	// Affinity places the Pods by node labels and by the other Pods
+	// already on a node or in a zone (core/v1 PodSpec.affinity): e.g. one
+	// replica per node with podAntiAffinity. The rules are in
+	// config/crd/patches/scheduling-rules.yaml.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// TopologySpreadConstraints spread the Pods across zones or nodes
+	// (core/v1 PodSpec.topologySpreadConstraints); no two may have the same
+	// topologyKey and whenUnsatisfiable. The rules are in
+	// config/crd/patches/scheduling-rules.yaml.
+	// +optional
+	// +listType=map
+	// +listMapKey=topologyKey
+	// +listMapKey=whenUnsatisfiable
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
 	// PriorityClassName is the PriorityClass of the Pods (core/v1
 	// PodSpec.priorityClassName); it must exist when the Pods are created.
 	// +optional

@@ -111,6 +111,16 @@ type AppServiceSpecApplyConfiguration struct {
 	// PodSpec.tolerations). The rules are in
 	// config/crd/patches/long-rules.yaml.
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Affinity places the Pods by node labels and by the other Pods
+	// already on a node or in a zone (core/v1 PodSpec.affinity): e.g. one
+	// replica per node with podAntiAffinity. The rules are in
+	// config/crd/patches/scheduling-rules.yaml.
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// TopologySpreadConstraints spread the Pods across zones or nodes
+	// (core/v1 PodSpec.topologySpreadConstraints); no two may have the same
+	// topologyKey and whenUnsatisfiable. The rules are in
+	// config/crd/patches/scheduling-rules.yaml.
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 	// PriorityClassName is the PriorityClass of the Pods (core/v1
 	// PodSpec.priorityClassName); it must exist when the Pods are created.
 	PriorityClassName *string `json:"priorityClassName,omitempty"`
@@ -346,6 +356,24 @@ func (b *AppServiceSpecApplyConfiguration) WithNodeSelector(entries map[string]s
 func (b *AppServiceSpecApplyConfiguration) WithTolerations(values ...corev1.Toleration) *AppServiceSpecApplyConfiguration {
 	for i := range values {
 		b.Tolerations = append(b.Tolerations, values[i])
+	}
+	return b
+}
+
+// WithAffinity sets the Affinity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Affinity field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithAffinity(value corev1.Affinity) *AppServiceSpecApplyConfiguration {
+	b.Affinity = &value
+	return b
+}
+
+// WithTopologySpreadConstraints adds the given value to the TopologySpreadConstraints field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TopologySpreadConstraints field.
+func (b *AppServiceSpecApplyConfiguration) WithTopologySpreadConstraints(values ...corev1.TopologySpreadConstraint) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		b.TopologySpreadConstraints = append(b.TopologySpreadConstraints, values[i])
 	}
 	return b
 }
