@@ -196,8 +196,8 @@ func genPodAffinityTerm(r *specRand) corev1.PodAffinityTerm {
 			t.Namespaces = []string{pick(r, "Team", "a.b", strings.Repeat("n", 64))}
 		}
 	}
-	if r.IntN(3) == 0 {
-		t.MatchLabelKeys = []string{pick(r, "pod-template-hash", "app", "version")}
+	for range r.IntN(3) {
+		t.MatchLabelKeys = append(t.MatchLabelKeys, pick(r, "pod-template-hash", "app", "version"))
 	}
 	if r.IntN(4) == 0 {
 		t.MismatchLabelKeys = []string{pick(r, "tenant", "app", "version")}
@@ -250,8 +250,10 @@ func genSpreadConstraint(r *specRand) corev1.TopologySpreadConstraint {
 	if r.IntN(4) == 0 {
 		c.NodeTaintsPolicy = new(pick(r, corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore))
 	}
-	if r.IntN(3) == 0 {
-		c.MatchLabelKeys = []string{pick(r, "pod-template-hash", "app", "version")}
+	for range r.IntN(3) {
+		c.MatchLabelKeys = append(c.MatchLabelKeys, pick(r, "pod-template-hash", "app", "version"))
+	}
+	if len(c.MatchLabelKeys) > 0 {
 		if bad(r) {
 			c.MatchLabelKeys = []string{"not a key"}
 		}

@@ -42,7 +42,7 @@ import (
 // from spec.volumes (recorded in AnnotationVolumes); and, in the container
 // named after the AppService, its image, pull policy, command, args,
 // working directory, probes, lifecycle, security context, env, envFrom,
-// resources, ports and volume mounts. An owned field the spec leaves unset
+// resources, ports and its mounts of those volumes. An owned field the spec leaves unset
 // is set to the API server's default, so that removing it from the spec
 // takes it back there. Everything else (other containers, labels,
 // annotations and volumes added by others, every other field the API
@@ -411,7 +411,18 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	setOwned(&changed, "envFrom", &c.EnvFrom, want.EnvFrom)
 	setOwned(&changed, "resources", &c.Resources, want.Resources)
 	setOwned(&changed, "ports", &c.Ports, want.Ports)
-	setOwned(&changed, "volumeMounts", &c.VolumeMounts, want.VolumeMounts)
+	// The container's mounts of our volumes (those recorded last time and
+	// those of the spec) are ours; mounts of others' volumes stay.
+	ours := map[string]bool{}
+	for _, name := range ownedVolumes {
+		ours[name] = true
+	}
+	for _, v := range desired.Spec.Template.Spec.Volumes {
+		ours[v.Name] = true
+	}
+	if syncVolumeMounts(&c.VolumeMounts, want.VolumeMounts, ours) {
+		changed = append(changed, "volumeMounts")
+	}
 
 	if len(changed) == 0 {
 		return nil, nil

@@ -377,6 +377,28 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"volumes"},
 		},
 		{
+			name: "volume mounts: a mount of someone else's volume in our container is kept",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Volumes = []appv1.Volume{{Name: "cache", EmptyDir: &appv1.EmptyDirVolumeSource{}}}
+				s.VolumeMounts = []appv1.VolumeMount{{Name: "cache", MountPath: "/cache"}}
+			},
+			live: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationVolumes: "cache,old"}
+				d.Spec.Template.Spec.Volumes = []corev1.Volume{
+					{Name: "vault", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				}
+				d.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{
+					{Name: "old", MountPath: "/old"}, {Name: "vault", MountPath: "/vault/secrets"}, {Name: "cache", MountPath: "/cache"},
+				}
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{appv1.AnnotationVolumes: "cache"}
+				d.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "vault", MountPath: "/vault/secrets"}, {Name: "cache", MountPath: "/cache"}}
+			},
+			wantChanged: []string{"volumes", "volumeMounts"},
+		},
+		{
 			name: "volumes removed from the spec: ours go, the record too",
 			live: func(d *appsv1.Deployment) {
 				d.Annotations = map[string]string{appv1.AnnotationVolumes: "cache"}

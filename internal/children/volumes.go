@@ -216,3 +216,23 @@ func syncVolumes(have *[]corev1.Volume, want []corev1.Volume, owned []string) bo
 	}
 	return changed
 }
+
+// syncVolumeMounts makes *have, the container's mounts, hold want and keep
+// every mount of a volume that is not ours (others' volumes, with their
+// mounts, are not our business): the mounts of our volumes that want does
+// not list go. The others' mounts come first, in their order, then want's.
+// It reports whether *have changed.
+func syncVolumeMounts(have *[]corev1.VolumeMount, want []corev1.VolumeMount, ours map[string]bool) bool {
+	var out []corev1.VolumeMount
+	for _, m := range *have {
+		if !ours[m.Name] {
+			out = append(out, m)
+		}
+	}
+	out = append(out, want...)
+	if equality.Semantic.DeepEqual(*have, out) {
+		return false
+	}
+	*have = out
+	return true
+}

@@ -121,6 +121,8 @@ func TestAdmission(t *testing.T) {
 		{"duplicate spread constraints", `spec: {image: nginx, topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}, {maxSkew: 2, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}`, "spec.topologySpreadConstraints[1]", "Duplicate value"},
 		{"minDomains with ScheduleAnyway", `spec: {image: nginx, topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway, minDomains: 2}]}`, "spec.topologySpreadConstraints[0].minDomains", "DoNotSchedule"},
 		{"maxSkew zero", `spec: {image: nginx, topologySpreadConstraints: [{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}`, "spec.topologySpreadConstraints[0].maxSkew", "greater than 0"},
+		{"duplicate matchLabelKeys", `spec: {image: nginx, topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {a: b}}, matchLabelKeys: [pod-template-hash, pod-template-hash]}]}`, "spec.topologySpreadConstraints[0].matchLabelKeys", "unique"},
+		{"downward API label key prefix too long", `spec: {image: nginx, envs: [{name: A, valueFrom: {fieldRef: {fieldPath: "metadata.labels['` + strings.Repeat("p", 254) + `/x']"}}}]}`, "spec.envs[0].valueFrom.fieldRef.fieldPath", "253"},
 		{"name not a DNS-1035 label", `metadata: {name: 1app}
 spec: {image: nginx}`, "metadata.name", "DNS-1035"},
 	}

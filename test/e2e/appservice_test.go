@@ -377,14 +377,21 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		}
 		waitAvailable(t, ns, "web", 3)
 
-		// Someone adds a sidecar with its own volume to the Deployment.
+		// Someone adds a sidecar with its own volume to the Deployment, and
+		// mounts that volume in the app's container too.
 		patch := `{"spec":{"template":{"spec":{"volumes":[{"name":"scratch","emptyDir":{}}],` +
-			`"containers":[{"name":"sidecar","image":"busybox:1.36","volumeMounts":[{"name":"scratch","mountPath":"/scratch"}]}]}}}}`
+			`"containers":[{"name":"sidecar","image":"busybox:1.36","volumeMounts":[{"name":"scratch","mountPath":"/scratch"}]},` +
+			`{"name":"web","volumeMounts":[{"name":"scratch","mountPath":"/scratch"}]}]}}}}`
 		if _, err := kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Volumes[0].ConfigMap.Name = "web-config-2" })
 		eventually(t, 30*time.Second, volumes(map[string]string{"config": "configMap web-config-2", "scratch": "emptyDir"}))
+		if d, err := getDeployment(ns, "web"); err != nil {
+			t.Fatal(err)
+		} else if c := containerNamed(d, "web"); c == nil || len(c.VolumeMounts) != 2 {
+			t.Errorf("the app's container: %+v, want its mount and the sidecar volume's", c)
+		}
 
 		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Volumes, as.Spec.VolumeMounts = nil, nil })
 		eventually(t, 30*time.Second, volumes(map[string]string{"scratch": "emptyDir"}))
@@ -392,16 +399,15 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range d.Spec.Template.Spec.Containers {
-			if c.Name == "web" && c.VolumeMounts != nil {
-				t.Errorf("volume mounts not cleared: %+v", c.VolumeMounts)
-			}
+		if c := containerNamed(d, "web"); c == nil || len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != "scratch" {
+			t.Errorf("the app's container: %+v, want only the sidecar volume's mount", c)
 		}
 		if _, ok := d.Annotations[appv1.AnnotationVolumes]; ok {
 			t.Errorf("the record %s is left: %v", appv1.AnnotationVolumes, d.Annotations)
 		}
 		// The sidecar goes too, by hand: it is no business of ours.
-		sidecarOut := `{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","$patch":"delete"}],"volumes":[{"name":"scratch","$patch":"delete"}]}}}}`
+		sidecarOut := `{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","$patch":"delete"},` +
+			`{"name":"web","volumeMounts":[{"mountPath":"/scratch","$patch":"delete"}]}],"volumes":[{"name":"scratch","$patch":"delete"}]}}}}`
 		if _, err := kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, []byte(sidecarOut), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}

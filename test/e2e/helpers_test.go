@@ -297,3 +297,13 @@ func createBoundClaim(t *testing.T, ns, name string) {
 		return nil
 	})
 }
+
+// containerNamed is the Deployment's container of that name, or nil.
+func containerNamed(d *appsv1.Deployment, name string) *corev1.Container {
+	for i := range d.Spec.Template.Spec.Containers {
+		if d.Spec.Template.Spec.Containers[i].Name == name {
+			return &d.Spec.Template.Spec.Containers[i]
+		}
+	}
+	return nil
+}

@@ -156,6 +156,9 @@ type AppServiceSpec struct {
 	// fsGroup and its change policy, supplementalGroups and their policy,
 	// sysctls, seccomp, AppArmor and SELinux. windowsOptions is refused;
 	// the rules are in config/crd/patches/security-rules.yaml.
+	// seLinuxChangePolicy MountOption needs the SELinuxMount feature on the
+	// cluster; without it only the Deployment's creation can tell (Degraded,
+	// CreateFailed).
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 
@@ -219,7 +222,10 @@ type AppServiceSpec struct {
 	// TopologySpreadConstraints spread the Pods across zones or nodes
 	// (core/v1 PodSpec.topologySpreadConstraints); no two may have the same
 	// topologyKey and whenUnsatisfiable. The rules are in
-	// config/crd/patches/scheduling-rules.yaml.
+	// config/crd/patches/scheduling-rules.yaml. matchLabelKeys needs the
+	// MatchLabelKeysInPodTopologySpread feature (beta, on by default in
+	// Kubernetes 1.37): a cluster that turns it off drops the field, and
+	// the controller would write it back on every sync.
 	// +optional
 	// +listType=map
 	// +listMapKey=topologyKey

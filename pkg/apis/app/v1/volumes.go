@@ -345,6 +345,8 @@ type DownwardAPIVolumeFile struct {
 }
 
 // ObjectFieldSelector is core/v1's, with the field paths a volume accepts.
+//
+// +kubebuilder:validation:XValidation:rule="!self.fieldPath.contains('/') || self.fieldPath.indexOf('/') - self.fieldPath.indexOf('[') - 2 <= 253",message="a label or annotation key's prefix must be at most 253 characters",fieldPath=".fieldPath"
 type ObjectFieldSelector struct {
 	// APIVersion is the version of fieldPath's schema: v1, the default.
 	// +optional
@@ -387,8 +389,9 @@ type ResourceFieldSelector struct {
 }
 
 // VolumeMount mounts a volume in the AppService's container (core/v1
-// VolumeMount, without mount propagation, which needs a privileged
-// container or host paths, and the feature-gated bind mount options).
+// VolumeMount, without mount propagation, which matters only for host
+// paths and, Bidirectional, needs a privileged container; and without the
+// feature-gated bind mount options).
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.subPath) || size(self.subPath) == 0 || !has(self.subPathExpr) || size(self.subPathExpr) == 0",message="subPath and subPathExpr are mutually exclusive",fieldPath=".subPathExpr"
 // +kubebuilder:validation:XValidation:rule="!has(self.recursiveReadOnly) || self.recursiveReadOnly == 'Disabled' || (has(self.readOnly) && self.readOnly)",message="may only be Enabled or IfPossible when readOnly is true",fieldPath=".recursiveReadOnly"

@@ -38,9 +38,9 @@ const (
 
 // AnnotationVolumes, on a Deployment, lists (comma-separated, sorted) the
 // names of the pod template's volumes that came from the AppService's
-// volumes: the controller owns those, and removes one when it leaves the
-// spec. Volumes others add to the template (with their own containers) are
-// kept.
+// volumes: the controller owns those, and the mounts of them in its
+// container, and removes one when it leaves the spec. Volumes others add to
+// the template, and their mounts (in any container), are kept.
 const AnnotationVolumes = "app.example.com/volumes"
 
 // Condition types of an AppService.

@@ -81,6 +81,9 @@ type AppServiceSpecApplyConfiguration struct {
 	// fsGroup and its change policy, supplementalGroups and their policy,
 	// sysctls, seccomp, AppArmor and SELinux. windowsOptions is refused;
 	// the rules are in config/crd/patches/security-rules.yaml.
+	// seLinuxChangePolicy MountOption needs the SELinuxMount feature on the
+	// cluster; without it only the Deployment's creation can tell (Degraded,
+	// CreateFailed).
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 	// PodLabels are extra labels on the Pods (the Deployment's pod
 	// template), e.g. for network policies or monitoring. They may not set
@@ -119,7 +122,10 @@ type AppServiceSpecApplyConfiguration struct {
 	// TopologySpreadConstraints spread the Pods across zones or nodes
 	// (core/v1 PodSpec.topologySpreadConstraints); no two may have the same
 	// topologyKey and whenUnsatisfiable. The rules are in
-	// config/crd/patches/scheduling-rules.yaml.
+	// config/crd/patches/scheduling-rules.yaml. matchLabelKeys needs the
+	// MatchLabelKeysInPodTopologySpread feature (beta, on by default in
+	// Kubernetes 1.37): a cluster that turns it off drops the field, and
+	// the controller would write it back on every sync.
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 	// PriorityClassName is the PriorityClass of the Pods (core/v1
 	// PodSpec.priorityClassName); it must exist when the Pods are created.

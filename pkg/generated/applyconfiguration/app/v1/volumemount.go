@@ -26,8 +26,9 @@ import (
 // with apply.
 //
 // VolumeMount mounts a volume in the AppService's container (core/v1
-// VolumeMount, without mount propagation, which needs a privileged
-// container or host paths, and the feature-gated bind mount options).
+// VolumeMount, without mount propagation, which matters only for host
+// paths and, Bidirectional, needs a privileged container; and without the
+// feature-gated bind mount options).
 type VolumeMountApplyConfiguration struct {
 	// Name is the name of one of spec.volumes.
 	Name *string `json:"name,omitempty"`
