@@ -47,6 +47,8 @@ func FuzzBuilders(f *testing.F) {
 		`{"image":"x","podLabels":{"app.example.com/appservice":"other","tier":"web"},"podAnnotations":{"a":"1"},"nodeSelector":{"k":"v"},"tolerations":[{"operator":"Exists"}],"serviceAccountName":"sa","terminationGracePeriodSeconds":5,"envFrom":[{"secretRef":{"name":"s"}}]}`,
 		`{"image":"x","strategy":{"type":"Recreate"},"livenessProbe":{"httpGet":{"port":"http"}},"readinessProbe":{"grpc":{"port":9090}},"startupProbe":{"exec":{"command":["true"]},"periodSeconds":-1}}`,
 		`{"image":"x","imagePullPolicy":"Never","command":["sh","-c"],"args":["$(A)",""],"workingDir":"/srv","minReadySeconds":5,"revisionHistoryLimit":0,"progressDeadlineSeconds":6}`,
+		`{"image":"x","volumes":[{"name":"c","configMap":{"name":"c","items":[{"key":"k","path":"p","mode":256}]}},{"name":"p","projected":{"sources":[{"serviceAccountToken":{"path":"t"}},{"downwardAPI":{"items":[{"path":"cpu","resourceFieldRef":{"resource":"limits.cpu","divisor":"1m"}}]}}]}},{"name":"d","downwardAPI":{"items":[{"path":"l","fieldRef":{"fieldPath":"metadata.labels"}}]}},{"name":"e","emptyDir":{"sizeLimit":"1Gi"}},{"name":"n"}],"volumeMounts":[{"name":"c","mountPath":"/c"},{"name":"x","mountPath":"/x"}]}`,
+		`{"image":"x","lifecycle":{"preStop":{"httpGet":{"port":80}},"postStart":{"sleep":{"seconds":1}}},"securityContext":{"runAsUser":1000},"podSecurityContext":{"fsGroup":2000},"affinity":{"podAntiAffinity":{}},"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}]}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -17,8 +17,6 @@ limitations under the License.
 package children
 
 import (
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -148,9 +146,12 @@ func downwardAPIFiles(container string, items []appv1.DownwardAPIVolumeFile) []c
 			if f.ResourceFieldRef.ContainerName == "" {
 				f.ResourceFieldRef.ContainerName = container
 			}
-			if r.Divisor != "" {
-				// Admission admits only the spellings of valid units.
-				f.ResourceFieldRef.Divisor = resource.MustParse(r.Divisor)
+			// Admission admits only the spellings of valid units; were
+			// another to get through, the API server would refuse the
+			// Deployment, and the AppService would be Degraded: the
+			// builder must not panic on it.
+			if q, err := resource.ParseQuantity(r.Divisor); r.Divisor != "" && err == nil {
+				f.ResourceFieldRef.Divisor = q
 			}
 		}
 		out = append(out, f)
@@ -177,55 +178,47 @@ func newVolumeMounts(mounts []appv1.VolumeMount) []corev1.VolumeMount {
 	return out
 }
 
-// syncVolumes sets each of want's volumes in *have, by name, and deletes the
-// volumes named in owned (ours last time) that want no longer has; the
-// others' volumes are kept. It reports whether *have changed.
+// syncVolumes makes *have, the Pods' volumes, hold want and keep every
+// other volume that is not ours: the volumes named in owned (ours last
+// time) that want no longer has go, and so does any volume with one of
+// want's names (ours from now on). The others' volumes come first, in
+// their order, then want's. It reports whether *have changed.
 func syncVolumes(have *[]corev1.Volume, want []corev1.Volume, owned []string) bool {
-	changed := false
-	keep := make(map[string]bool, len(want))
-	for _, v := range want {
-		keep[v.Name] = true
-	}
-	gone := map[string]bool{}
+	ours := make(map[string]bool, len(owned)+len(want))
 	for _, name := range owned {
-		if !keep[name] {
-			gone[name] = true
-		}
+		ours[name] = true
+	}
+	for _, v := range want {
+		ours[v.Name] = true
 	}
 	var out []corev1.Volume
 	for _, v := range *have {
-		if gone[v.Name] {
-			changed = true
-			continue
-		}
-		out = append(out, v)
-	}
-	for _, w := range want {
-		i := slices.IndexFunc(out, func(v corev1.Volume) bool { return v.Name == w.Name })
-		switch {
-		case i < 0:
-			out = append(out, w)
-			changed = true
-		case !equality.Semantic.DeepEqual(out[i], w):
-			out[i] = w
-			changed = true
+		if !ours[v.Name] {
+			out = append(out, v)
 		}
 	}
-	if changed {
-		*have = out
+	out = append(out, want...)
+	if equality.Semantic.DeepEqual(*have, out) {
+		return false
 	}
-	return changed
+	*have = out
+	return true
 }
 
 // syncVolumeMounts makes *have, the container's mounts, hold want and keep
-// every mount of a volume that is not ours (others' volumes, with their
-// mounts, are not our business): the mounts of our volumes that want does
-// not list go. The others' mounts come first, in their order, then want's.
-// It reports whether *have changed.
+// every other mount of a volume that is not ours (others' volumes, with
+// their mounts, are not our business): the mounts of our volumes that want
+// does not list go, and so does any mount at one of want's paths (two
+// mounts on one path are refused). The others' mounts come first, in their
+// order, then want's. It reports whether *have changed.
 func syncVolumeMounts(have *[]corev1.VolumeMount, want []corev1.VolumeMount, ours map[string]bool) bool {
+	paths := make(map[string]bool, len(want))
+	for _, m := range want {
+		paths[m.MountPath] = true
+	}
 	var out []corev1.VolumeMount
 	for _, m := range *have {
-		if !ours[m.Name] {
+		if !ours[m.Name] && !paths[m.MountPath] {
 			out = append(out, m)
 		}
 	}
