@@ -38,16 +38,16 @@ import (
 // Deployment's AnnotationPodLabels and AnnotationPodAnnotations); the Pods'
 // service account, image pull secrets, node selector, tolerations,
 // affinity, topology spread constraints, priority class, termination grace
-// period and security context, and the volumes
-// from spec.volumes (recorded in AnnotationVolumes); and, in the container
-// named after the AppService, its image, pull policy, command, args,
-// working directory, probes, lifecycle, security context, env, envFrom,
-// resources, ports and its mounts of those volumes. An owned field the spec leaves unset
-// is set to the API server's default, so that removing it from the spec
-// takes it back there. Everything else (other containers, labels,
-// annotations and volumes added by others, every other field the API
-// server defaults) belongs to someone else and is left as it is, so that
-// the comparison below cannot be defeated by defaulting and never fights
+// period and security context, and the volumes from spec.volumes (recorded
+// in AnnotationVolumes); and, in the container named after the AppService,
+// its image, pull policy, command, args, working directory, probes,
+// lifecycle, security context, env, envFrom, resources, ports and its
+// mounts of those volumes. An owned field the spec leaves unset is set to
+// the API server's default, so that removing it from the spec takes it
+// back there. Everything else (other containers, labels, annotations,
+// volumes and mounts added by others, every other field the API server
+// defaults) belongs to someone else and is left as it is, so that the
+// comparison below cannot be defeated by defaulting and never fights
 // another writer.
 
 // NewDeployment returns the Deployment an AppService asks for.
