@@ -121,7 +121,10 @@ func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 // updateStatus writes the AppService's status through the status
 // subresource when, and only when, it changed. A Warning Event announces the
 // Degraded condition when it becomes True or its message changes, not on
-// every failed retry.
+// every failed retry, and only once the status that says so is written: a
+// sync that ran on a cached AppService older than the last status write
+// sees the condition as new again, but its write fails with a conflict,
+// and it must not announce the transition a second time.
 func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, d *appsv1.Deployment, syncErr error) error {
 	status := newStatus(as, d, syncErr)
 	if equality.Semantic.DeepEqual(as.Status, status) {
@@ -129,10 +132,8 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, d *
 	}
 	oldDegraded := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionDegraded)
 	newDegraded := meta.FindStatusCondition(status.Conditions, appv1.ConditionDegraded)
-	if newDegraded.Status == metav1.ConditionTrue &&
-		(oldDegraded == nil || oldDegraded.Status != metav1.ConditionTrue || oldDegraded.Message != newDegraded.Message) {
-		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)
-	}
+	becameDegraded := newDegraded.Status == metav1.ConditionTrue &&
+		(oldDegraded == nil || oldDegraded.Status != metav1.ConditionTrue || oldDegraded.Message != newDegraded.Message)
 
 	// Never modify the cache's object: write a copy.
 	updated := as.DeepCopy()
@@ -140,6 +141,9 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, d *
 	_, err := c.appClient.AppV1().AppServices(as.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
 	if apierrors.IsNotFound(err) {
 		return nil // deleted meanwhile: there is no status left to report in
+	}
+	if err == nil && becameDegraded {
+		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)
 	}
 	return err
 }

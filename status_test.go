@@ -147,6 +147,30 @@ func TestSyncHandlerAppServiceGoneBeforeStatus(t *testing.T) {
 	}
 }
 
+// TestSyncHandlerNoWarningWithoutStatus: a sync that finds the AppService
+// newly Degraded announces it with a Warning only once its status write
+// succeeds. One that ran on a cached AppService older than the last status
+// write meets a conflict, and must not announce the transition again (the
+// e2e test of unowned objects counted two Warnings when it did).
+func TestSyncHandlerNoWarningWithoutStatus(t *testing.T) {
+	as := withStatus(fixtures.AppService(), currentStatus())
+	f := newFixture(t, as)
+	s := fixtures.LiveService()
+	notLabelledForUs(s)
+	f.deployments = []*appsv1.Deployment{fixtures.LiveDeployment()}
+	f.services = []*corev1.Service{s}
+	f.appReactors = []reactor{errorReactor("update", "appservices", apierrors.NewConflict(appServicesResource.GroupResource(), fixtures.Name, errors.New("the object has been modified")))}
+	st := currentStatus()
+	c := serviceInTheWay()
+	c.LastTransitionTime = metav1.Time{} // a transition now: any time
+	setCondition(&st, c)
+	f.expectStatusUpdate(withStatus(as, st))
+	f.events = nil // no Warning: the status that would say Degraded was not written
+	if err := f.run(testKey); !apierrors.IsConflict(err) {
+		t.Errorf("syncHandler: %v, want the conflict, to be retried", err)
+	}
+}
+
 func TestNewStatus(t *testing.T) {
 	earlier := metav1.NewTime(lastTransition.Add(-time.Hour))
 	inTheWay := &childError{reason: appv1.ReasonResourceExists, err: errors.New("Service default/nginx-app is in the way")}
