@@ -35,10 +35,9 @@ import (
 // write near the edges the API server checks (formats, ranges, lengths,
 // units, combinations such as requests against limits, value against
 // valueFrom, nodePort against serviceType, names across ports); now and then
-// (bad) from values it refuses. Half the specs draw no bad value at all,
-// the others one in six fields or so: however many fields the spec has,
-// both outcomes stay common, and a refused spec is often refused for one
-// field alone.
+// (bad) from values it refuses, in the proportions generate chooses: however
+// many fields the spec has, both outcomes stay common, and a refused spec
+// is often refused for one field alone.
 
 // specRand is the generator's source of randomness for one spec.
 type specRand struct {
@@ -53,9 +52,24 @@ func bad(r *specRand) bool { return r.badOdds > 0 && r.IntN(r.badOdds) == 0 }
 
 func generate(rng *rand.Rand) corpusCase {
 	r := &specRand{Rand: rng}
-	if rng.IntN(2) == 0 {
-		r.badOdds = 6
+	// A third of the specs draw no bad value; a third one in six fields or
+	// so; a third have one group of fields only (besides the name and
+	// image), with one bad draw in three: many pools mix good values with
+	// bad, and in a spec with every field some other field would often
+	// refuse it before a rule missing in the group is noticed.
+	mode, focus := rng.IntN(3), 1+rng.IntN(10)
+	group := func(g int) bool {
+		switch {
+		case mode == 1:
+			r.badOdds = 6
+		case mode == 2 && g == focus:
+			r.badOdds = 3
+		default:
+			r.badOdds = 0
+		}
+		return mode != 2 || g == focus || g == 0
 	}
+	group(0)
 	c := corpusCase{Name: pick(r, "app", "web-1", "a", strings.Repeat("x", 63), "nginx-app", "api")}
 	if bad(r) {
 		c.Name = pick(r, strings.Repeat("x", 64), "Upper", "1abc", "a-", "a.b")
@@ -77,35 +91,56 @@ func generate(rng *rand.Rand) corpusCase {
 			s.ImagePullPolicy = pick[corev1.PullPolicy](r, "always", "Sometimes")
 		}
 	}
-	genCommand(r, s)
-	for _, probe := range []**corev1.Probe{&s.LivenessProbe, &s.ReadinessProbe, &s.StartupProbe} {
+	if group(1) {
+		genCommand(r, s)
+	}
+	if group(2) {
+		for _, probe := range []**corev1.Probe{&s.LivenessProbe, &s.ReadinessProbe, &s.StartupProbe} {
+			if r.IntN(4) == 0 {
+				*probe = genProbe(r)
+			}
+		}
+	}
+	if group(3) {
+		genRollout(r, s)
+	}
+	if group(4) {
+		genPodFields(r, s)
+	}
+	if group(5) {
+		genVolumes(r, s)
+	}
+	if group(6) {
+		genLifecycleAndSecurity(r, s)
+	}
+	if group(7) {
+		genScheduling(r, s)
+	}
+	if group(8) {
+		genChildren(r, s)
+	}
+	if group(9) {
+		if r.IntN(2) == 0 {
+			s.Resources = genResources(r)
+		}
+		for range r.IntN(4) {
+			s.Envs = append(s.Envs, genEnv(r))
+		}
 		if r.IntN(4) == 0 {
-			*probe = genProbe(r)
+			for range 1 + r.IntN(3) {
+				s.EnvFrom = append(s.EnvFrom, genEnvFrom(r))
+			}
 		}
 	}
-	genRollout(r, s)
-	genPodFields(r, s)
-	genVolumes(r, s)
-	genLifecycleAndSecurity(r, s)
-	genScheduling(r, s)
-	if r.IntN(2) == 0 {
-		s.Resources = genResources(r)
-	}
-	for range r.IntN(4) {
-		s.Envs = append(s.Envs, genEnv(r))
-	}
-	if r.IntN(4) == 0 {
-		for range 1 + r.IntN(3) {
-			s.EnvFrom = append(s.EnvFrom, genEnvFrom(r))
+	if group(10) {
+		for i := range r.IntN(4) {
+			s.Ports = append(s.Ports, genPort(r, i))
 		}
-	}
-	for i := range r.IntN(4) {
-		s.Ports = append(s.Ports, genPort(r, i))
-	}
-	if r.IntN(3) == 0 {
-		s.ServiceType = pick(r, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP, corev1.ServiceTypeLoadBalancer)
-		if bad(r) {
-			s.ServiceType = pick[corev1.ServiceType](r, corev1.ServiceTypeExternalName, "nodeport")
+		if r.IntN(3) == 0 {
+			s.ServiceType = pick(r, corev1.ServiceTypeNodePort, corev1.ServiceTypeClusterIP, corev1.ServiceTypeLoadBalancer)
+			if bad(r) {
+				s.ServiceType = pick[corev1.ServiceType](r, corev1.ServiceTypeExternalName, "nodeport")
+			}
 		}
 	}
 	return c

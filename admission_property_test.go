@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -176,29 +177,64 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 	if err := buildAll(admitted); err != nil {
 		return "panic", err
 	}
-	desired := children.NewDeployment(admitted)
-	live, err := kube.AppsV1().Deployments(ns).Create(ctx, desired, dryRun)
+	errs := []error{
+		dryRunChild(ctx, "Deployment", kube.AppsV1().Deployments(ns).Create, children.NewDeployment(admitted), children.UpdateDeployment),
+		dryRunChild(ctx, "Service", kube.CoreV1().Services(ns).Create, children.NewService(admitted), children.UpdateService),
+		dryRunChild(ctx, "ServiceAccount", kube.CoreV1().ServiceAccounts(ns).Create, children.NewServiceAccount(admitted), children.UpdateServiceAccount),
+		dryRunChild(ctx, "PodDisruptionBudget", kube.PolicyV1().PodDisruptionBudgets(ns).Create, children.NewDisruptionBudget(admitted), children.UpdateDisruptionBudget),
+		dryRunChild(ctx, "HorizontalPodAutoscaler", kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, children.NewAutoscaler(admitted), children.UpdateAutoscaler),
+	}
+	outcome = "admitted"
+	for _, err := range errs {
+		var refused *childRefused
+		switch {
+		case errors.As(err, &refused) && refused.runtimeOnly():
+			outcome = "runtime-only"
+		case err != nil:
+			return "admitted", fmt.Errorf("admitted, but %v\nspec: %s", err, specJSON(admitted))
+		}
+	}
+	return outcome, nil
+}
+
+// dryRunChild dry-runs the create of one child (none when desired is nil)
+// and runs the controller's diff between desired and what the API server
+// made of it.
+func dryRunChild[T interface {
+	comparable
+	metav1.Object
+}](ctx context.Context, kind string, create func(context.Context, T, metav1.CreateOptions) (T, error), desired T, diff func(live, desired T) (T, []string)) error {
+	var none T
+	if desired == none {
+		return nil
+	}
+	live, err := create(ctx, desired, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
-		return "admitted", fmt.Errorf("admitted, but its Deployment is refused: %v\nspec: %s", err, specJSON(admitted))
+		return &childRefused{kind: kind, err: err}
 	}
-	if _, changed := children.UpdateDeployment(live, desired); changed != nil {
-		return "admitted", fmt.Errorf("admitted, but the controller would update its own Deployment on every sync (%v differ once defaulted)\nspec: %s", changed, specJSON(admitted))
+	if _, changed := diff(live, desired); changed != nil {
+		return fmt.Errorf("the controller would update its own %s on every sync (%v differ once defaulted)", kind, changed)
 	}
-	if svc := children.NewService(admitted); svc != nil {
-		liveSvc, err := kube.CoreV1().Services(ns).Create(ctx, svc, dryRun)
-		if err != nil {
-			for _, s := range runtimeOnlyRefusals {
-				if strings.Contains(err.Error(), s) {
-					return "runtime-only", nil
-				}
-			}
-			return "admitted", fmt.Errorf("admitted, but its Service is refused: %v\nspec: %s", err, specJSON(admitted))
+	return nil
+}
+
+// childRefused is a child's dry-run create refused by the API server.
+type childRefused struct {
+	kind string
+	err  error
+}
+
+func (e *childRefused) Error() string { return fmt.Sprintf("its %s is refused: %v", e.kind, e.err) }
+
+// runtimeOnly reports whether the refusal depends on the cluster, not the
+// spec.
+func (e *childRefused) runtimeOnly() bool {
+	for _, s := range runtimeOnlyRefusals {
+		if strings.Contains(e.err.Error(), s) {
+			return true
 		}
-		if _, changed := children.UpdateService(liveSvc, svc); changed != nil {
-			return "admitted", fmt.Errorf("admitted, but the controller would update its own Service on every sync (%v differ once defaulted)\nspec: %s", changed, specJSON(admitted))
-		}
 	}
-	return "admitted", nil
+	return false
 }
 
 // buildAll runs every builder on as and turns a panic into an error.
@@ -212,6 +248,15 @@ func buildAll(as *appv1.AppService) (err error) {
 	children.UpdateDeployment(d, children.NewDeployment(as))
 	if s := children.NewService(as); s != nil {
 		children.UpdateService(s, children.NewService(as))
+	}
+	if sa := children.NewServiceAccount(as); sa != nil {
+		children.UpdateServiceAccount(sa, children.NewServiceAccount(as))
+	}
+	if b := children.NewDisruptionBudget(as); b != nil {
+		children.UpdateDisruptionBudget(b, children.NewDisruptionBudget(as))
+	}
+	if a := children.NewAutoscaler(as); a != nil {
+		children.UpdateAutoscaler(a, children.NewAutoscaler(as))
 	}
 	newStatus(as, d, nil)
 	return nil

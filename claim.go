@@ -82,10 +82,19 @@ type childClient[T metav1.Object] interface {
 }
 
 // childKind is one kind of child, in one namespace: its name for messages
-// and Events, and its client.
-type childKind[T metav1.Object] struct {
-	name   string
-	client childClient[T]
+// and Events, its client and cache, diff (the kind's Update function in
+// internal/children: a copy of live with the owned fields set as in
+// desired, and what changed; nil when nothing did), and, for a kind the
+// spec may ask for or not, why one goes when the spec asks for none.
+type childKind[T interface {
+	comparable
+	metav1.Object
+}] struct {
+	name     string
+	client   childClient[T]
+	cache    childCache[T]
+	diff     func(live, desired T) (T, []string)
+	unwanted string
 }
 
 // createOrFind creates a child missing from the cache and reports whether it

@@ -24,16 +24,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	appsinformers "k8s.io/client-go/informers/apps/v1"
-	coreinformers "k8s.io/client-go/informers/core/v1"
+	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	appslisters "k8s.io/client-go/listers/apps/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -71,9 +69,13 @@ type Controller struct {
 	kubeClient kubernetes.Interface
 	appClient  clientset.Interface
 
-	deploymentsLister appslisters.DeploymentLister
-	servicesLister    corelisters.ServiceLister
 	appServicesLister listers.AppServiceLister
+	// The children's caches, one per kind.
+	serviceAccounts   childCache[*corev1.ServiceAccount]
+	deployments       childCache[*appsv1.Deployment]
+	services          childCache[*corev1.Service]
+	disruptionBudgets childCache[*policyv1.PodDisruptionBudget]
+	autoscalers       childCache[*autoscalingv2.HorizontalPodAutoscaler]
 	cachesSynced      []cache.InformerSynced
 
 	// queue holds the keys of AppServices to sync. Keys, not objects: the
@@ -82,16 +84,17 @@ type Controller struct {
 	recorder record.EventRecorder
 }
 
-// NewController wires the informers' events to the workqueue. The Deployment
-// and Service informers are expected to list only objects carrying
-// appv1.LabelAppService (see main.go): that is all the controller needs, and it
-// keeps a large cluster's other objects out of its memory.
+// NewController wires the informers' events to the workqueue. The children's
+// informers come from kubeInformers, which is expected to list only objects
+// carrying appv1.LabelAppService (see main.go): that is all the controller
+// needs, and it keeps a large cluster's other objects out of its memory.
+// Start kubeInformers after NewController: it asks for the informers it
+// needs.
 func NewController(
 	ctx context.Context,
 	kubeClient kubernetes.Interface,
 	appClient clientset.Interface,
-	deploymentInformer appsinformers.DeploymentInformer,
-	serviceInformer coreinformers.ServiceInformer,
+	kubeInformers kubeinformers.SharedInformerFactory,
 	appServiceInformer informers.AppServiceInformer,
 	recorder record.EventRecorder,
 ) (*Controller, error) {
@@ -99,14 +102,8 @@ func NewController(
 	c := &Controller{
 		kubeClient:        kubeClient,
 		appClient:         appClient,
-		deploymentsLister: deploymentInformer.Lister(),
-		servicesLister:    serviceInformer.Lister(),
 		appServicesLister: appServiceInformer.Lister(),
-		cachesSynced: []cache.InformerSynced{
-			deploymentInformer.Informer().HasSynced,
-			serviceInformer.Informer().HasSynced,
-			appServiceInformer.Informer().HasSynced,
-		},
+		cachesSynced:      []cache.InformerSynced{appServiceInformer.Informer().HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "appservices"},
@@ -132,10 +129,25 @@ func NewController(
 		UpdateFunc: c.handleChildUpdate,
 		DeleteFunc: c.handleChild,
 	}
-	if _, err := deploymentInformer.Informer().AddEventHandler(childHandler); err != nil {
-		return nil, err
+	var errs []error
+	watch := func(informer cache.SharedIndexInformer) cache.SharedIndexInformer {
+		_, err := informer.AddEventHandler(childHandler)
+		errs = append(errs, err)
+		c.cachesSynced = append(c.cachesSynced, informer.HasSynced)
+		return informer
 	}
-	if _, err := serviceInformer.Informer().AddEventHandler(childHandler); err != nil {
+	var err error
+	c.serviceAccounts, err = newChildCache[*corev1.ServiceAccount](watch(kubeInformers.Core().V1().ServiceAccounts().Informer()))
+	errs = append(errs, err)
+	c.deployments, err = newChildCache[*appsv1.Deployment](watch(kubeInformers.Apps().V1().Deployments().Informer()))
+	errs = append(errs, err)
+	c.services, err = newChildCache[*corev1.Service](watch(kubeInformers.Core().V1().Services().Informer()))
+	errs = append(errs, err)
+	c.disruptionBudgets, err = newChildCache[*policyv1.PodDisruptionBudget](watch(kubeInformers.Policy().V1().PodDisruptionBudgets().Informer()))
+	errs = append(errs, err)
+	c.autoscalers, err = newChildCache[*autoscalingv2.HorizontalPodAutoscaler](watch(kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers().Informer()))
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -297,16 +309,22 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		return nil
 	}
 
+	// The ServiceAccount first, the Pods' identity: the Deployment's Pods
+	// cannot be created before it exists.
 	s := &appSync{c: c, as: as}
-	deployment, deployErr := s.syncDeployment(ctx)
-	serviceErr := s.syncService(ctx)
+	saErr := s.serviceAccounts().sync(ctx, s, children.NewServiceAccount(as))
+	deployment, deployErr := s.deployments().ensure(ctx, s, children.NewDeployment(as))
+	serviceErr := s.services().sync(ctx, s, children.NewService(as))
+	budgetErr := s.disruptionBudgets().sync(ctx, s, children.NewDisruptionBudget(as))
+	autoscalerErr := s.autoscalers().sync(ctx, s, children.NewAutoscaler(as))
 	s.changes.record(c.recorder, as)
-	syncErr := errors.Join(deployErr, serviceErr)
+	errs := []error{saErr, deployErr, serviceErr, budgetErr, autoscalerErr}
+	syncErr := errors.Join(errs...)
 	if errors.Is(syncErr, errNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")
 		return nil
 	}
-	if onlyStale(deployErr, serviceErr) {
+	if onlyStale(errs...) {
 		// Only conflicts and cache lag: retried without a status write.
 		// Any other error is reported, whatever came with it.
 		return syncErr
@@ -323,102 +341,4 @@ type appSync struct {
 	c       *Controller
 	as      *appv1.AppService
 	changes changeLog
-}
-
-// syncDeployment creates or updates the AppService's Deployment and returns
-// the live one (nil when there is none it controls).
-func (s *appSync) syncDeployment(ctx context.Context) (*appsv1.Deployment, error) {
-	as := s.as
-	desired := children.NewDeployment(as)
-	deployments := childKind[*appsv1.Deployment]{name: "Deployment", client: s.c.kubeClient.AppsV1().Deployments(as.Namespace)}
-	live, err := s.c.deploymentsLister.Deployments(as.Namespace).Get(as.Name)
-	if apierrors.IsNotFound(err) {
-		var created bool
-		if live, created, err = deployments.createOrFind(ctx, s, desired); err != nil || created {
-			return live, err
-		}
-	} else if err != nil {
-		return nil, err
-	}
-	if beingDeleted(live, as) {
-		// Wait for it to go (its deletion queues us again) and create it
-		// anew then, rather than write to it now.
-		if isControlledBy(live, as) {
-			return live, nil
-		}
-		return nil, nil
-	}
-	live, ours, err := deployments.claim(ctx, s, live)
-	if err != nil {
-		return nil, err
-	}
-	if !ours {
-		return nil, notOurs(as, live, deployments.name)
-	}
-
-	updated, changed := children.UpdateDeployment(live, desired)
-	if updated == nil {
-		return live, nil
-	}
-	if updated, err = deployments.update(ctx, s, updated, changed); err != nil {
-		return live, err
-	}
-	return updated, nil
-}
-
-// syncService creates, updates or deletes the AppService's Service.
-func (s *appSync) syncService(ctx context.Context) error {
-	as := s.as
-	desired := children.NewService(as)
-	services := childKind[*corev1.Service]{name: "Service", client: s.c.kubeClient.CoreV1().Services(as.Namespace)}
-	live, err := s.c.servicesLister.Services(as.Namespace).Get(as.Name)
-	switch {
-	case apierrors.IsNotFound(err) && desired == nil:
-		return nil
-	case apierrors.IsNotFound(err):
-		var created bool
-		if live, created, err = services.createOrFind(ctx, s, desired); err != nil || created {
-			return err
-		}
-	case err != nil:
-		return err
-	}
-	if beingDeleted(live, as) {
-		return nil // created anew, if wanted, once it is gone
-	}
-	if desired == nil && !isControlledBy(live, as) {
-		return nil // not ours, and we want none: nothing to adopt, nothing to say
-	}
-	live, ours, err := services.claim(ctx, s, live)
-	switch {
-	case err != nil:
-		return err
-	case !ours && desired == nil:
-		return nil // released, and we want none
-	case !ours:
-		return notOurs(as, live, services.name)
-	}
-
-	if desired == nil {
-		// The ports were removed: the Service goes. The UID precondition
-		// makes sure we delete the object we looked at, not a newer one.
-		err := services.client.Delete(ctx, live.Name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &live.UID},
-		})
-		if apierrors.IsNotFound(err) {
-			return nil // already gone
-		}
-		if err != nil {
-			return writeFailed(as, appv1.ReasonDeleteFailed, "delete", services.name, err)
-		}
-		s.changes.deleted = append(s.changes.deleted, services.name+" "+live.Name+": the spec has no ports")
-		return nil
-	}
-
-	updated, changed := children.UpdateService(live, desired)
-	if updated == nil {
-		return nil
-	}
-	_, err = services.update(ctx, s, updated, changed)
-	return err
 }

@@ -65,6 +65,13 @@ func isStale(err error) bool {
 func onlyStale(errs ...error) bool {
 	some := false
 	for _, err := range errs {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			if !onlyStale(joined.Unwrap()...) {
+				return false
+			}
+			some = true
+			continue
+		}
 		if err != nil && !isStale(err) {
 			return false
 		}

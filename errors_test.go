@@ -18,6 +18,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -137,7 +138,7 @@ func TestSyncHandlerNamespaceTerminating(t *testing.T) {
 
 func TestOnlyStale(t *testing.T) {
 	conflict := apierrors.NewConflict(deploymentsResource.GroupResource(), fixtures.Name, errors.New("modified"))
-	lag := errors.Join(errors.New("Service"), errCacheLag)
+	lag := fmt.Errorf("Service: %w", errCacheLag)
 	real := &childError{reason: appv1.ReasonCreateFailed, err: errors.New("quota exceeded")}
 	tests := []struct {
 		name string
@@ -149,6 +150,9 @@ func TestOnlyStale(t *testing.T) {
 		{"cache lag and a conflict", []error{lag, conflict}, true},
 		{"cache lag beside a real error: reported", []error{lag, real}, false},
 		{"a real error", []error{nil, real}, false},
+		// One child's sync joins the errors of its writes.
+		{"joined: cache lag and a conflict", []error{errors.Join(lag, conflict), nil}, true},
+		{"joined: a conflict beside a real error: reported", []error{errors.Join(conflict, real), nil}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,7 +24,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,9 +55,12 @@ var (
 	// lastTransition is when the conditions of currentStatus last changed.
 	lastTransition = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 
-	deploymentsResource = appsv1.SchemeGroupVersion.WithResource("deployments")
-	servicesResource    = corev1.SchemeGroupVersion.WithResource("services")
-	appServicesResource = appv1.SchemeGroupVersion.WithResource("appservices")
+	deploymentsResource       = appsv1.SchemeGroupVersion.WithResource("deployments")
+	servicesResource          = corev1.SchemeGroupVersion.WithResource("services")
+	serviceAccountsResource   = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
+	disruptionBudgetsResource = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
+	autoscalersResource       = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
+	appServicesResource       = appv1.SchemeGroupVersion.WithResource("appservices")
 )
 
 // notLabelledForUs makes a cached child look like an object that is not the
@@ -75,7 +80,7 @@ func condition(typ string, status metav1.ConditionStatus, reason, message string
 }
 
 func notDegraded() metav1.Condition {
-	return condition(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected, "The Deployment and Service match the spec")
+	return condition(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected, "Every child matches the spec")
 }
 
 // currentStatus is the status the seed has when liveDeployment is rolled
@@ -165,6 +170,9 @@ type fixture struct {
 	appServices []*appv1.AppService
 	deployments []*appsv1.Deployment
 	services    []*corev1.Service
+	// The other children: ServiceAccounts, PodDisruptionBudgets and
+	// HorizontalPodAutoscalers.
+	others []runtime.Object
 	// Objects in the fake API server only, not (yet) in the caches.
 	apiOnly []runtime.Object
 	// Reactors prepended to the clients, e.g. to make a write fail.
@@ -193,6 +201,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, s := range f.services {
 		kubeObjects = append(kubeObjects, s)
 	}
+	kubeObjects = append(kubeObjects, f.others...)
 	kubeObjects = append(kubeObjects, f.apiOnly...)
 	for _, as := range f.appServices {
 		appObjects = append(appObjects, as)
@@ -212,7 +221,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	deployments := kubeInformers.Apps().V1().Deployments()
 	services := kubeInformers.Core().V1().Services()
 	appServices := appInformers.App().V1().AppServices()
-	c, err := NewController(ctx, f.kubeClient, f.appClient, deployments, services, appServices, f.recorder)
+	c, err := NewController(ctx, f.kubeClient, f.appClient, kubeInformers, appServices, f.recorder)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
@@ -223,6 +232,13 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	for _, s := range f.services {
 		mustAdd(f.t, services.Informer().GetIndexer(), s)
+	}
+	for _, o := range f.others {
+		informer, err := kubeInformers.ForResource(resourceOf(f.t, o))
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		mustAdd(f.t, informer.Informer().GetIndexer(), o)
 	}
 	for _, as := range f.appServices {
 		mustAdd(f.t, appServices.Informer().GetIndexer(), as)
@@ -268,6 +284,9 @@ func (f *fixture) cachedCopies() []runtime.Object {
 	for _, s := range f.services {
 		out = append(out, s.DeepCopy())
 	}
+	for _, o := range f.others {
+		out = append(out, o.DeepCopyObject())
+	}
 	return out
 }
 
@@ -284,7 +303,11 @@ func (f *fixture) expectGet(resource schema.GroupVersionResource) {
 }
 
 func (f *fixture) expectDelete(resource schema.GroupVersionResource, opts metav1.DeleteOptions) {
-	f.kubeActions = append(f.kubeActions, core.NewDeleteActionWithOptions(resource, fixtures.Namespace, fixtures.Name, opts))
+	f.expectDeleteOf(resource, fixtures.Name, opts)
+}
+
+func (f *fixture) expectDeleteOf(resource schema.GroupVersionResource, name string, opts metav1.DeleteOptions) {
+	f.kubeActions = append(f.kubeActions, core.NewDeleteActionWithOptions(resource, fixtures.Namespace, name, opts))
 }
 
 // expectPatch expects a strategic merge patch of the seed's child.
@@ -309,6 +332,12 @@ func resourceOf(t *testing.T, obj runtime.Object) schema.GroupVersionResource {
 		return servicesResource
 	case *appv1.AppService:
 		return appServicesResource
+	case *corev1.ServiceAccount:
+		return serviceAccountsResource
+	case *policyv1.PodDisruptionBudget:
+		return disruptionBudgetsResource
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		return autoscalersResource
 	}
 	t.Fatalf("no resource for %T", obj)
 	return schema.GroupVersionResource{}

@@ -49,6 +49,7 @@ func FuzzBuilders(f *testing.F) {
 		`{"image":"x","imagePullPolicy":"Never","command":["sh","-c"],"args":["$(A)",""],"workingDir":"/srv","minReadySeconds":5,"revisionHistoryLimit":0,"progressDeadlineSeconds":6}`,
 		`{"image":"x","volumes":[{"name":"c","configMap":{"name":"c","items":[{"key":"k","path":"p","mode":256}]}},{"name":"p","projected":{"sources":[{"serviceAccountToken":{"path":"t"}},{"downwardAPI":{"items":[{"path":"cpu","resourceFieldRef":{"resource":"limits.cpu","divisor":"1m"}}]}}]}},{"name":"d","downwardAPI":{"items":[{"path":"l","fieldRef":{"fieldPath":"metadata.labels"}}]}},{"name":"e","emptyDir":{"sizeLimit":"1Gi"}},{"name":"n"}],"volumeMounts":[{"name":"c","mountPath":"/c"},{"name":"x","mountPath":"/x"}]}`,
 		`{"image":"x","lifecycle":{"preStop":{"httpGet":{"port":80}},"postStart":{"sleep":{"seconds":1}}},"securityContext":{"runAsUser":1000},"podSecurityContext":{"fsGroup":2000},"affinity":{"podAntiAffinity":{}},"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}]}`,
+		`{"image":"x","serviceAccount":{"create":true,"annotations":{"a":"1","app.example.com/annotations":"b"},"automountToken":false},"disruptionBudget":{"minAvailable":"50%","maxUnavailable":1},"autoscaling":{"maxReplicas":3,"targetMemoryUtilizationPercentage":70,"behavior":{"scaleUp":{"policies":[]},"scaleDown":{"stabilizationWindowSeconds":60,"tolerance":"0.1"}}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -74,9 +75,25 @@ func FuzzBuilders(f *testing.F) {
 		} else if len(spec.Ports) > 0 {
 			t.Errorf("no Service for %d ports", len(spec.Ports))
 		}
+		checkBuiltInLine(t, "ServiceAccount", children.NewServiceAccount(as), children.NewServiceAccount(as), children.UpdateServiceAccount)
+		checkBuiltInLine(t, "PodDisruptionBudget", children.NewDisruptionBudget(as), children.NewDisruptionBudget(as), children.UpdateDisruptionBudget)
+		checkBuiltInLine(t, "HorizontalPodAutoscaler", children.NewAutoscaler(as), children.NewAutoscaler(as), children.UpdateAutoscaler)
 		st := newStatus(as, d, errors.New("boom"))
 		if st.ObservedGeneration != as.Generation {
 			t.Errorf("status observedGeneration %d, want %d", st.ObservedGeneration, as.Generation)
 		}
 	})
+}
+
+// checkBuiltInLine fails when a child just built (two builds of it, a and
+// b; none when nil) differs from itself.
+func checkBuiltInLine[T comparable](t *testing.T, kind string, a, b T, diff func(live, desired T) (T, []string)) {
+	t.Helper()
+	var none T
+	if a == none {
+		return
+	}
+	if updated, changed := diff(a, b); updated != none {
+		t.Errorf("a %s just built differs from itself in %v", kind, changed)
+	}
 }

@@ -158,11 +158,7 @@ func run(ctx context.Context, o options) error {
 	defer shutdownBroadcaster(broadcaster, o.shutdownWait)
 
 	f := newInformerFactories(c, o)
-	controller, err := NewController(ctx, c.kube, c.apps,
-		f.kube.Apps().V1().Deployments(),
-		f.kube.Core().V1().Services(),
-		f.apps.App().V1().AppServices(),
-		recorder)
+	controller, err := NewController(ctx, c.kube, c.apps, f.kube, f.apps.App().V1().AppServices(), recorder)
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 		Status:             metav1.ConditionFalse,
 		ObservedGeneration: as.Generation,
 		Reason:             appv1.ReasonAsExpected,
-		Message:            "The Deployment and Service match the spec",
+		Message:            "Every child matches the spec",
 	}
 	var ce *childError
 	switch {

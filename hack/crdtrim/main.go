@@ -68,13 +68,10 @@ func run(in io.Reader, out io.Writer) error {
 		if !ok {
 			return fmt.Errorf("version %s has no spec", v.Name)
 		}
-		for _, name := range fields {
-			field, ok := spec.Properties[name]
-			if !ok {
-				return fmt.Errorf("version %s: spec.%s is not in the schema", v.Name, name)
+		for _, path := range fields {
+			if err := trimAt(&spec, path); err != nil {
+				return fmt.Errorf("version %s: spec.%s: %w", v.Name, strings.Join(path, "."), err)
 			}
-			trimNested(&field)
-			spec.Properties[name] = field
 		}
 		v.Schema.OpenAPIV3Schema.Properties["spec"] = spec
 	}
@@ -100,22 +97,52 @@ func run(in io.Reader, out io.Writer) error {
 	return err
 }
 
-// apiTypedFields are the JSON names of the struct's fields whose types (or
-// element types) come from the Kubernetes API packages, k8s.io/api/...
-func apiTypedFields(t reflect.Type) []string {
-	var names []string
+// apiTypedFields are the JSON paths, below t, of the fields whose types (or
+// element types) come from the Kubernetes API packages, k8s.io/api/...; the
+// fields of our own struct types (appv1's) are searched in turn.
+func apiTypedFields(t reflect.Type) [][]string {
+	var paths [][]string
 	for f := range t.Fields() {
 		ft := f.Type
 		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
 			ft = ft.Elem()
 		}
-		if ft.Kind() != reflect.Struct || !strings.HasPrefix(ft.PkgPath(), "k8s.io/api/") {
+		if ft.Kind() != reflect.Struct {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		names = append(names, name)
+		switch {
+		case strings.HasPrefix(ft.PkgPath(), "k8s.io/api/"):
+			paths = append(paths, []string{name})
+		case ft.PkgPath() == t.PkgPath():
+			for _, below := range apiTypedFields(ft) {
+				paths = append(paths, append([]string{name}, below...))
+			}
+		}
 	}
-	return names
+	return paths
+}
+
+// trimAt trims the nested descriptions of the field at path below s (list
+// items and map values are passed through: a path names fields only).
+func trimAt(s *apiextensionsv1.JSONSchemaProps, path []string) error {
+	for s.Items != nil && s.Items.Schema != nil {
+		s = s.Items.Schema
+	}
+	for s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		s = s.AdditionalProperties.Schema
+	}
+	field, ok := s.Properties[path[0]]
+	if !ok {
+		return fmt.Errorf("%s is not in the schema", path[0])
+	}
+	if len(path) == 1 {
+		trimNested(&field)
+	} else if err := trimAt(&field, path[1:]); err != nil {
+		return err
+	}
+	s.Properties[path[0]] = field
+	return nil
 }
 
 // trimNested drops the descriptions of everything below s, not s's own.

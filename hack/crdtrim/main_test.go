@@ -30,13 +30,16 @@ import (
 )
 
 func TestAPITypedFields(t *testing.T) {
-	got := apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]())
-	for _, want := range []string{"livenessProbe", "securityContext", "envs", "resources", "ports", "strategy", "tolerations"} {
+	var got []string
+	for _, path := range apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]()) {
+		got = append(got, strings.Join(path, "."))
+	}
+	for _, want := range []string{"livenessProbe", "securityContext", "envs", "resources", "ports", "strategy", "tolerations", "autoscaling.behavior"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("%s is not among the core-typed fields %v", want, got)
 		}
 	}
-	for _, notWant := range []string{"image", "size", "volumes", "volumeMounts", "podLabels"} {
+	for _, notWant := range []string{"image", "size", "volumes", "volumeMounts", "podLabels", "autoscaling", "autoscaling.maxReplicas"} {
 		if slices.Contains(got, notWant) {
 			t.Errorf("%s is among the core-typed fields %v", notWant, got)
 		}
@@ -87,11 +90,20 @@ spec:
                   properties:
                     name: {type: string, description: kept}
 `
-	// Every other core-typed field of the spec, as the real CRD has them.
-	for _, f := range apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]()) {
-		if f != "livenessProbe" {
-			in += "              " + f + ": {type: object, description: kept}\n"
+	// Every other core-typed field of the spec, as the real CRD has them;
+	// those in our own types as the only field of their parent (not kept:
+	// not below a core-typed field, but with no description).
+	paths := apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]())
+	for _, path := range paths {
+		if path[0] == "livenessProbe" || path[0] == "volumes" {
+			continue
 		}
+		indent := "              "
+		for _, parent := range path[:len(path)-1] {
+			in += indent + parent + ":\n" + indent + "  type: object\n" + indent + "  properties:\n"
+			indent += "    "
+		}
+		in += indent + path[len(path)-1] + ": {type: object, description: kept}\n"
 	}
 	var out bytes.Buffer
 	if err := run(strings.NewReader(in), &out); err != nil {
@@ -100,7 +112,7 @@ spec:
 	if strings.Contains(out.String(), "DROPPED") {
 		t.Errorf("nested descriptions left:\n%s", out.String())
 	}
-	if got := strings.Count(out.String(), "description: kept"); got != 5+len(apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]()))-1 {
+	if got := strings.Count(out.String(), "description: kept"); got != 5+countOutside(paths, "livenessProbe", "volumes") {
 		t.Errorf("%d descriptions kept:\n%s", got, out.String())
 	}
 	var before, after map[string]any
@@ -134,4 +146,15 @@ func withoutDescriptions(v any) any {
 		return out
 	}
 	return v
+}
+
+// countOutside counts the paths not below any of the given fields.
+func countOutside(paths [][]string, fields ...string) int {
+	n := 0
+	for _, path := range paths {
+		if !slices.Contains(fields, path[0]) {
+			n++
+		}
+	}
+	return n
 }

@@ -31,12 +31,13 @@ import (
 // like for an AppService, and what "differs" means. Nothing here talks to the
 // API server.
 //
-// The controller owns a small set of fields: the replica count, strategy,
+// The controller owns a small set of fields: the replica count (unless
+// autoscaling: then the HorizontalPodAutoscaler owns it), strategy,
 // minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds; our
 // label on the object and its Pod template, and the template's labels and
 // annotations from podLabels and podAnnotations (the keys recorded in the
 // Deployment's AnnotationPodLabels and AnnotationPodAnnotations); the Pods'
-// service account, image pull secrets, node selector, tolerations,
+// service account and whether they mount its token, image pull secrets, node selector, tolerations,
 // affinity, topology spread constraints, priority class, termination grace
 // period and security context, and the volumes from spec.volumes (recorded
 // in AnnotationVolumes); and, in the container named after the AppService,
@@ -80,11 +81,12 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 				},
 				Spec: corev1.PodSpec{
 					Containers:         []corev1.Container{newContainer(as)},
-					ServiceAccountName: as.Spec.ServiceAccountName,
+					ServiceAccountName: ServiceAccountName(as),
 					// The API server keeps this alias equal to
 					// serviceAccountName, and reads it when
 					// serviceAccountName is empty: it must be cleared too.
-					DeprecatedServiceAccount:      as.Spec.ServiceAccountName, //nolint:staticcheck // kept in sync, see above
+					DeprecatedServiceAccount:      ServiceAccountName(as), //nolint:staticcheck // kept in sync, see above
+					AutomountServiceAccountToken:  automountToken(as),
 					ImagePullSecrets:              as.Spec.ImagePullSecrets,
 					NodeSelector:                  as.Spec.NodeSelector,
 					Tolerations:                   as.Spec.Tolerations,
@@ -177,7 +179,13 @@ func orDefault[T int32 | int64](p *T, d T) T {
 
 // desiredReplicas is spec.size, or 1 when the field is unset (the CRD
 // defaults it, but an object written before the default existed may lack it).
+// While autoscaling it is minReplicas, the count the Deployment starts with:
+// the controller keeps the autoscaler's count after that (see
+// Autoscaled).
 func desiredReplicas(as *appv1.AppService) *int32 {
+	if a := as.Spec.Autoscaling; a != nil {
+		return new(orDefault(a.MinReplicas, 1))
+	}
 	size := int32(1)
 	if as.Spec.Size != nil {
 		size = *as.Spec.Size
@@ -442,6 +450,7 @@ func updatePodSpec(live, desired *corev1.PodSpec) []string {
 	setOwned(&changed, "tolerations", &live.Tolerations, desired.Tolerations)
 	setOwned(&changed, "affinity", &live.Affinity, desired.Affinity)
 	setOwned(&changed, "topologySpreadConstraints", &live.TopologySpreadConstraints, desired.TopologySpreadConstraints)
+	setOwned(&changed, "automountServiceAccountToken", &live.AutomountServiceAccountToken, desired.AutomountServiceAccountToken)
 	setOwned(&changed, "priorityClassName", &live.PriorityClassName, desired.PriorityClassName)
 	setOwned(&changed, "terminationGracePeriodSeconds", &live.TerminationGracePeriodSeconds, desired.TerminationGracePeriodSeconds)
 	setOwned(&changed, "podSecurityContext", &live.SecurityContext, desired.SecurityContext)

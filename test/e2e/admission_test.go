@@ -125,6 +125,25 @@ func TestAdmission(t *testing.T) {
 		{"downward API label key prefix too long", `spec: {image: nginx, envs: [{name: A, valueFrom: {fieldRef: {fieldPath: "metadata.labels['` + strings.Repeat("p", 254) + `/x']"}}}]}`, "spec.envs[0].valueFrom.fieldRef.fieldPath", "253"},
 		{"name not a DNS-1035 label", `metadata: {name: 1app}
 spec: {image: nginx}`, "metadata.name", "DNS-1035"},
+		// The ServiceAccount, PodDisruptionBudget and HorizontalPodAutoscaler blocks.
+		{"service account named twice", `spec: {image: nginx, serviceAccountName: a, serviceAccount: {name: b}}`, "spec.serviceAccount", "may not both be set"},
+		{"existing service account without a name", `spec: {image: nginx, serviceAccount: {automountToken: false}}`, "spec.serviceAccount.name", "required unless create"},
+		{"annotations of a service account not created", `spec: {image: nginx, serviceAccount: {name: a, annotations: {x: "v"}}}`, "spec.serviceAccount.annotations", "create: true"},
+		{"service account annotation key", `spec: {image: nginx, serviceAccount: {create: true, annotations: {"a b": "v"}}}`, "spec.serviceAccount.annotations", "annotation keys"},
+		{"service account annotation record", `spec: {image: nginx, serviceAccount: {create: true, annotations: {app.example.com/annotations: "v"}}}`, "spec.serviceAccount.annotations", "record"},
+		{"both disruption bounds", `spec: {image: nginx, disruptionBudget: {minAvailable: 1, maxUnavailable: 1}}`, "spec.disruptionBudget", "exactly one"},
+		{"no disruption bound", `spec: {image: nginx, disruptionBudget: {}}`, "spec.disruptionBudget", "exactly one"},
+		{"disruption percentage over 100", `spec: {image: nginx, disruptionBudget: {minAvailable: "101%"}}`, "spec.disruptionBudget.minAvailable", "percentage up to 100%"},
+		{"disruption bound negative", `spec: {image: nginx, disruptionBudget: {maxUnavailable: -1}}`, "spec.disruptionBudget.maxUnavailable", "non-negative"},
+		{"autoscaling without max", `spec: {image: nginx, autoscaling: {minReplicas: 2}}`, "spec.autoscaling.maxReplicas", "Required value"},
+		{"autoscaling max below min", `spec: {image: nginx, autoscaling: {minReplicas: 3, maxReplicas: 2}}`, "spec.autoscaling.maxReplicas", "minReplicas"},
+		{"autoscaling to zero", `spec: {image: nginx, autoscaling: {minReplicas: 0, maxReplicas: 2}}`, "spec.autoscaling.minReplicas", ""},
+		{"autoscaling target zero", `spec: {image: nginx, autoscaling: {maxReplicas: 2, targetCPUUtilizationPercentage: 0}}`, "spec.autoscaling.targetCPUUtilizationPercentage", ""},
+		{"scaling window over an hour", `spec: {image: nginx, autoscaling: {maxReplicas: 2, behavior: {scaleDown: {stabilizationWindowSeconds: 3601}}}}`, "spec.autoscaling.behavior.scaleDown.stabilizationWindowSeconds", "3600"},
+		{"scaling policies empty", `spec: {image: nginx, autoscaling: {maxReplicas: 2, behavior: {scaleUp: {policies: []}}}}`, "spec.autoscaling.behavior.scaleUp.policies", "at least one policy"},
+		{"scaling policy type", `spec: {image: nginx, autoscaling: {maxReplicas: 2, behavior: {scaleUp: {policies: [{type: Replicas, value: 1, periodSeconds: 15}]}}}}`, "spec.autoscaling.behavior.scaleUp.policies[0].type", "Pods or Percent"},
+		{"scaling policy period", `spec: {image: nginx, autoscaling: {maxReplicas: 2, behavior: {scaleDown: {policies: [{type: Pods, value: 1, periodSeconds: 1801}]}}}}`, "spec.autoscaling.behavior.scaleDown.policies[0].periodSeconds", "1800"},
+		{"scaling tolerance negative", `spec: {image: nginx, autoscaling: {maxReplicas: 2, behavior: {scaleUp: {tolerance: "-0.1"}}}}`, "spec.autoscaling.behavior.scaleUp.tolerance", "greater than or equal to 0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -117,6 +118,29 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		},
 		"read a Lease of another name": func() error {
 			_, err := asController.CoordinationV1().Leases(controllerNamespace).Get(ctx, "someone-else", metav1.GetOptions{})
+			return err
+		},
+		// What the new children do not need: minting tokens for the
+		// ServiceAccounts it creates, binding roles to them, writing the
+		// status the disruption and autoscaling controllers own.
+		"mint a ServiceAccount token": func() error {
+			_, err := asController.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+			return err
+		},
+		"bind a role": func() error {
+			_, err := asController.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "mine"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "view"},
+				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: ns}},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		"write a PodDisruptionBudget's status": func() error {
+			_, err := asController.PolicyV1().PodDisruptionBudgets(ns).Patch(ctx, "rbac", types.MergePatchType, []byte(`{"status":{"disruptionsAllowed":5}}`), metav1.PatchOptions{}, "status")
+			return err
+		},
+		"write a HorizontalPodAutoscaler's status": func() error {
+			_, err := asController.AutoscalingV2().HorizontalPodAutoscalers(ns).Patch(ctx, "rbac", types.MergePatchType, []byte(`{"status":{"desiredReplicas":5}}`), metav1.PatchOptions{}, "status")
 			return err
 		},
 		"read a Lease in another namespace": func() error {

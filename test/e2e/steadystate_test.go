@@ -27,6 +27,8 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,7 +74,21 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				s.Command, s.Args, s.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
 				s.MinReadySeconds, s.RevisionHistoryLimit, s.ProgressDeadlineSeconds = int32p(1), int32p(3), int32p(300)
 				s.Strategy = &appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: new(intstr.FromInt32(1))}}
-				s.ServiceAccountName = "default"
+				s.ServiceAccount = &appv1.ServiceAccount{
+					Create: true, AutomountToken: new(false),
+					Annotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/" + as.Name},
+				}
+				s.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromString("25%"))}
+				if i%2 == 1 {
+					// Autoscaled from the size, 1, with every behavior
+					// field defaulted by the API server in one direction.
+					s.Autoscaling = &appv1.Autoscaling{
+						MaxReplicas: 3, TargetCPUUtilizationPercentage: int32p(70), TargetMemoryUtilizationPercentage: int32p(80),
+						Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{
+							StabilizationWindowSeconds: int32p(60), Tolerance: new(resource.MustParse("0.05")),
+						}},
+					}
+				}
 				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 				s.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
 				s.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: new(int64(30))}}
@@ -135,6 +151,7 @@ func TestNoWritesInSteadyState(t *testing.T) {
 			}
 			if i%3 == 1 {
 				as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+				as.Spec.ServiceAccountName = "default"
 			}
 			if _, err := apps.AppV1().AppServices(ns).Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
 				errs <- err
@@ -161,6 +178,17 @@ func TestNoWritesInSteadyState(t *testing.T) {
 		return nil
 	})
 
+	// An autoscaled Deployment at a count the autoscaler chose (set here
+	// through the scale subresource, as it does): the restarted controller
+	// and its resyncs leave it there.
+	const scaled = "app-003"
+	if _, err := kube.AppsV1().Deployments(ns).UpdateScale(context.Background(), scaled, &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: scaled, Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 2},
+	}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAvailable(t, ns, scaled, 2)
+
 	if _, err := ctrl.Stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("stopping the controller: %v", err)
 	}
@@ -178,6 +206,9 @@ func TestNoWritesInSteadyState(t *testing.T) {
 			continue
 		}
 		t.Errorf("write by the controller in steady state: %s", w)
+	}
+	if d, err := getDeployment(ns, scaled); err != nil || *d.Spec.Replicas != 2 {
+		t.Errorf("the autoscaled Deployment after a restart: %v, want the autoscaler's 2 replicas", err)
 	}
 }
 

@@ -38,10 +38,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.AppServiceSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AppServiceStatus"):
 		return &appv1.AppServiceStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Autoscaling"):
+		return &appv1.AutoscalingApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ConfigMapProjection"):
 		return &appv1.ConfigMapProjectionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ConfigMapVolumeSource"):
 		return &appv1.ConfigMapVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("DisruptionBudget"):
+		return &appv1.DisruptionBudgetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DownwardAPIProjection"):
 		return &appv1.DownwardAPIProjectionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DownwardAPIVolumeFile"):
@@ -64,6 +68,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.SecretProjectionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SecretVolumeSource"):
 		return &appv1.SecretVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ServiceAccount"):
+		return &appv1.ServiceAccountApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ServiceAccountTokenProjection"):
 		return &appv1.ServiceAccountTokenProjectionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Volume"):

@@ -67,9 +67,11 @@ type AppService struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType != 'ClusterIP' || !has(self.ports) || self.ports.all(p, !has(p.nodePort) || p.nodePort == 0)",message="nodePort may not be set when serviceType is ClusterIP",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="each volumeMount must name one of spec.volumes",fieldPath=".volumeMounts"
+// +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName) || size(self.serviceAccountName) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
 // +kubebuilder:validation:XValidation:rule="(has(self.progressDeadlineSeconds) ? self.progressDeadlineSeconds : 600) > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
 type AppServiceSpec struct {
-	// Size is the number of replicas of the Deployment.
+	// Size is the number of replicas of the Deployment. Ignored while
+	// autoscaling is set: the HorizontalPodAutoscaler owns the count.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
@@ -188,6 +190,13 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// ServiceAccount is the Pods' ServiceAccount, with more to say than
+	// serviceAccountName: a ServiceAccount the controller creates (create),
+	// its annotations, and whether the Pods mount its token. Set this or
+	// serviceAccountName, not both.
+	// +optional
+	ServiceAccount *ServiceAccount `json:"serviceAccount,omitempty"`
 
 	// ImagePullSecrets name the Secrets, in the AppService's namespace, that
 	// hold the credentials for pulling the image from a private registry
@@ -348,6 +357,17 @@ type AppServiceSpec struct {
 	// +kubebuilder:default=NodePort
 	// +kubebuilder:validation:Enum=NodePort;ClusterIP;LoadBalancer
 	ServiceType corev1.ServiceType `json:"serviceType,omitempty"`
+
+	// Autoscaling makes a HorizontalPodAutoscaler scale the Deployment
+	// between minReplicas and maxReplicas. While it is set, size is ignored:
+	// the autoscaler owns the replica count.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+
+	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
+	// running through voluntary disruptions such as node drains.
+	// +optional
+	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
 }
 
 // AppServiceStatus is the observed state of an AppService.

@@ -43,6 +43,12 @@ const (
 // the template, and their mounts (in any container), are kept.
 const AnnotationVolumes = "app.example.com/volumes"
 
+// AnnotationAnnotations, on a child other than the Deployment (the
+// ServiceAccount, the Ingress), lists (comma-separated, sorted) the keys of
+// its annotations that came from the AppService: the controller owns those,
+// and removes one when it leaves the spec. Annotations others add are kept.
+const AnnotationAnnotations = "app.example.com/annotations"
+
 // Condition types of an AppService.
 const (
 	// ConditionAvailable mirrors the Deployment's Available condition: the

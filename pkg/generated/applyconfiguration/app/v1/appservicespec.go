@@ -28,7 +28,8 @@ import (
 //
 // AppServiceSpec is the desired state of an AppService.
 type AppServiceSpecApplyConfiguration struct {
-	// Size is the number of replicas of the Deployment.
+	// Size is the number of replicas of the Deployment. Ignored while
+	// autoscaling is set: the HorizontalPodAutoscaler owns the count.
 	Size *int32 `json:"size,omitempty"`
 	// Image is the container image the Pods run, e.g. nginx:1.7.9.
 	Image *string `json:"image,omitempty"`
@@ -102,6 +103,11 @@ type AppServiceSpecApplyConfiguration struct {
 	// ServiceAccountName is the ServiceAccount the Pods run as (core/v1
 	// PodSpec.serviceAccountName); unset, the namespace's default one.
 	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
+	// ServiceAccount is the Pods' ServiceAccount, with more to say than
+	// serviceAccountName: a ServiceAccount the controller creates (create),
+	// its annotations, and whether the Pods mount its token. Set this or
+	// serviceAccountName, not both.
+	ServiceAccount *ServiceAccountApplyConfiguration `json:"serviceAccount,omitempty"`
 	// ImagePullSecrets name the Secrets, in the AppService's namespace, that
 	// hold the credentials for pulling the image from a private registry
 	// (core/v1 PodSpec.imagePullSecrets).
@@ -188,6 +194,13 @@ type AppServiceSpecApplyConfiguration struct {
 	// ServiceType is the type of the Service: NodePort (the default),
 	// ClusterIP or LoadBalancer.
 	ServiceType *corev1.ServiceType `json:"serviceType,omitempty"`
+	// Autoscaling makes a HorizontalPodAutoscaler scale the Deployment
+	// between minReplicas and maxReplicas. While it is set, size is ignored:
+	// the autoscaler owns the replica count.
+	Autoscaling *AutoscalingApplyConfiguration `json:"autoscaling,omitempty"`
+	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
+	// running through voluntary disruptions such as node drains.
+	DisruptionBudget *DisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
 }
 
 // AppServiceSpecApplyConfiguration constructs a declarative configuration of the AppServiceSpec type for use with
@@ -329,6 +342,14 @@ func (b *AppServiceSpecApplyConfiguration) WithPodAnnotations(entries map[string
 // If called multiple times, the ServiceAccountName field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithServiceAccountName(value string) *AppServiceSpecApplyConfiguration {
 	b.ServiceAccountName = &value
+	return b
+}
+
+// WithServiceAccount sets the ServiceAccount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccount field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithServiceAccount(value *ServiceAccountApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	b.ServiceAccount = value
 	return b
 }
 
@@ -501,5 +522,21 @@ func (b *AppServiceSpecApplyConfiguration) WithPorts(values ...corev1.ServicePor
 // If called multiple times, the ServiceType field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithServiceType(value corev1.ServiceType) *AppServiceSpecApplyConfiguration {
 	b.ServiceType = &value
+	return b
+}
+
+// WithAutoscaling sets the Autoscaling field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Autoscaling field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithAutoscaling(value *AutoscalingApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	b.Autoscaling = value
+	return b
+}
+
+// WithDisruptionBudget sets the DisruptionBudget field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DisruptionBudget field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithDisruptionBudget(value *DisruptionBudgetApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	b.DisruptionBudget = value
 	return b
 }

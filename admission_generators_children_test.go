@@ -1,0 +1,177 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"strings"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// The generators of the blocks that ask for more children: the
+// ServiceAccount, the PodDisruptionBudget and the HorizontalPodAutoscaler,
+// near the edges their own validation checks.
+
+func genChildren(r *specRand, s *appv1.AppServiceSpec) {
+	if r.IntN(5) == 0 {
+		s.ServiceAccount = genServiceAccount(r)
+	}
+	if r.IntN(5) == 0 {
+		s.DisruptionBudget = genDisruptionBudget(r)
+	}
+	if r.IntN(4) == 0 {
+		s.Autoscaling = genAutoscaling(r)
+	}
+}
+
+func genServiceAccount(r *specRand) *appv1.ServiceAccount {
+	sa := &appv1.ServiceAccount{Create: r.IntN(3) > 0}
+	if !sa.Create || r.IntN(2) == 0 {
+		sa.Name = pick(r, "builder", "a.b-c", strings.Repeat("s", 253))
+		if bad(r) {
+			sa.Name = pick(r, "", "Builder", "a_b", strings.Repeat("s", 254), "-a", "a..b")
+		}
+	}
+	if (sa.Create || bad(r)) && r.IntN(2) == 0 {
+		sa.Annotations = map[string]string{}
+		for range 1 + r.IntN(3) {
+			k := pick(r, "eks.amazonaws.com/role-arn", "iam.gke.io/gcp-service-account", "Example.COM/Mixed_Case", "note", strings.Repeat("k", 63))
+			if bad(r) {
+				k = pick(r, "a b", "/x", strings.Repeat("k", 64), appv1.AnnotationAnnotations, "-a/b")
+			}
+			sa.Annotations[k] = pick(r, "arn:aws:iam::111122223333:role/app", "", strings.Repeat("v", 4096))
+		}
+	}
+	if r.IntN(3) == 0 {
+		sa.AutomountToken = new(r.IntN(2) == 0)
+	}
+	return sa
+}
+
+func genDisruptionBudget(r *specRand) *appv1.DisruptionBudget {
+	value := func() *intstr.IntOrString {
+		v := pick(r, intstr.FromInt32(0), intstr.FromInt32(1), intstr.FromInt32(2147483647), intstr.FromString("50%"), intstr.FromString("100%"), intstr.FromString("0%"), intstr.FromString("007%"))
+		if bad(r) {
+			v = pick(r, intstr.FromInt32(-1), intstr.FromString("101%"), intstr.FromString("50"), intstr.FromString("%"), intstr.FromString("1.5%"), intstr.FromString("-5%"))
+		}
+		return &v
+	}
+	b := &appv1.DisruptionBudget{}
+	switch r.IntN(6) {
+	case 0:
+		if bad(r) {
+			b.MinAvailable, b.MaxUnavailable = value(), value()
+		} else {
+			b.MinAvailable = value()
+		}
+	case 1, 2:
+		b.MinAvailable = value()
+	default:
+		b.MaxUnavailable = value()
+	}
+	return b
+}
+
+func genAutoscaling(r *specRand) *appv1.Autoscaling {
+	a := &appv1.Autoscaling{MaxReplicas: pick(r, int32(1), 3, 10, 2147483647)}
+	if r.IntN(2) == 0 {
+		a.MinReplicas = new(pick(r, int32(1), 2, 3))
+		if bad(r) {
+			a.MinReplicas = new(pick(r, int32(0), -1, 11))
+		}
+	}
+	if bad(r) {
+		a.MaxReplicas = pick(r, int32(0), -3)
+	}
+	percent := func() *int32 {
+		v := pick(r, int32(1), 50, 80, 150, 2147483647)
+		if bad(r) {
+			v = pick(r, int32(0), -10)
+		}
+		return &v
+	}
+	if r.IntN(2) == 0 {
+		a.TargetCPUUtilizationPercentage = percent()
+	}
+	if r.IntN(3) == 0 {
+		a.TargetMemoryUtilizationPercentage = percent()
+	}
+	if r.IntN(3) == 0 {
+		a.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{}
+		if r.IntN(2) == 0 {
+			a.Behavior.ScaleUp = genScalingRules(r)
+		}
+		if r.IntN(2) == 0 {
+			a.Behavior.ScaleDown = genScalingRules(r)
+		}
+	}
+	return a
+}
+
+func genScalingRules(r *specRand) *autoscalingv2.HPAScalingRules {
+	rules := &autoscalingv2.HPAScalingRules{}
+	if r.IntN(2) == 0 {
+		rules.StabilizationWindowSeconds = new(pick(r, int32(0), 60, 300, 3600))
+		if bad(r) {
+			rules.StabilizationWindowSeconds = new(pick(r, int32(-1), 3601))
+		}
+	}
+	if r.IntN(2) == 0 {
+		rules.SelectPolicy = new(pick(r, autoscalingv2.MaxChangePolicySelect, autoscalingv2.MinChangePolicySelect, autoscalingv2.DisabledPolicySelect))
+		if bad(r) {
+			rules.SelectPolicy = new(autoscalingv2.ScalingPolicySelect("max"))
+		}
+	}
+	if r.IntN(2) == 0 {
+		n := 1 + r.IntN(3)
+		if bad(r) {
+			n = 0
+			rules.Policies = []autoscalingv2.HPAScalingPolicy{}
+		}
+		for range n {
+			p := autoscalingv2.HPAScalingPolicy{
+				Type:          pick(r, autoscalingv2.PodsScalingPolicy, autoscalingv2.PercentScalingPolicy),
+				Value:         pick(r, int32(1), 4, 100, 2147483647),
+				PeriodSeconds: pick(r, int32(1), 15, 60, 1800),
+			}
+			if bad(r) {
+				switch r.IntN(3) {
+				case 0:
+					p.Type = pick[autoscalingv2.HPAScalingPolicyType](r, "pods", "Replicas")
+				case 1:
+					p.Value = pick(r, int32(0), -1)
+				default:
+					p.PeriodSeconds = pick(r, int32(0), 1801, -15)
+				}
+			}
+			rules.Policies = append(rules.Policies, p)
+		}
+	}
+	if r.IntN(3) == 0 {
+		rules.Tolerance = new(resource.MustParse(pick(r, "0", "0.1", "50m", "1", "0.05")))
+		if bad(r) {
+			rules.Tolerance = new(resource.MustParse(pick(r, "-0.1", "-1")))
+		}
+	}
+	return rules
+}

@@ -1,0 +1,232 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"example.com/appservice-controller/internal/children"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// One sync of one child, the same for every kind: a childKind describes the
+// kind (its name, client, cache and what "differs" means), and sync does the
+// rest. The child the spec asks for is created, claimed (claim.go) and
+// brought in line; every other object the AppService controls in that kind
+// (its block removed from the spec, or the child renamed) is deleted.
+
+// The kinds of child, as the sync of one AppService sees them.
+
+func (s *appSync) serviceAccounts() childKind[*corev1.ServiceAccount] {
+	return childKind[*corev1.ServiceAccount]{
+		name: "ServiceAccount", client: s.c.kubeClient.CoreV1().ServiceAccounts(s.as.Namespace),
+		cache: s.c.serviceAccounts, diff: children.UpdateServiceAccount, unwanted: "the spec creates none",
+	}
+}
+
+// deployments: while autoscaling, the live replica count is the
+// autoscaler's, and kept.
+func (s *appSync) deployments() childKind[*appsv1.Deployment] {
+	autoscaled := children.Autoscaled(s.as)
+	return childKind[*appsv1.Deployment]{
+		name: "Deployment", client: s.c.kubeClient.AppsV1().Deployments(s.as.Namespace),
+		cache: s.c.deployments,
+		diff: func(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
+			if autoscaled {
+				desired = desired.DeepCopy()
+				desired.Spec.Replicas = live.Spec.Replicas
+			}
+			return children.UpdateDeployment(live, desired)
+		},
+	}
+}
+
+func (s *appSync) services() childKind[*corev1.Service] {
+	return childKind[*corev1.Service]{
+		name: "Service", client: s.c.kubeClient.CoreV1().Services(s.as.Namespace),
+		cache: s.c.services, diff: children.UpdateService, unwanted: "the spec has no ports",
+	}
+}
+
+func (s *appSync) disruptionBudgets() childKind[*policyv1.PodDisruptionBudget] {
+	return childKind[*policyv1.PodDisruptionBudget]{
+		name: "PodDisruptionBudget", client: s.c.kubeClient.PolicyV1().PodDisruptionBudgets(s.as.Namespace),
+		cache: s.c.disruptionBudgets, diff: children.UpdateDisruptionBudget, unwanted: "the spec has no disruptionBudget",
+	}
+}
+
+func (s *appSync) autoscalers() childKind[*autoscalingv2.HorizontalPodAutoscaler] {
+	return childKind[*autoscalingv2.HorizontalPodAutoscaler]{
+		name: "HorizontalPodAutoscaler", client: s.c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(s.as.Namespace),
+		cache: s.c.autoscalers, diff: children.UpdateAutoscaler, unwanted: "the spec has no autoscaling",
+	}
+}
+
+// sync brings the AppService's child of this kind in line with desired, and
+// deletes every other one it controls: all of them when desired is nil (the
+// spec asks for none).
+func (k childKind[T]) sync(ctx context.Context, s *appSync, desired T) error {
+	var none T
+	var errs []error
+	if desired != none {
+		_, err := k.ensure(ctx, s, desired)
+		errs = append(errs, err)
+	}
+	others, err := k.cache.controlledBy(s.as)
+	errs = append(errs, err)
+	for _, obj := range others {
+		if desired == none || obj.GetName() != desired.GetName() {
+			errs = append(errs, k.remove(ctx, s, obj, desired))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ensure creates or updates the child desired describes, and returns the
+// live one (nil when there is none the AppService controls).
+func (k childKind[T]) ensure(ctx context.Context, s *appSync, desired T) (T, error) {
+	var none T
+	as := s.as
+	live, found, err := k.cache.get(desired.GetNamespace(), desired.GetName())
+	if err != nil {
+		return none, err
+	}
+	if !found {
+		var created bool
+		if live, created, err = k.createOrFind(ctx, s, desired); err != nil || created {
+			return live, err
+		}
+	}
+	if beingDeleted(live, as) {
+		// Wait for it to go (its deletion queues us again) and create it
+		// anew then, rather than write to it now.
+		if isControlledBy(live, as) {
+			return live, nil
+		}
+		return none, nil
+	}
+	live, ours, err := k.claim(ctx, s, live)
+	if err != nil {
+		return none, err
+	}
+	if !ours {
+		return none, notOurs(as, live, k.name)
+	}
+	updated, changed := k.diff(live, desired)
+	if updated == none {
+		return live, nil
+	}
+	if updated, err = k.update(ctx, s, updated, changed); err != nil {
+		return live, err
+	}
+	return updated, nil
+}
+
+// remove deletes obj, a child the AppService controls but no longer asks
+// for (desired is the one it asks for instead, or nil). One no longer
+// labelled for it is released instead, as claim does. The UID precondition
+// makes sure the object deleted is the one looked at, not a newer one.
+func (k childKind[T]) remove(ctx context.Context, s *appSync, obj, desired T) error {
+	var none T
+	if beingDeleted(obj, s.as) {
+		return nil
+	}
+	obj, ours, err := k.claim(ctx, s, obj)
+	if err != nil || !ours {
+		return err
+	}
+	uid := obj.GetUID()
+	err = k.client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil // already gone
+	case err != nil:
+		return writeFailed(s.as, appv1.ReasonDeleteFailed, "delete", k.name, err)
+	}
+	why := k.unwanted
+	if desired != none {
+		why = fmt.Sprintf("replaced by %s %s", k.name, desired.GetName())
+	}
+	s.changes.deleted = append(s.changes.deleted, fmt.Sprintf("%s %s: %s", k.name, obj.GetName(), why))
+	return nil
+}
+
+// childCache is a kind's informer cache, which holds only objects carrying
+// our label (see main.go), indexed by their AppService controller's UID.
+type childCache[T any] struct {
+	indexer cache.Indexer
+}
+
+// controllerIndex indexes children by the UID of the AppService that
+// controls them.
+const controllerIndex = "appservice-controller"
+
+// newChildCache adds the controller index to an informer (before it
+// starts) and returns its cache.
+func newChildCache[T any](informer cache.SharedIndexInformer) (childCache[T], error) {
+	err := informer.AddIndexers(cache.Indexers{controllerIndex: func(obj any) ([]string, error) {
+		object, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		if ref := metav1.GetControllerOf(object); ref != nil && isControllerKind(ref) {
+			return []string{string(ref.UID)}, nil
+		}
+		return nil, nil
+	}})
+	return childCache[T]{indexer: informer.GetIndexer()}, err
+}
+
+// get returns the cached object of this name, and whether there is one.
+func (c childCache[T]) get(namespace, name string) (T, bool, error) {
+	var none T
+	item, found, err := c.indexer.GetByKey(cache.ObjectName{Namespace: namespace, Name: name}.String())
+	if err != nil || !found {
+		return none, false, err
+	}
+	obj, ok := item.(T)
+	if !ok {
+		return none, false, fmt.Errorf("cache of %T holds a %T", none, item)
+	}
+	return obj, true, nil
+}
+
+// controlledBy returns the cached objects the AppService controls.
+func (c childCache[T]) controlledBy(as *appv1.AppService) ([]T, error) {
+	items, err := c.indexer.ByIndex(controllerIndex, string(as.UID))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	for _, item := range items {
+		if obj, ok := item.(T); ok {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}

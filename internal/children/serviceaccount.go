@@ -1,0 +1,128 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package children
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// The ServiceAccount's pure part. The controller owns, on a ServiceAccount
+// it creates, our label, the annotations from spec.serviceAccount (the keys
+// recorded in AnnotationAnnotations) and automountServiceAccountToken. Its
+// secrets and image pull secrets, and annotations others add, are someone
+// else's.
+
+// ServiceAccountName is the ServiceAccount the Pods run as: the one
+// spec.serviceAccount names or creates (after the AppService, unless
+// named), or spec.serviceAccountName; "" for the namespace's default.
+func ServiceAccountName(as *appv1.AppService) string {
+	sa := as.Spec.ServiceAccount
+	switch {
+	case sa == nil:
+		return as.Spec.ServiceAccountName
+	case sa.Name != "":
+		return sa.Name
+	case sa.Create:
+		return as.Name
+	}
+	return ""
+}
+
+// automountToken is whether the Pods mount the ServiceAccount's token, nil
+// when the spec does not say (the ServiceAccount's own setting then
+// applies).
+func automountToken(as *appv1.AppService) *bool {
+	if sa := as.Spec.ServiceAccount; sa != nil {
+		return sa.AutomountToken
+	}
+	return nil
+}
+
+// NewServiceAccount returns the ServiceAccount an AppService creates, or nil
+// when it creates none.
+func NewServiceAccount(as *appv1.AppService) *corev1.ServiceAccount {
+	sa := as.Spec.ServiceAccount
+	if sa == nil || !sa.Create {
+		return nil
+	}
+	return &corev1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            ServiceAccountName(as),
+			Namespace:       as.Namespace,
+			Labels:          SelectorLabels(as),
+			Annotations:     withRecord(sa.Annotations),
+			OwnerReferences: []metav1.OwnerReference{*NewControllerRef(as)},
+		},
+		AutomountServiceAccountToken: sa.AutomountToken,
+	}
+}
+
+// UpdateServiceAccount returns a copy of live with the fields the
+// controller owns set as in desired, and the names of those that changed;
+// nil when nothing needs to change. live is never modified.
+func UpdateServiceAccount(live, desired *corev1.ServiceAccount) (*corev1.ServiceAccount, []string) {
+	var changed []string
+	out := live.DeepCopy()
+	if addLabels(&out.ObjectMeta, desired.Labels) {
+		changed = append(changed, "labels")
+	}
+	if updateAnnotations(&out.ObjectMeta, live.Annotations, desired.Annotations) {
+		changed = append(changed, "annotations")
+	}
+	setOwned(&changed, "automountServiceAccountToken", &out.AutomountServiceAccountToken, desired.AutomountServiceAccountToken)
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	return out, changed
+}
+
+// withRecord returns annotations with AnnotationAnnotations recording their
+// keys: the annotations an object created with them owns. Nil for none. The
+// record is the controller's: a spec's annotation of that key (admission
+// refuses it) is dropped.
+func withRecord(annotations map[string]string) map[string]string {
+	out := make(map[string]string, len(annotations)+1)
+	for k, v := range annotations {
+		if k != appv1.AnnotationAnnotations {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	out[appv1.AnnotationAnnotations] = ownedKeys(out)
+	return out
+}
+
+// updateAnnotations brings the annotations of out, whose live ones are live,
+// in line with desired (built by withRecord): the keys recorded last time
+// that desired no longer has go, the others' keys stay, and the record
+// follows. It reports whether anything changed.
+func updateAnnotations(out *metav1.ObjectMeta, live, desired map[string]string) bool {
+	want := make(map[string]string, len(desired))
+	for k, v := range desired {
+		if k != appv1.AnnotationAnnotations {
+			want[k] = v
+		}
+	}
+	owned := recordedKeys(live[appv1.AnnotationAnnotations])
+	changed := syncOwnedKeys(&out.Annotations, want, owned)
+	return setRecord(&out.Annotations, appv1.AnnotationAnnotations, desired[appv1.AnnotationAnnotations]) || changed
+}

@@ -1,0 +1,125 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The blocks of the spec that ask for children besides the Deployment and
+// the Service. Each block present makes one child, named after the
+// AppService (the ServiceAccount may be named otherwise); removing the block
+// deletes it. The rules the children's own validation would apply are in
+// config/crd/patches/children-rules.yaml where a marker line cannot hold
+// them.
+
+// ServiceAccount is the identity the Pods run as: an existing ServiceAccount
+// (name only), or one the controller creates and owns (create).
+//
+// +kubebuilder:validation:XValidation:rule="self.create || (has(self.name) && size(self.name) > 0)",message="name is required unless create is true",fieldPath=".name"
+// +kubebuilder:validation:XValidation:rule="self.create || !has(self.annotations)",message="annotations are set only on a ServiceAccount the controller creates (create: true)",fieldPath=".annotations"
+type ServiceAccount struct {
+	// Create makes the controller create the ServiceAccount, own it and
+	// delete it with the AppService (or when this block goes). Without it,
+	// the Pods use the existing ServiceAccount called name.
+	// +optional
+	// +kubebuilder:default=false
+	Create bool `json:"create"`
+
+	// Name of the ServiceAccount. With create, it defaults to the
+	// AppService's name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name,omitempty"`
+
+	// Annotations on the created ServiceAccount, such as a cloud provider's
+	// workload identity (eks.amazonaws.com/role-arn). Annotations others
+	// add are kept; a key removed from here is removed from it.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// AutomountToken is whether the Pods get the ServiceAccount's API token
+	// mounted (core/v1 PodSpec.automountServiceAccountToken, and the created
+	// ServiceAccount's automountServiceAccountToken). Unset, Kubernetes'
+	// default: mounted.
+	// +optional
+	AutomountToken *bool `json:"automountToken,omitempty"`
+}
+
+// DisruptionBudget limits voluntary disruptions of the Pods, such as node
+// drains, through a PodDisruptionBudget (policy/v1). Exactly one of
+// minAvailable and maxUnavailable, each a number of Pods or a percentage.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.minAvailable) != has(self.maxUnavailable)",message="exactly one of minAvailable and maxUnavailable must be set"
+type DisruptionBudget struct {
+	// MinAvailable is how many Pods must stay available during a
+	// disruption: a number, or a percentage of the desired Pods (e.g. 50%).
+	// +optional
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+
+	// MaxUnavailable is how many Pods may be unavailable during a
+	// disruption: a number, or a percentage of the desired Pods (e.g. 25%).
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// Autoscaling scales the Deployment with a HorizontalPodAutoscaler
+// (autoscaling/v2) on the Pods' average CPU and memory utilization, as a
+// percentage of their requests (set spec.resources.requests). While it is
+// set, the autoscaler owns the replica count: the Deployment is created with
+// minReplicas, the controller never writes its replicas again, and
+// spec.size is ignored. Without either target, the autoscaler's default
+// applies: 80% CPU.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="must be greater than or equal to minReplicas",fieldPath=".maxReplicas"
+type Autoscaling struct {
+	// MinReplicas is the fewest replicas the autoscaler keeps. Default 1.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// MaxReplicas is the most replicas the autoscaler may scale to.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// TargetCPUUtilizationPercentage is the average CPU use the autoscaler
+	// aims at, as a percentage of the Pods' CPU requests.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+
+	// TargetMemoryUtilizationPercentage is the average memory use the
+	// autoscaler aims at, as a percentage of the Pods' memory requests.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
+
+	// Behavior tunes how fast the autoscaler scales up and down
+	// (autoscaling/v2 HorizontalPodAutoscalerSpec.behavior); the rules are
+	// in config/crd/patches/children-rules.yaml.
+	// +optional
+	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
+}

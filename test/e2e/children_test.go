@@ -1,0 +1,270 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// The children besides the Deployment and the Service, each created,
+// changed, repaired and removed with its block, as the Deployment and the
+// Service are.
+func TestMoreChildren(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	const name = "more"
+	as := createAppService(t, ns, name, appv1.AppServiceSpec{
+		Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}},
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+		ServiceAccount: &appv1.ServiceAccount{
+			Create: true, AutomountToken: new(false),
+			Annotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/more"},
+		},
+		DisruptionBudget: &appv1.DisruptionBudget{MinAvailable: new(intstr.FromInt32(1))},
+		Autoscaling:      &appv1.Autoscaling{MinReplicas: int32p(2), MaxReplicas: 4},
+	})
+	// Created: the Deployment at minReplicas, whatever the size, its Pods
+	// running as the new ServiceAccount.
+	as = waitAvailable(t, ns, name, 2)
+	waitChild(t, func() (*corev1.ServiceAccount, error) {
+		return kube.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+	}, as,
+		func(sa *corev1.ServiceAccount) error {
+			if sa.Annotations["eks.amazonaws.com/role-arn"] == "" || sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken {
+				return fmt.Errorf("ServiceAccount %+v", sa.ObjectMeta)
+			}
+			return nil
+		})
+	d, err := getDeployment(ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod := d.Spec.Template.Spec; pod.ServiceAccountName != name || pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("the Pods run as %q, automount %v; want %q, false", pod.ServiceAccountName, pod.AutomountServiceAccountToken, name)
+	}
+	getBudget := func() (*policyv1.PodDisruptionBudget, error) {
+		return kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	getAutoscaler := func() (*autoscalingv2.HorizontalPodAutoscaler, error) {
+		return kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	waitChild(t, getBudget, as, func(b *policyv1.PodDisruptionBudget) error {
+		if b.Spec.MinAvailable == nil || *b.Spec.MinAvailable != intstr.FromInt32(1) || b.Spec.Selector.MatchLabels[appv1.LabelAppService] != name {
+			return fmt.Errorf("PodDisruptionBudget spec %+v", b.Spec)
+		}
+		// The disruption controller counts our Pods.
+		if b.Status.ExpectedPods != 2 {
+			return fmt.Errorf("PodDisruptionBudget expects %d Pods, want 2", b.Status.ExpectedPods)
+		}
+		return nil
+	})
+	waitChild(t, getAutoscaler, as, func(h *autoscalingv2.HorizontalPodAutoscaler) error {
+		if h.Spec.ScaleTargetRef.Name != name || *h.Spec.MinReplicas != 2 || h.Spec.MaxReplicas != 4 {
+			return fmt.Errorf("HorizontalPodAutoscaler spec %+v", h.Spec)
+		}
+		return nil
+	})
+	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonCreated, "ServiceAccount more, Deployment more, Service more, PodDisruptionBudget more, HorizontalPodAutoscaler more")
+
+	// The autoscaler owns the replica count: a count it sets (here through
+	// the scale subresource, as it does) survives a spec change.
+	if _, err := kube.AppsV1().Deployments(ns).UpdateScale(ctx, name, &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 3},
+	}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAvailable(t, ns, name, 3)
+
+	// Changed: every block at once.
+	updateAppService(t, ns, name, func(as *appv1.AppService) {
+		as.Spec.Size = int32p(5) // ignored while autoscaling
+		as.Spec.ServiceAccount.Annotations = map[string]string{"iam.gke.io/gcp-service-account": "more@example.iam.gserviceaccount.com"}
+		as.Spec.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromString("50%"))}
+		as.Spec.Autoscaling.MaxReplicas = 6
+	})
+	as = waitAvailable(t, ns, name, 3)
+	waitChild(t, func() (*corev1.ServiceAccount, error) {
+		return kube.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+	}, as,
+		func(sa *corev1.ServiceAccount) error {
+			if _, old := sa.Annotations["eks.amazonaws.com/role-arn"]; old || sa.Annotations["iam.gke.io/gcp-service-account"] == "" {
+				return fmt.Errorf("ServiceAccount annotations %v", sa.Annotations)
+			}
+			return nil
+		})
+	waitChild(t, getBudget, as, func(b *policyv1.PodDisruptionBudget) error {
+		if b.Spec.MinAvailable != nil || b.Spec.MaxUnavailable == nil || *b.Spec.MaxUnavailable != intstr.FromString("50%") {
+			return fmt.Errorf("PodDisruptionBudget spec %+v", b.Spec)
+		}
+		return nil
+	})
+	waitChild(t, getAutoscaler, as, func(h *autoscalingv2.HorizontalPodAutoscaler) error {
+		if h.Spec.MaxReplicas != 6 {
+			return fmt.Errorf("maxReplicas %d, want 6", h.Spec.MaxReplicas)
+		}
+		return nil
+	})
+	if d, err := getDeployment(ns, name); err != nil || *d.Spec.Replicas != 3 {
+		t.Errorf("the Deployment's replicas after a spec change: %v (%v), want the autoscaler's 3", d.Spec.Replicas, err)
+	}
+
+	// Repaired: drift in each child, and one deleted.
+	if _, err := kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"maxReplicas":9}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"annotations":{"iam.gke.io/gcp-service-account":"stolen"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitChild(t, getAutoscaler, as, func(h *autoscalingv2.HorizontalPodAutoscaler) error {
+		if h.Spec.MaxReplicas != 6 {
+			return fmt.Errorf("maxReplicas %d, want 6", h.Spec.MaxReplicas)
+		}
+		return nil
+	})
+	waitChild(t, func() (*corev1.ServiceAccount, error) {
+		return kube.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+	}, as,
+		func(sa *corev1.ServiceAccount) error {
+			if sa.Annotations["iam.gke.io/gcp-service-account"] == "stolen" {
+				return fmt.Errorf("ServiceAccount annotations %v", sa.Annotations)
+			}
+			return nil
+		})
+	waitChild(t, getBudget, as, func(*policyv1.PodDisruptionBudget) error { return nil })
+	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonUpdated, "HorizontalPodAutoscaler more: maxReplicas")
+
+	// Removed: each block takes its child; without the autoscaler, size
+	// is the replica count again, and the Pods use the default
+	// ServiceAccount.
+	updateAppService(t, ns, name, func(as *appv1.AppService) {
+		as.Spec.ServiceAccount, as.Spec.DisruptionBudget, as.Spec.Autoscaling = nil, nil, nil
+		as.Spec.Size = int32p(1)
+	})
+	waitAvailable(t, ns, name, 1)
+	eventually(t, 30*time.Second, func() error {
+		for kind, get := range map[string]func() error{
+			"ServiceAccount": func() error {
+				_, err := kube.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+				return err
+			},
+			"PodDisruptionBudget":     func() error { _, err := getBudget(); return err },
+			"HorizontalPodAutoscaler": func() error { _, err := getAutoscaler(); return err },
+		} {
+			if err := get(); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%s: %v, want it deleted", kind, err)
+			}
+		}
+		return nil
+	})
+	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonDeleted, "the spec has no autoscaling")
+	if d, err := getDeployment(ns, name); err != nil || d.Spec.Template.Spec.ServiceAccountName != "" {
+		t.Errorf("the Pods still run as a ServiceAccount of their own: %v", err)
+	}
+}
+
+// TestUnownedChildIsLeftAlone: an object of a new child's name that the
+// AppService does not control is never touched; the AppService is Degraded
+// with one Warning, and its other children are made all the same.
+func TestUnownedChildIsLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	const name = "blocked"
+	theirs, err := kube.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: new(intstr.FromInt32(3)), Selector: &metav1.LabelSelector{}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createAppService(t, ns, name, appv1.AppServiceSpec{
+		Size: int32p(1), Image: "nginx:1.27",
+		DisruptionBudget: &appv1.DisruptionBudget{MinAvailable: new(intstr.FromInt32(1))},
+		ServiceAccount:   &appv1.ServiceAccount{Create: true},
+	})
+	waitDegraded(t, ns, name, appv1.ReasonResourceExists, "PodDisruptionBudget "+ns+"/"+name, "left untouched")
+	waitEvent(t, ns, name, corev1.EventTypeWarning, appv1.ReasonResourceExists, "PodDisruptionBudget")
+	eventually(t, 60*time.Second, func() error {
+		if _, err := kube.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		d, err := getDeployment(ns, name)
+		if err != nil {
+			return err
+		}
+		if d.Status.AvailableReplicas != 1 {
+			return fmt.Errorf("%d available", d.Status.AvailableReplicas)
+		}
+		return nil
+	})
+	now, err := kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.UID != theirs.UID || len(now.OwnerReferences) > 0 || now.Labels[appv1.LabelAppService] != "" || *now.Spec.MaxUnavailable != intstr.FromInt32(3) {
+		t.Errorf("the unowned PodDisruptionBudget was written to: %+v", now)
+	}
+	if n := len(events(t, ns, name, appv1.ReasonResourceExists)); n != 1 {
+		t.Errorf("%d ResourceExists Events, want 1", n)
+	}
+	// Removing the block clears the condition and leaves their object.
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.DisruptionBudget = nil })
+	waitAvailable(t, ns, name, 1)
+	if _, err := kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		t.Errorf("their PodDisruptionBudget: %v", err)
+	}
+}
+
+// waitChild waits until get returns a child controlled by as that check
+// accepts, and returns it.
+func waitChild[T metav1.Object](t *testing.T, get func() (T, error), as *appv1.AppService, check func(T) error) T {
+	t.Helper()
+	var obj T
+	eventually(t, 60*time.Second, func() error {
+		var err error
+		if obj, err = get(); err != nil {
+			return err
+		}
+		if err := ownedBy(obj, as); err != nil {
+			return err
+		}
+		if obj.GetLabels()[appv1.LabelAppService] != as.Name {
+			return fmt.Errorf("%s is not labelled for %s: %v", obj.GetName(), as.Name, obj.GetLabels())
+		}
+		return check(obj)
+	})
+	return obj
+}
