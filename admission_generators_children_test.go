@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -42,6 +44,77 @@ func genChildren(r *specRand, s *appv1.AppServiceSpec) {
 	if r.IntN(4) == 0 {
 		s.Autoscaling = genAutoscaling(r)
 	}
+	if r.IntN(4) == 0 {
+		genIngress(r, s)
+	}
+}
+
+// genIngress draws an ingress and, most of the time, the ports it routes to.
+func genIngress(r *specRand, s *appv1.AppServiceSpec) {
+	if len(s.Ports) == 0 && (r.IntN(6) > 0 || !bad(r)) {
+		s.Ports = []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "admin", Port: 9000, TargetPort: intstr.FromInt32(9090)}}[:1+r.IntN(2)]
+	}
+	in := &appv1.Ingress{}
+	if r.IntN(3) == 0 {
+		in.ClassName = pick(r, "nginx", "traefik", "a.b-c")
+		if bad(r) {
+			in.ClassName = pick(r, "Nginx", "a_b", strings.Repeat("c", 254))
+		}
+	}
+	if r.IntN(3) == 0 {
+		in.Annotations = map[string]string{}
+		for range 1 + r.IntN(3) {
+			k := pick(r, "nginx.ingress.kubernetes.io/rewrite-target", "cert-manager.io/cluster-issuer", "kubernetes.io/ingress.class", "note")
+			if bad(r) {
+				k = pick(r, "a b", "/x", appv1.AnnotationAnnotations)
+			}
+			v := pick(r, "/", "letsencrypt", "", strings.Repeat("v", 4096))
+			if k == "kubernetes.io/ingress.class" {
+				v = pick(r, in.ClassName, "nginx", "other")
+			}
+			in.Annotations[k] = v
+		}
+	}
+	for range 1 + r.IntN(3) {
+		h := appv1.IngressHost{Host: pick(r, "app.example.com", "", "*.example.com", "a", strings.Repeat("h", 63)+".example.com", "999.1.1.1")}
+		if bad(r) {
+			h.Host = pick(r, "App.example.com", "1.2.3.4", "a..b", "*", "a.*.com", "a_b.com", "http://a.com", strings.Repeat("h", 64)+".com")
+		}
+		for range 1 + r.IntN(3) {
+			p := appv1.IngressPath{}
+			if r.IntN(2) == 0 {
+				p.Path = pick(r, "/", "/api", "/a/b/", "/.well-known/x", "/a%20b", "/~user")
+				if bad(r) {
+					p.Path = pick(r, "api", "/a//b", "/a/./b", "/a/../b", "/a%2fb", "/a/..", "/a/.", "//")
+				}
+			}
+			if r.IntN(2) == 0 {
+				p.PathType = pick(r, networkingv1.PathTypePrefix, networkingv1.PathTypeExact, networkingv1.PathTypeImplementationSpecific)
+				if bad(r) {
+					p.PathType = "Regex"
+				}
+			}
+			if r.IntN(2) == 0 {
+				p.Port = new(pick(r, intstr.FromInt32(80), intstr.FromString("http"), intstr.FromString("admin"), intstr.FromInt32(9000)))
+				if bad(r) {
+					p.Port = new(pick(r, intstr.FromInt32(81), intstr.FromInt32(9090), intstr.FromString("web"), intstr.FromInt32(0), intstr.FromString("")))
+				}
+			}
+			h.Paths = append(h.Paths, p)
+		}
+		in.Hosts = append(in.Hosts, h)
+	}
+	if r.IntN(3) == 0 {
+		tls := networkingv1.IngressTLS{Hosts: []string{pick(r, "app.example.com", "*.example.com")}, SecretName: pick(r, "", "app-tls", "a.b")}
+		if bad(r) {
+			tls.Hosts = append(tls.Hosts, pick(r, "A.com", "a..b", "*"))
+		}
+		if bad(r) {
+			tls.SecretName = pick(r, "App_TLS", strings.Repeat("s", 254))
+		}
+		in.TLS = append(in.TLS, tls)
+	}
+	s.Ingress = in
 }
 
 func genServiceAccount(r *specRand) *appv1.ServiceAccount {

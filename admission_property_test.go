@@ -181,6 +181,7 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		dryRunChild(ctx, "Deployment", kube.AppsV1().Deployments(ns).Create, children.NewDeployment(admitted), children.UpdateDeployment),
 		dryRunChild(ctx, "Service", kube.CoreV1().Services(ns).Create, children.NewService(admitted), children.UpdateService),
 		dryRunChild(ctx, "ServiceAccount", kube.CoreV1().ServiceAccounts(ns).Create, children.NewServiceAccount(admitted), children.UpdateServiceAccount),
+		dryRunChild(ctx, "Ingress", kube.NetworkingV1().Ingresses(ns).Create, children.NewIngress(admitted), children.UpdateIngress),
 		dryRunChild(ctx, "PodDisruptionBudget", kube.PolicyV1().PodDisruptionBudgets(ns).Create, children.NewDisruptionBudget(admitted), children.UpdateDisruptionBudget),
 		dryRunChild(ctx, "HorizontalPodAutoscaler", kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, children.NewAutoscaler(admitted), children.UpdateAutoscaler),
 	}
@@ -252,13 +253,17 @@ func buildAll(as *appv1.AppService) (err error) {
 	if sa := children.NewServiceAccount(as); sa != nil {
 		children.UpdateServiceAccount(sa, children.NewServiceAccount(as))
 	}
+	if in := children.NewIngress(as); in != nil {
+		children.UpdateIngress(in, children.NewIngress(as))
+		children.IngressURL(in)
+	}
 	if b := children.NewDisruptionBudget(as); b != nil {
 		children.UpdateDisruptionBudget(b, children.NewDisruptionBudget(as))
 	}
 	if a := children.NewAutoscaler(as); a != nil {
 		children.UpdateAutoscaler(a, children.NewAutoscaler(as))
 	}
-	newStatus(as, d, nil)
+	newStatus(as, observed{deployment: d}, nil)
 	return nil
 }
 

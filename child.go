@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -73,6 +74,13 @@ func (s *appSync) services() childKind[*corev1.Service] {
 	}
 }
 
+func (s *appSync) ingresses() childKind[*networkingv1.Ingress] {
+	return childKind[*networkingv1.Ingress]{
+		name: "Ingress", client: s.c.kubeClient.NetworkingV1().Ingresses(s.as.Namespace),
+		cache: s.c.ingresses, diff: children.UpdateIngress, unwanted: "the spec has no ingress (or no ports)",
+	}
+}
+
 func (s *appSync) disruptionBudgets() childKind[*policyv1.PodDisruptionBudget] {
 	return childKind[*policyv1.PodDisruptionBudget]{
 		name: "PodDisruptionBudget", client: s.c.kubeClient.PolicyV1().PodDisruptionBudgets(s.as.Namespace),
@@ -89,12 +97,14 @@ func (s *appSync) autoscalers() childKind[*autoscalingv2.HorizontalPodAutoscaler
 
 // sync brings the AppService's child of this kind in line with desired, and
 // deletes every other one it controls: all of them when desired is nil (the
-// spec asks for none).
-func (k childKind[T]) sync(ctx context.Context, s *appSync, desired T) error {
-	var none T
+// spec asks for none). It returns the live child it asks for (nil when
+// there is none it controls).
+func (k childKind[T]) sync(ctx context.Context, s *appSync, desired T) (T, error) {
+	var live, none T
 	var errs []error
 	if desired != none {
-		_, err := k.ensure(ctx, s, desired)
+		var err error
+		live, err = k.ensure(ctx, s, desired)
 		errs = append(errs, err)
 	}
 	others, err := k.cache.controlledBy(s.as)
@@ -104,7 +114,7 @@ func (k childKind[T]) sync(ctx context.Context, s *appSync, desired T) error {
 			errs = append(errs, k.remove(ctx, s, obj, desired))
 		}
 	}
-	return errors.Join(errs...)
+	return live, errors.Join(errs...)
 }
 
 // ensure creates or updates the child desired describes, and returns the

@@ -21,6 +21,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -36,6 +37,7 @@ func withEveryChild(s *appv1.AppServiceSpec) {
 	s.ServiceAccount = &appv1.ServiceAccount{Create: true}
 	s.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromInt32(1))}
 	s.Autoscaling = &appv1.Autoscaling{MinReplicas: new(int32(2)), MaxReplicas: 10}
+	s.Ingress = &appv1.Ingress{Hosts: []appv1.IngressHost{{Host: "app.example.com", Paths: []appv1.IngressPath{{Path: "/", PathType: networkingv1.PathTypePrefix}}}}}
 }
 
 // live is what the API server returns for a child just created from
@@ -57,18 +59,20 @@ func TestSyncHandlerCreatesEveryChild(t *testing.T) {
 	f.expectCreate(children.NewServiceAccount(as))
 	f.expectCreate(children.NewDeployment(as))
 	f.expectCreate(children.NewService(as))
+	f.expectCreate(children.NewIngress(as))
 	f.expectCreate(children.NewDisruptionBudget(as))
 	f.expectCreate(children.NewAutoscaler(as))
 	f.expectStatusUpdate(withStatus(as, appv1.AppServiceStatus{
 		ObservedGeneration: fixtures.Generation,
 		Selector:           fixtures.Selector,
+		URL:                "http://app.example.com/",
 		Conditions: []metav1.Condition{
 			condition(appv1.ConditionAvailable, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
 			condition(appv1.ConditionProgressing, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
 			notDegraded(),
 		},
 	}))
-	f.events = []string{normal(appv1.ReasonCreated, "Created ServiceAccount nginx-app, Deployment nginx-app, Service nginx-app, PodDisruptionBudget nginx-app, HorizontalPodAutoscaler nginx-app")}
+	f.events = []string{normal(appv1.ReasonCreated, "Created ServiceAccount nginx-app, Deployment nginx-app, Service nginx-app, Ingress nginx-app, PodDisruptionBudget nginx-app, HorizontalPodAutoscaler nginx-app")}
 	if err := f.run(testKey); err != nil {
 		t.Fatalf("syncHandler: %v", err)
 	}
@@ -95,7 +99,8 @@ func TestSyncHandlerAutoscaledReplicas(t *testing.T) {
 			f := newFixture(t, as)
 			f.deployments = []*appsv1.Deployment{d}
 			f.services = []*corev1.Service{fixtures.LiveService()}
-			f.others = []runtime.Object{live(children.NewServiceAccount(as)), live(children.NewDisruptionBudget(as))}
+			f.others = []runtime.Object{live(children.NewServiceAccount(as)), live(children.NewDisruptionBudget(as)), live(children.NewIngress(as))}
+			as.Status.URL = "http://app.example.com/"
 			if autoscaled {
 				f.others = append(f.others, live(children.NewAutoscaler(as)))
 			} else {
@@ -117,6 +122,7 @@ func TestSyncHandlerAutoscaledReplicas(t *testing.T) {
 func TestSyncHandlerDeletesUnwantedChildren(t *testing.T) {
 	as := withStatus(fixtures.AppService(), currentStatus())
 	withEveryChild(&as.Spec)
+	as.Spec.Ingress = nil
 	sa, budget, autoscaler := live(children.NewServiceAccount(as)), live(children.NewDisruptionBudget(as)), live(children.NewAutoscaler(as))
 	budget.OwnerReferences = nil // an orphan: not ours to delete
 	as.Spec.ServiceAccount.Name = "renamed"

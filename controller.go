@@ -26,6 +26,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -74,6 +75,7 @@ type Controller struct {
 	serviceAccounts   childCache[*corev1.ServiceAccount]
 	deployments       childCache[*appsv1.Deployment]
 	services          childCache[*corev1.Service]
+	ingresses         childCache[*networkingv1.Ingress]
 	disruptionBudgets childCache[*policyv1.PodDisruptionBudget]
 	autoscalers       childCache[*autoscalingv2.HorizontalPodAutoscaler]
 	cachesSynced      []cache.InformerSynced
@@ -142,6 +144,8 @@ func NewController(
 	c.deployments, err = newChildCache[*appsv1.Deployment](watch(kubeInformers.Apps().V1().Deployments().Informer()))
 	errs = append(errs, err)
 	c.services, err = newChildCache[*corev1.Service](watch(kubeInformers.Core().V1().Services().Informer()))
+	errs = append(errs, err)
+	c.ingresses, err = newChildCache[*networkingv1.Ingress](watch(kubeInformers.Networking().V1().Ingresses().Informer()))
 	errs = append(errs, err)
 	c.disruptionBudgets, err = newChildCache[*policyv1.PodDisruptionBudget](watch(kubeInformers.Policy().V1().PodDisruptionBudgets().Informer()))
 	errs = append(errs, err)
@@ -312,13 +316,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// The ServiceAccount first, the Pods' identity: the Deployment's Pods
 	// cannot be created before it exists.
 	s := &appSync{c: c, as: as}
-	saErr := s.serviceAccounts().sync(ctx, s, children.NewServiceAccount(as))
+	_, saErr := s.serviceAccounts().sync(ctx, s, children.NewServiceAccount(as))
 	deployment, deployErr := s.deployments().ensure(ctx, s, children.NewDeployment(as))
-	serviceErr := s.services().sync(ctx, s, children.NewService(as))
-	budgetErr := s.disruptionBudgets().sync(ctx, s, children.NewDisruptionBudget(as))
-	autoscalerErr := s.autoscalers().sync(ctx, s, children.NewAutoscaler(as))
+	_, serviceErr := s.services().sync(ctx, s, children.NewService(as))
+	ingress, ingressErr := s.ingresses().sync(ctx, s, children.NewIngress(as))
+	_, budgetErr := s.disruptionBudgets().sync(ctx, s, children.NewDisruptionBudget(as))
+	_, autoscalerErr := s.autoscalers().sync(ctx, s, children.NewAutoscaler(as))
 	s.changes.record(c.recorder, as)
-	errs := []error{saErr, deployErr, serviceErr, budgetErr, autoscalerErr}
+	errs := []error{saErr, deployErr, serviceErr, ingressErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
 	if errors.Is(syncErr, errNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")
@@ -329,7 +334,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// Any other error is reported, whatever came with it.
 		return syncErr
 	}
-	if err := c.updateStatus(ctx, as, deployment, syncErr); err != nil {
+	seen := observed{deployment: deployment}
+	if ingress != nil {
+		seen.url = children.IngressURL(ingress)
+	}
+	if err := c.updateStatus(ctx, as, seen, syncErr); err != nil {
 		return errors.Join(syncErr, err)
 	}
 	return syncErr

@@ -86,9 +86,11 @@ func TestEnsureCRD(t *testing.T) {
 // TestCRDFitsKubectlApply: `kubectl apply -f artifacts/examples/crd.yaml`
 // (or the install bundle) stores the whole CRD, as JSON, in the
 // last-applied-configuration annotation, and an object's annotations may
-// hold at most 256 KiB. The CRD must leave room under that limit (half of
-// it, for the fields still to come); hack/crdtrim keeps it there by
-// dropping the descriptions nested in core/v1 types.
+// hold at most 256 KiB together. The CRD must leave room under that limit:
+// a quarter of it, for the annotations others put on the CRD (Helm, Argo
+// CD, cert-manager's CA injector) and for kubectl's own. hack/crdtrim
+// keeps it there by dropping the descriptions nested in Kubernetes API
+// types; the CEL rules, about half of it, are what it is made of.
 func TestCRDFitsKubectlApply(t *testing.T) {
 	var crd map[string]any
 	if err := yaml.Unmarshal(crdYAML, &crd); err != nil {
@@ -100,7 +102,7 @@ func TestCRDFitsKubectlApply(t *testing.T) {
 	}
 	const limit = 256 * 1024
 	t.Logf("the CRD is %d bytes as JSON (the annotation limit is %d)", len(asJSON), limit)
-	if len(asJSON) > limit/2 {
-		t.Errorf("the CRD is %d bytes as JSON, over half of the %d bytes kubectl apply's annotation may hold", len(asJSON), limit)
+	if len(asJSON) > limit*3/4 {
+		t.Errorf("the CRD is %d bytes as JSON, over three quarters of the %d bytes kubectl apply's annotation may hold", len(asJSON), limit)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +61,7 @@ var (
 	serviceAccountsResource   = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
 	disruptionBudgetsResource = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
 	autoscalersResource       = autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
+	ingressesResource         = networkingv1.SchemeGroupVersion.WithResource("ingresses")
 	appServicesResource       = appv1.SchemeGroupVersion.WithResource("appservices")
 )
 
@@ -170,8 +172,8 @@ type fixture struct {
 	appServices []*appv1.AppService
 	deployments []*appsv1.Deployment
 	services    []*corev1.Service
-	// The other children: ServiceAccounts, PodDisruptionBudgets and
-	// HorizontalPodAutoscalers.
+	// The other children: ServiceAccounts, Ingresses,
+	// PodDisruptionBudgets and HorizontalPodAutoscalers.
 	others []runtime.Object
 	// Objects in the fake API server only, not (yet) in the caches.
 	apiOnly []runtime.Object
@@ -338,6 +340,8 @@ func resourceOf(t *testing.T, obj runtime.Object) schema.GroupVersionResource {
 		return disruptionBudgetsResource
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		return autoscalersResource
+	case *networkingv1.Ingress:
+		return ingressesResource
 	}
 	t.Fatalf("no resource for %T", obj)
 	return schema.GroupVersionResource{}

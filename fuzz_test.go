@@ -50,6 +50,8 @@ func FuzzBuilders(f *testing.F) {
 		`{"image":"x","volumes":[{"name":"c","configMap":{"name":"c","items":[{"key":"k","path":"p","mode":256}]}},{"name":"p","projected":{"sources":[{"serviceAccountToken":{"path":"t"}},{"downwardAPI":{"items":[{"path":"cpu","resourceFieldRef":{"resource":"limits.cpu","divisor":"1m"}}]}}]}},{"name":"d","downwardAPI":{"items":[{"path":"l","fieldRef":{"fieldPath":"metadata.labels"}}]}},{"name":"e","emptyDir":{"sizeLimit":"1Gi"}},{"name":"n"}],"volumeMounts":[{"name":"c","mountPath":"/c"},{"name":"x","mountPath":"/x"}]}`,
 		`{"image":"x","lifecycle":{"preStop":{"httpGet":{"port":80}},"postStart":{"sleep":{"seconds":1}}},"securityContext":{"runAsUser":1000},"podSecurityContext":{"fsGroup":2000},"affinity":{"podAntiAffinity":{}},"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}]}`,
 		`{"image":"x","serviceAccount":{"create":true,"annotations":{"a":"1","app.example.com/annotations":"b"},"automountToken":false},"disruptionBudget":{"minAvailable":"50%","maxUnavailable":1},"autoscaling":{"maxReplicas":3,"targetMemoryUtilizationPercentage":70,"behavior":{"scaleUp":{"policies":[]},"scaleDown":{"stabilizationWindowSeconds":60,"tolerance":"0.1"}}}}`,
+		`{"image":"x","ports":[{"name":"http","port":80},{"name":"admin","port":9000}],"ingress":{"className":"nginx","annotations":{"a":"1"},"hosts":[{"host":"app.example.com","paths":[{},{"path":"/admin","pathType":"Exact","port":"admin"},{"port":9000}]},{"paths":[{"path":""}]}],"tls":[{"hosts":["*.example.com"],"secretName":"tls"}]}}`,
+		`{"image":"x","ingress":{"hosts":[{"host":"a","paths":[{"port":"missing"}]}]}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -76,9 +78,13 @@ func FuzzBuilders(f *testing.F) {
 			t.Errorf("no Service for %d ports", len(spec.Ports))
 		}
 		checkBuiltInLine(t, "ServiceAccount", children.NewServiceAccount(as), children.NewServiceAccount(as), children.UpdateServiceAccount)
+		checkBuiltInLine(t, "Ingress", children.NewIngress(as), children.NewIngress(as), children.UpdateIngress)
+		if in := children.NewIngress(as); in != nil {
+			children.IngressURL(in)
+		}
 		checkBuiltInLine(t, "PodDisruptionBudget", children.NewDisruptionBudget(as), children.NewDisruptionBudget(as), children.UpdateDisruptionBudget)
 		checkBuiltInLine(t, "HorizontalPodAutoscaler", children.NewAutoscaler(as), children.NewAutoscaler(as), children.UpdateAutoscaler)
-		st := newStatus(as, d, errors.New("boom"))
+		st := newStatus(as, observed{deployment: d}, errors.New("boom"))
 		if st.ObservedGeneration != as.Generation {
 			t.Errorf("status observedGeneration %d, want %d", st.ObservedGeneration, as.Generation)
 		}

@@ -32,14 +32,24 @@ import (
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// newStatus computes an AppService's status from the Deployment it owns (nil
-// when there is none) and the error of this sync, if any. It starts from a
+// observed is what a sync saw of the children that the status reports.
+type observed struct {
+	// deployment is the Deployment the AppService controls (nil: none).
+	deployment *appsv1.Deployment
+	// url is where its Ingress takes a browser ("": nowhere).
+	url string
+}
+
+// newStatus computes an AppService's status from the children the sync saw
+// and the error of this sync, if any. It starts from a
 // copy of the current status so that conditions that did not change keep
 // their lastTransitionTime; the caller writes it only when it differs.
-func newStatus(as *appv1.AppService, d *appsv1.Deployment, syncErr error) appv1.AppServiceStatus {
+func newStatus(as *appv1.AppService, seen observed, syncErr error) appv1.AppServiceStatus {
+	d := seen.deployment
 	st := *as.Status.DeepCopy()
 	st.ObservedGeneration = as.Generation
 	st.Selector = labels.SelectorFromSet(children.SelectorLabels(as)).String()
+	st.URL = seen.url
 	st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas = 0, 0, 0, 0
 	if d != nil {
 		st.Replicas = d.Status.Replicas
@@ -125,8 +135,8 @@ func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 // sync that ran on a cached AppService older than the last status write
 // sees the condition as new again, but its write fails with a conflict,
 // and it must not announce the transition a second time.
-func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, d *appsv1.Deployment, syncErr error) error {
-	status := newStatus(as, d, syncErr)
+func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, seen observed, syncErr error) error {
+	status := newStatus(as, seen, syncErr)
 	if equality.Semantic.DeepEqual(as.Status, status) {
 		return nil
 	}

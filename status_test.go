@@ -280,7 +280,7 @@ func TestNewStatus(t *testing.T) {
 				d = fixtures.LiveDeployment()
 				fixtures.Tweak(tc.deploy, d)
 			}
-			got := newStatus(as, d, tc.syncErr)
+			got := newStatus(as, observed{deployment: d}, tc.syncErr)
 			fixtures.CheckEqual(t, "AppService after newStatus", before, as)
 			gotAS := matchTransitionTimes(t, withStatus(as, tc.want), withStatus(as, got))
 			fixtures.CheckEqual(t, "status", tc.want, gotAS.Status)

@@ -144,6 +144,18 @@ spec: {image: nginx}`, "metadata.name", "DNS-1035"},
 		{"scaling policy type", `spec: {image: nginx, autoscaling: {maxReplicas: 2, behavior: {scaleUp: {policies: [{type: Replicas, value: 1, periodSeconds: 15}]}}}}`, "spec.autoscaling.behavior.scaleUp.policies[0].type", "Pods or Percent"},
 		{"scaling policy period", `spec: {image: nginx, autoscaling: {maxReplicas: 2, behavior: {scaleDown: {policies: [{type: Pods, value: 1, periodSeconds: 1801}]}}}}`, "spec.autoscaling.behavior.scaleDown.policies[0].periodSeconds", "1800"},
 		{"scaling tolerance negative", `spec: {image: nginx, autoscaling: {maxReplicas: 2, behavior: {scaleUp: {tolerance: "-0.1"}}}}`, "spec.autoscaling.behavior.scaleUp.tolerance", "greater than or equal to 0"},
+		// The Ingress block.
+		{"ingress without ports", `spec: {image: nginx, ingress: {hosts: [{host: a.example.com, paths: [{path: /}]}]}}`, "spec.ingress", "ports may not be empty"},
+		{"ingress to a port not in ports", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: [{paths: [{port: 81}]}]}}`, "spec.ingress.hosts", "one of spec.ports"},
+		{"ingress to a port name not in ports", `spec: {image: nginx, ports: [{name: http, port: 80}], ingress: {hosts: [{paths: [{port: web}]}]}}`, "spec.ingress.hosts", "one of spec.ports"},
+		{"ingress without hosts", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: []}}`, "spec.ingress.hosts", ""},
+		{"ingress host an IP", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: [{host: 10.0.0.1, paths: [{}]}]}}`, "spec.ingress.hosts[0].host", "not an IP address"},
+		{"ingress host upper case", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: [{host: App.example.com, paths: [{}]}]}}`, "spec.ingress.hosts[0].host", ""},
+		{"ingress path relative", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: [{paths: [{path: api}]}]}}`, "spec.ingress.hosts[0].paths[0].path", ""},
+		{"ingress path with //", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: [{paths: [{path: /a//b}]}]}}`, "spec.ingress.hosts[0].paths[0].path", ""},
+		{"ingress path type", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: [{paths: [{pathType: Regex}]}]}}`, "spec.ingress.hosts[0].paths[0].pathType", "Unsupported value"},
+		{"ingress class annotation mismatch", `spec: {image: nginx, ports: [{port: 80}], ingress: {className: nginx, annotations: {kubernetes.io/ingress.class: traefik}, hosts: [{paths: [{}]}]}}`, "spec.ingress.annotations", "must match className"},
+		{"ingress TLS secret name", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: [{paths: [{}]}], tls: [{secretName: My_Secret}]}}`, "spec.ingress.tls[0].secretName", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

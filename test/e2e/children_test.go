@@ -21,12 +21,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -53,6 +55,11 @@ func TestMoreChildren(t *testing.T) {
 		},
 		DisruptionBudget: &appv1.DisruptionBudget{MinAvailable: new(intstr.FromInt32(1))},
 		Autoscaling:      &appv1.Autoscaling{MinReplicas: int32p(2), MaxReplicas: 4},
+		Ingress: &appv1.Ingress{
+			Annotations: map[string]string{"nginx.ingress.kubernetes.io/proxy-body-size": "8m"},
+			Hosts:       []appv1.IngressHost{{Host: "more.example.com", Paths: []appv1.IngressPath{{Path: "/", PathType: networkingv1.PathTypePrefix}}}},
+			TLS:         []networkingv1.IngressTLS{{Hosts: []string{"more.example.com"}, SecretName: "more-tls"}},
+		},
 	})
 	// Created: the Deployment at minReplicas, whatever the size, its Pods
 	// running as the new ServiceAccount.
@@ -95,7 +102,24 @@ func TestMoreChildren(t *testing.T) {
 		}
 		return nil
 	})
-	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonCreated, "ServiceAccount more, Deployment more, Service more, PodDisruptionBudget more, HorizontalPodAutoscaler more")
+	getIngress := func() (*networkingv1.Ingress, error) {
+		return kube.NetworkingV1().Ingresses(ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	waitChild(t, getIngress, as, func(in *networkingv1.Ingress) error {
+		if len(in.Spec.Rules) != 1 || in.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name != name || in.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Number != 80 {
+			return fmt.Errorf("Ingress spec %+v", in.Spec)
+		}
+		return nil
+	})
+	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonCreated, "ServiceAccount more, Deployment more, Service more, Ingress more, PodDisruptionBudget more, HorizontalPodAutoscaler more")
+	// The url, also in kubectl's wide output.
+	eventually(t, 30*time.Second, func() error {
+		out, err := kubectl("get", "appservice", name, "-n", ns, "-o", "wide")
+		if err != nil || !strings.Contains(out, "URL") || !strings.Contains(out, "https://more.example.com/") {
+			return fmt.Errorf("kubectl get -o wide: %v\n%s", err, out)
+		}
+		return nil
+	})
 
 	// The autoscaler owns the replica count: a count it sets (here through
 	// the scale subresource, as it does) survives a spec change.
@@ -112,6 +136,8 @@ func TestMoreChildren(t *testing.T) {
 		as.Spec.ServiceAccount.Annotations = map[string]string{"iam.gke.io/gcp-service-account": "more@example.iam.gserviceaccount.com"}
 		as.Spec.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromString("50%"))}
 		as.Spec.Autoscaling.MaxReplicas = 6
+		as.Spec.Ingress.Hosts[0].Host = "www.example.com"
+		as.Spec.Ingress.TLS = nil
 	})
 	as = waitAvailable(t, ns, name, 3)
 	waitChild(t, func() (*corev1.ServiceAccount, error) {
@@ -135,6 +161,19 @@ func TestMoreChildren(t *testing.T) {
 		}
 		return nil
 	})
+	waitChild(t, getIngress, as, func(in *networkingv1.Ingress) error {
+		if in.Spec.Rules[0].Host != "www.example.com" || len(in.Spec.TLS) != 0 {
+			return fmt.Errorf("Ingress spec %+v", in.Spec)
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, func() error {
+		as, err := getAppService(ns, name)
+		if err != nil || as.Status.URL != "http://www.example.com/" {
+			return fmt.Errorf("status url %q (%v), want http://www.example.com/", as.Status.URL, err)
+		}
+		return nil
+	})
 	if d, err := getDeployment(ns, name); err != nil || *d.Spec.Replicas != 3 {
 		t.Errorf("the Deployment's replicas after a spec change: %v (%v), want the autoscaler's 3", d.Spec.Replicas, err)
 	}
@@ -147,6 +186,9 @@ func TestMoreChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := kube.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.NetworkingV1().Ingresses(ns).Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"rules":[{"host":"evil.example.com","http":{"paths":[{"path":"/","pathType":"Prefix","backend":{"service":{"name":"more","port":{"number":80}}}}]}}]}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitChild(t, getAutoscaler, as, func(h *autoscalingv2.HorizontalPodAutoscaler) error {
@@ -165,13 +207,19 @@ func TestMoreChildren(t *testing.T) {
 			return nil
 		})
 	waitChild(t, getBudget, as, func(*policyv1.PodDisruptionBudget) error { return nil })
+	waitChild(t, getIngress, as, func(in *networkingv1.Ingress) error {
+		if in.Spec.Rules[0].Host != "www.example.com" {
+			return fmt.Errorf("Ingress host %q", in.Spec.Rules[0].Host)
+		}
+		return nil
+	})
 	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonUpdated, "HorizontalPodAutoscaler more: maxReplicas")
 
 	// Removed: each block takes its child; without the autoscaler, size
 	// is the replica count again, and the Pods use the default
 	// ServiceAccount.
 	updateAppService(t, ns, name, func(as *appv1.AppService) {
-		as.Spec.ServiceAccount, as.Spec.DisruptionBudget, as.Spec.Autoscaling = nil, nil, nil
+		as.Spec.ServiceAccount, as.Spec.DisruptionBudget, as.Spec.Autoscaling, as.Spec.Ingress = nil, nil, nil, nil
 		as.Spec.Size = int32p(1)
 	})
 	waitAvailable(t, ns, name, 1)
@@ -183,6 +231,7 @@ func TestMoreChildren(t *testing.T) {
 			},
 			"PodDisruptionBudget":     func() error { _, err := getBudget(); return err },
 			"HorizontalPodAutoscaler": func() error { _, err := getAutoscaler(); return err },
+			"Ingress":                 func() error { _, err := getIngress(); return err },
 		} {
 			if err := get(); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("%s: %v, want it deleted", kind, err)
@@ -191,6 +240,9 @@ func TestMoreChildren(t *testing.T) {
 		return nil
 	})
 	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonDeleted, "the spec has no autoscaling")
+	if as, err := getAppService(ns, name); err != nil || as.Status.URL != "" {
+		t.Errorf("status url %q without an Ingress (%v)", as.Status.URL, err)
+	}
 	if d, err := getDeployment(ns, name); err != nil || d.Spec.Template.Spec.ServiceAccountName != "" {
 		t.Errorf("the Pods still run as a ServiceAccount of their own: %v", err)
 	}

@@ -30,6 +30,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -79,6 +80,15 @@ func TestNoWritesInSteadyState(t *testing.T) {
 					Annotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/" + as.Name},
 				}
 				s.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromString("25%"))}
+				s.Ingress = &appv1.Ingress{
+					ClassName:   "nginx",
+					Annotations: map[string]string{"cert-manager.io/cluster-issuer": "letsencrypt"},
+					Hosts: []appv1.IngressHost{
+						{Host: as.Name + ".example.com", Paths: []appv1.IngressPath{{}, {Path: "/dns", PathType: networkingv1.PathTypeExact, Port: new(intstr.FromString("dns"))}}},
+						{Paths: []appv1.IngressPath{{Path: "/" + as.Name, PathType: networkingv1.PathTypeImplementationSpecific, Port: new(intstr.FromInt32(80))}}},
+					},
+					TLS: []networkingv1.IngressTLS{{Hosts: []string{"*.example.com"}, SecretName: "wildcard"}},
+				}
 				if i%2 == 1 {
 					// Autoscaled from the size, 1, with every behavior
 					// field defaulted by the API server in one direction.

@@ -54,6 +54,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.DownwardAPIVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EmptyDirVolumeSource"):
 		return &appv1.EmptyDirVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Ingress"):
+		return &appv1.IngressApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("IngressHost"):
+		return &appv1.IngressHostApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("IngressPath"):
+		return &appv1.IngressPathApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KeyToPath"):
 		return &appv1.KeyToPathApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ObjectFieldSelector"):

@@ -18,6 +18,7 @@ package v1
 
 import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -122,4 +123,82 @@ type Autoscaling struct {
 	// in config/crd/patches/children-rules.yaml.
 	// +optional
 	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
+}
+
+// Ingress routes HTTP and HTTPS from outside the cluster to the AppService's
+// Service through an Ingress (networking/v1); spec.ports must not be empty.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.className) || !has(self.annotations) || !('kubernetes.io/ingress.class' in self.annotations) || self.annotations['kubernetes.io/ingress.class'] == self.className",message="the kubernetes.io/ingress.class annotation must match className when both are set",fieldPath=".annotations"
+type Ingress struct {
+	// ClassName is the IngressClass, which picks the ingress controller
+	// (networking/v1 IngressSpec.ingressClassName). Unset, the cluster's
+	// default class, which the API server fills in when the Ingress is
+	// created; the controller leaves that one alone.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ClassName string `json:"className,omitempty"`
+
+	// Annotations on the Ingress, read by the ingress controller (e.g.
+	// nginx.ingress.kubernetes.io/rewrite-target) or cert-manager.
+	// Annotations others add are kept; a key removed from here is removed
+	// from it.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// Hosts are the host names routed to the Service, each with its paths.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Hosts []IngressHost `json:"hosts"`
+
+	// TLS terminates HTTPS for these hosts with the certificate in the
+	// Secret (networking/v1 IngressTLS).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	TLS []networkingv1.IngressTLS `json:"tls,omitempty"`
+}
+
+// IngressHost is a host name and the paths routed under it.
+type IngressHost struct {
+	// Host is a DNS name, or a wildcard (*.example.com) matching one label;
+	// not an IP address. Unset, every host.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[0-9]+(\\\\.[0-9]+){3}$')",message="must be a DNS name, not an IP address"
+	Host string `json:"host,omitempty"`
+
+	// Paths are routed to the Service.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Paths []IngressPath `json:"paths"`
+}
+
+// IngressPath is one path routed to one of the Service's ports.
+type IngressPath struct {
+	// Path is matched against the request's path; default /. The rules the
+	// Ingress checks are in config/crd/patches/children-rules.yaml.
+	// +optional
+	// +kubebuilder:default="/"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/`
+	Path string `json:"path,omitempty"`
+
+	// PathType is how the path matches: Prefix (the default, by path
+	// element), Exact, or ImplementationSpecific (up to the IngressClass).
+	// +optional
+	// +kubebuilder:default=Prefix
+	// +kubebuilder:validation:Enum=Exact;Prefix;ImplementationSpecific
+	PathType networkingv1.PathType `json:"pathType,omitempty"`
+
+	// Port is the Service's port the path goes to: one of spec.ports, by
+	// number or by name. Unset, the first of spec.ports.
+	// +optional
+	Port *intstr.IntOrString `json:"port,omitempty"`
 }

@@ -48,6 +48,7 @@ import (
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Available replicas"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.serviceType`,priority=1,description="Type of the Service"
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,priority=1,description="Where the app is reached from outside the cluster"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (at most 63 lower case letters, digits or '-', starting with a letter and ending with a letter or digit): it names the Service and labels the Pods"
 type AppService struct {
@@ -67,6 +68,8 @@ type AppService struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceType) || self.serviceType != 'ClusterIP' || !has(self.ports) || self.ports.all(p, !has(p.nodePort) || p.nodePort == 0)",message="nodePort may not be set when serviceType is ClusterIP",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="each volumeMount must name one of spec.volumes",fieldPath=".volumeMounts"
+// +kubebuilder:validation:XValidation:rule="!has(self.ingress) || (has(self.ports) && size(self.ports) > 0)",message="an ingress routes to the Service: ports may not be empty",fieldPath=".ingress"
+// +kubebuilder:validation:XValidation:rule="!has(self.ingress) || !has(self.ports) || self.ingress.hosts.all(h, h.paths.all(p, !has(p.port) || (type(p.port) == int ? self.ports.exists(q, q.port == p.port) : self.ports.exists(q, has(q.name) && size(q.name) > 0 && q.name == p.port))))",message="each ingress path's port must be one of spec.ports, by number or name",fieldPath=".ingress.hosts"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName) || size(self.serviceAccountName) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
 // +kubebuilder:validation:XValidation:rule="(has(self.progressDeadlineSeconds) ? self.progressDeadlineSeconds : 600) > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
 type AppServiceSpec struct {
@@ -364,6 +367,12 @@ type AppServiceSpec struct {
 	// +optional
 	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 
+	// Ingress makes an Ingress that routes HTTP and HTTPS from outside the
+	// cluster to the Service: needs ports. Its first named host is in the
+	// status as url.
+	// +optional
+	Ingress *Ingress `json:"ingress,omitempty"`
+
 	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
 	// running through voluntary disruptions such as node drains.
 	// +optional
@@ -391,6 +400,12 @@ type AppServiceStatus struct {
 	// UpdatedReplicas is the number of Pods running the current spec.
 	// +optional
 	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+
+	// URL is where the app is reached from outside the cluster: the first
+	// named host of its Ingress, https when the Ingress terminates TLS for
+	// it, and that host's first path.
+	// +optional
+	URL string `json:"url,omitempty"`
 
 	// Selector is the label selector of the Pods, in string form, for the
 	// scale subresource (and so for HorizontalPodAutoscalers).

@@ -198,6 +198,10 @@ type AppServiceSpecApplyConfiguration struct {
 	// between minReplicas and maxReplicas. While it is set, size is ignored:
 	// the autoscaler owns the replica count.
 	Autoscaling *AutoscalingApplyConfiguration `json:"autoscaling,omitempty"`
+	// Ingress makes an Ingress that routes HTTP and HTTPS from outside the
+	// cluster to the Service: needs ports. Its first named host is in the
+	// status as url.
+	Ingress *IngressApplyConfiguration `json:"ingress,omitempty"`
 	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
 	// running through voluntary disruptions such as node drains.
 	DisruptionBudget *DisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
@@ -530,6 +534,14 @@ func (b *AppServiceSpecApplyConfiguration) WithServiceType(value corev1.ServiceT
 // If called multiple times, the Autoscaling field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithAutoscaling(value *AutoscalingApplyConfiguration) *AppServiceSpecApplyConfiguration {
 	b.Autoscaling = value
+	return b
+}
+
+// WithIngress sets the Ingress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Ingress field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithIngress(value *IngressApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	b.Ingress = value
 	return b
 }
 

@@ -37,6 +37,10 @@ type AppServiceStatusApplyConfiguration struct {
 	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
 	// UpdatedReplicas is the number of Pods running the current spec.
 	UpdatedReplicas *int32 `json:"updatedReplicas,omitempty"`
+	// URL is where the app is reached from outside the cluster: the first
+	// named host of its Ingress, https when the Ingress terminates TLS for
+	// it, and that host's first path.
+	URL *string `json:"url,omitempty"`
 	// Selector is the label selector of the Pods, in string form, for the
 	// scale subresource (and so for HorizontalPodAutoscalers).
 	Selector *string `json:"selector,omitempty"`
@@ -87,6 +91,14 @@ func (b *AppServiceStatusApplyConfiguration) WithAvailableReplicas(value int32) 
 // If called multiple times, the UpdatedReplicas field is set to the value of the last call.
 func (b *AppServiceStatusApplyConfiguration) WithUpdatedReplicas(value int32) *AppServiceStatusApplyConfiguration {
 	b.UpdatedReplicas = &value
+	return b
+}
+
+// WithURL sets the URL field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the URL field is set to the value of the last call.
+func (b *AppServiceStatusApplyConfiguration) WithURL(value string) *AppServiceStatusApplyConfiguration {
+	b.URL = &value
 	return b
 }
 
