@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -47,6 +49,136 @@ func genChildren(r *specRand, s *appv1.AppServiceSpec) {
 	if r.IntN(4) == 0 {
 		genIngress(r, s)
 	}
+	if r.IntN(4) == 0 {
+		genHTTPRoute(r, s)
+	}
+}
+
+// genHTTPRoute draws an httpRoute and, most of the time, the ports it
+// routes to.
+func genHTTPRoute(r *specRand, s *appv1.AppServiceSpec) {
+	if len(s.Ports) == 0 && (r.IntN(6) > 0 || !bad(r)) {
+		s.Ports = []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "admin", Port: 9000, TargetPort: intstr.FromInt32(9090)}}[:1+r.IntN(2)]
+	}
+	route := &appv1.HTTPRoute{}
+	for range 1 + r.IntN(3) {
+		p := gatewayv1.ParentReference{Name: gatewayv1.ObjectName(pick(r, "gw", "public", "a.b"))}
+		if r.IntN(3) == 0 {
+			p.Namespace = new(gatewayv1.Namespace(pick(r, "infra", "gateways")))
+		}
+		if r.IntN(2) == 0 {
+			p.SectionName = new(gatewayv1.SectionName(pick(r, "http", "https", "web-1")))
+		}
+		if r.IntN(4) == 0 {
+			p.Port = new(gatewayv1.PortNumber(pick(r, int32(80), 443, 8080)))
+		}
+		if bad(r) {
+			switch r.IntN(4) {
+			case 0:
+				p.Name = gatewayv1.ObjectName(pick(r, "", strings.Repeat("n", 254)))
+			case 1:
+				p.Namespace = new(gatewayv1.Namespace(pick(r, "Infra", "a.b")))
+			case 2:
+				p.SectionName = new(gatewayv1.SectionName(pick(r, "HTTP", "")))
+			default:
+				p.Port = new(gatewayv1.PortNumber(pick(r, int32(0), 70000)))
+			}
+		}
+		route.ParentRefs = append(route.ParentRefs, p)
+	}
+	for range r.IntN(3) {
+		h := pick(r, "app.example.com", "*.example.com", "a", strings.Repeat("h", 63)+".example.com")
+		if bad(r) {
+			h = pick(r, "App.example.com", "1.2.3.4", "*", "a..b", "a_b.com", "*.*.com")
+		}
+		route.Hostnames = append(route.Hostnames, gatewayv1.Hostname(h))
+	}
+	for range r.IntN(3) {
+		route.Rules = append(route.Rules, genRouteRule(r))
+	}
+	s.HTTPRoute = route
+}
+
+func genRouteRule(r *specRand) appv1.HTTPRouteRule {
+	var rule appv1.HTTPRouteRule
+	for range r.IntN(3) {
+		var m gatewayv1.HTTPRouteMatch
+		if r.IntN(2) == 0 {
+			m.Path = &gatewayv1.HTTPPathMatch{
+				Type:  new(pick(r, gatewayv1.PathMatchPathPrefix, gatewayv1.PathMatchExact, gatewayv1.PathMatchRegularExpression)),
+				Value: new(pick(r, "/", "/api", "/a/b", "/~x", "/a%20b")),
+			}
+			if bad(r) {
+				m.Path.Value = new(pick(r, "api", "/a//b", "/a/./b", "/a%2fb", "/a#b", "/a/..", "/a b"))
+			}
+		}
+		if r.IntN(3) == 0 {
+			m.Headers = []gatewayv1.HTTPHeaderMatch{{Name: gatewayv1.HTTPHeaderName(pick(r, "x-env", "X-Canary")), Value: pick(r, "prod", "true")}}
+			if bad(r) {
+				m.Headers = append(m.Headers, m.Headers[0])
+			}
+		}
+		if r.IntN(4) == 0 {
+			m.QueryParams = []gatewayv1.HTTPQueryParamMatch{{Name: "version", Value: pick(r, "2", "beta")}}
+		}
+		if r.IntN(4) == 0 {
+			m.Method = new(pick(r, gatewayv1.HTTPMethodGet, gatewayv1.HTTPMethodPost))
+		}
+		rule.Matches = append(rule.Matches, m)
+	}
+	for range r.IntN(3) {
+		var f gatewayv1.HTTPRouteFilter
+		switch r.IntN(4) {
+		case 0:
+			f.Type = gatewayv1.HTTPRouteFilterRequestHeaderModifier
+			f.RequestHeaderModifier = &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "x-from", Value: "appservice"}}, Remove: []string{"x-debug"}}
+		case 1:
+			f.Type = gatewayv1.HTTPRouteFilterResponseHeaderModifier
+			f.ResponseHeaderModifier = &gatewayv1.HTTPHeaderFilter{Add: []gatewayv1.HTTPHeader{{Name: "x-served-by", Value: "app"}}}
+		case 2:
+			f.Type = gatewayv1.HTTPRouteFilterURLRewrite
+			f.URLRewrite = &gatewayv1.HTTPURLRewriteFilter{}
+			if r.IntN(2) == 0 {
+				f.URLRewrite.Hostname = new(gatewayv1.PreciseHostname("internal.example.com"))
+			} else {
+				f.URLRewrite.Path = &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: new("/v2")}
+			}
+		default:
+			f.Type = gatewayv1.HTTPRouteFilterRequestMirror
+			f.RequestMirror = &gatewayv1.HTTPRequestMirrorFilter{BackendRef: gatewayv1.BackendObjectReference{Name: "shadow", Port: new(gatewayv1.PortNumber(80))}}
+			if r.IntN(2) == 0 {
+				f.RequestMirror.Percent = new(int32(pick(r, 0, 10, 100)))
+			}
+		}
+		if bad(r) {
+			switch r.IntN(3) {
+			case 0:
+				f.Type = gatewayv1.HTTPRouteFilterRequestRedirect
+				f.RequestRedirect = &gatewayv1.HTTPRequestRedirectFilter{StatusCode: new(301)}
+			case 1:
+				f.RequestHeaderModifier = &gatewayv1.HTTPHeaderFilter{} // beside another type
+			default:
+				f.Type = "Rewrite"
+			}
+		}
+		rule.Filters = append(rule.Filters, f)
+	}
+	if r.IntN(3) == 0 {
+		rule.Timeouts = &gatewayv1.HTTPRouteTimeouts{Request: new(gatewayv1.Duration(pick(r, "10s", "1m", "0s", "500ms")))}
+		if r.IntN(2) == 0 {
+			rule.Timeouts.BackendRequest = new(gatewayv1.Duration(pick(r, "5s", "2m")))
+		}
+		if bad(r) {
+			rule.Timeouts.Request = new(gatewayv1.Duration(pick(r, "10", "1d", "-1s")))
+		}
+	}
+	if r.IntN(2) == 0 {
+		rule.Port = new(pick(r, intstr.FromInt32(80), intstr.FromString("http"), intstr.FromString("admin"), intstr.FromInt32(9000)))
+		if bad(r) {
+			rule.Port = new(pick(r, intstr.FromInt32(81), intstr.FromString("web"), intstr.FromString("")))
+		}
+	}
+	return rule
 }
 
 // genIngress draws an ingress and, most of the time, the ports it routes to.

@@ -40,6 +40,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -182,6 +184,7 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		dryRunChild(ctx, "Service", kube.CoreV1().Services(ns).Create, children.NewService(admitted), children.UpdateService),
 		dryRunChild(ctx, "ServiceAccount", kube.CoreV1().ServiceAccounts(ns).Create, children.NewServiceAccount(admitted), children.UpdateServiceAccount),
 		dryRunChild(ctx, "Ingress", kube.NetworkingV1().Ingresses(ns).Create, children.NewIngress(admitted), children.UpdateIngress),
+		dryRunChild(ctx, "HTTPRoute", gateway.GatewayV1().HTTPRoutes(ns).Create, children.NewHTTPRoute(admitted), children.UpdateHTTPRoute),
 		dryRunChild(ctx, "PodDisruptionBudget", kube.PolicyV1().PodDisruptionBudgets(ns).Create, children.NewDisruptionBudget(admitted), children.UpdateDisruptionBudget),
 		dryRunChild(ctx, "HorizontalPodAutoscaler", kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, children.NewAutoscaler(admitted), children.UpdateAutoscaler),
 	}
@@ -257,6 +260,10 @@ func buildAll(as *appv1.AppService) (err error) {
 		children.UpdateIngress(in, children.NewIngress(as))
 		children.IngressURL(in)
 	}
+	if r := children.NewHTTPRoute(as); r != nil {
+		children.UpdateHTTPRoute(r, children.NewHTTPRoute(as))
+		children.HTTPRouteURL(r)
+	}
 	if b := children.NewDisruptionBudget(as); b != nil {
 		children.UpdateDisruptionBudget(b, children.NewDisruptionBudget(as))
 	}
@@ -289,8 +296,12 @@ func saveCase(t *testing.T, c corpusCase) string {
 	return path
 }
 
+// gateway is the Gateway API's client on the property test's API server.
+var gateway gatewayclient.Interface
+
 // startAPIServer runs etcd and kube-apiserver (no other components: only
-// admission is under test) with the controller's CRD installed.
+// admission is under test) with the controller's CRD and the Gateway API's
+// installed.
 func startAPIServer(t *testing.T) (kubernetes.Interface, clientset.Interface) {
 	t.Helper()
 	binDir := os.Getenv("APPSERVICE_BIN_DIR")
@@ -316,5 +327,9 @@ func startAPIServer(t *testing.T) (kubernetes.Interface, clientset.Interface) {
 	if err := ensureCRD(ctx, apiextensionsclient.NewForConfigOrDie(cfg), time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	if err := localcluster.InstallGatewayAPI(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	gateway = gatewayclient.NewForConfigOrDie(cfg)
 	return kubernetes.NewForConfigOrDie(cfg), clientset.NewForConfigOrDie(cfg)
 }

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
@@ -148,5 +149,24 @@ func TestSyncHandlerDeletesUnwantedChildren(t *testing.T) {
 	}
 	if err := f.run(testKey); err != nil {
 		t.Errorf("syncHandler: %v", err)
+	}
+}
+
+// TestSyncHandlerRouteAPIMissing: without the Gateway API, an AppService
+// asking for a route is Degraded, with one Warning, and its other children
+// are synced all the same (here: in line, so nothing else is written).
+func TestSyncHandlerRouteAPIMissing(t *testing.T) {
+	as := withStatus(fixtures.AppService(), currentStatus())
+	as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
+	f := newFixture(t, as)
+	f.deployments = []*appsv1.Deployment{fixtures.LiveDeployment()}
+	f.services = []*corev1.Service{fixtures.LiveService()}
+	st := currentStatus()
+	msg := "HTTPRoute: the cluster does not serve gateway.networking.k8s.io/v1 HTTPRoutes (the Gateway API is not installed); the route is created once it is"
+	setCondition(&st, degraded(appv1.ReasonRouteAPIMissing, msg))
+	f.expectStatusUpdate(withStatus(as, st))
+	f.events = []string{warning(appv1.ReasonRouteAPIMissing, msg)}
+	if err := f.run(testKey); err == nil {
+		t.Error("syncHandler: nil, want the error (retried with backoff)")
 	}
 }

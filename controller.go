@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -78,7 +79,10 @@ type Controller struct {
 	ingresses         childCache[*networkingv1.Ingress]
 	disruptionBudgets childCache[*policyv1.PodDisruptionBudget]
 	autoscalers       childCache[*autoscalingv2.HorizontalPodAutoscaler]
-	cachesSynced      []cache.InformerSynced
+	// routes is nil when the controller runs without the Gateway API's
+	// client (in unit tests).
+	routes       *routeInformer
+	cachesSynced []cache.InformerSynced
 
 	// queue holds the keys of AppServices to sync. Keys, not objects: the
 	// worker always reads the latest state from the listers.
@@ -98,6 +102,7 @@ func NewController(
 	appClient clientset.Interface,
 	kubeInformers kubeinformers.SharedInformerFactory,
 	appServiceInformer informers.AppServiceInformer,
+	gateway *GatewayAPI,
 	recorder record.EventRecorder,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
@@ -151,6 +156,10 @@ func NewController(
 	errs = append(errs, err)
 	c.autoscalers, err = newChildCache[*autoscalingv2.HorizontalPodAutoscaler](watch(kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers().Informer()))
 	errs = append(errs, err)
+	if gateway != nil {
+		c.routes, err = newRouteInformer(kubeClient.Discovery(), gateway, childHandler)
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -218,7 +227,13 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 	logger.Info("Starting AppService controller")
 	logger.Info("Waiting for informer caches to sync")
-	if ok := cache.WaitForCacheSync(ctx.Done(), c.cachesSynced...); !ok {
+	synced := c.cachesSynced
+	if c.routes != nil {
+		if routesSynced := c.routes.run(ctx); routesSynced != nil {
+			synced = append(slices.Clone(synced), routesSynced)
+		}
+	}
+	if ok := cache.WaitForCacheSync(ctx.Done(), synced...); !ok {
 		c.queue.ShutDown()
 		if ctx.Err() != nil {
 			return nil // stopped before the caches synced: a clean shutdown
@@ -320,10 +335,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	deployment, deployErr := s.deployments().ensure(ctx, s, children.NewDeployment(as))
 	_, serviceErr := s.services().sync(ctx, s, children.NewService(as))
 	ingress, ingressErr := s.ingresses().sync(ctx, s, children.NewIngress(as))
+	route, routeErr := s.syncHTTPRoute(ctx)
 	_, budgetErr := s.disruptionBudgets().sync(ctx, s, children.NewDisruptionBudget(as))
 	_, autoscalerErr := s.autoscalers().sync(ctx, s, children.NewAutoscaler(as))
 	s.changes.record(c.recorder, as)
-	errs := []error{saErr, deployErr, serviceErr, ingressErr, budgetErr, autoscalerErr}
+	errs := []error{saErr, deployErr, serviceErr, ingressErr, routeErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
 	if errors.Is(syncErr, errNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")
@@ -337,6 +353,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	seen := observed{deployment: deployment}
 	if ingress != nil {
 		seen.url = children.IngressURL(ingress)
+	}
+	if route != nil && seen.url == "" {
+		seen.url = children.HTTPRouteURL(route)
 	}
 	if err := c.updateStatus(ctx, as, seen, syncErr); err != nil {
 		return errors.Join(syncErr, err)

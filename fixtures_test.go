@@ -223,7 +223,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	deployments := kubeInformers.Apps().V1().Deployments()
 	services := kubeInformers.Core().V1().Services()
 	appServices := appInformers.App().V1().AppServices()
-	c, err := NewController(ctx, f.kubeClient, f.appClient, kubeInformers, appServices, f.recorder)
+	c, err := NewController(ctx, f.kubeClient, f.appClient, kubeInformers, appServices, nil, f.recorder)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}

@@ -52,6 +52,7 @@ func FuzzBuilders(f *testing.F) {
 		`{"image":"x","serviceAccount":{"create":true,"annotations":{"a":"1","app.example.com/annotations":"b"},"automountToken":false},"disruptionBudget":{"minAvailable":"50%","maxUnavailable":1},"autoscaling":{"maxReplicas":3,"targetMemoryUtilizationPercentage":70,"behavior":{"scaleUp":{"policies":[]},"scaleDown":{"stabilizationWindowSeconds":60,"tolerance":"0.1"}}}}`,
 		`{"image":"x","ports":[{"name":"http","port":80},{"name":"admin","port":9000}],"ingress":{"className":"nginx","annotations":{"a":"1"},"hosts":[{"host":"app.example.com","paths":[{},{"path":"/admin","pathType":"Exact","port":"admin"},{"port":9000}]},{"paths":[{"path":""}]}],"tls":[{"hosts":["*.example.com"],"secretName":"tls"}]}}`,
 		`{"image":"x","ingress":{"hosts":[{"host":"a","paths":[{"port":"missing"}]}]}}`,
+		`{"image":"x","ports":[{"name":"http","port":80}],"httpRoute":{"parentRefs":[{"name":"gw"},{"name":"gw","sectionName":"https","port":443}],"hostnames":["app.example.com","*.example.com"],"rules":[{},{"matches":[{"path":{"type":"Exact","value":"/a"},"headers":[{"name":"x","value":"y"}]},{}],"filters":[{"type":"RequestHeaderModifier","requestHeaderModifier":{"set":[{"name":"a","value":"b"}]}}],"timeouts":{"request":"10s"},"port":"http"},{"port":81}]}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -81,6 +82,10 @@ func FuzzBuilders(f *testing.F) {
 		checkBuiltInLine(t, "Ingress", children.NewIngress(as), children.NewIngress(as), children.UpdateIngress)
 		if in := children.NewIngress(as); in != nil {
 			children.IngressURL(in)
+		}
+		checkBuiltInLine(t, "HTTPRoute", children.NewHTTPRoute(as), children.NewHTTPRoute(as), children.UpdateHTTPRoute)
+		if r := children.NewHTTPRoute(as); r != nil {
+			children.HTTPRouteURL(r)
 		}
 		checkBuiltInLine(t, "PodDisruptionBudget", children.NewDisruptionBudget(as), children.NewDisruptionBudget(as), children.UpdateDisruptionBudget)
 		checkBuiltInLine(t, "HorizontalPodAutoscaler", children.NewAutoscaler(as), children.NewAutoscaler(as), children.UpdateAutoscaler)

@@ -46,6 +46,9 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	appscheme "example.com/appservice-controller/pkg/generated/clientset/versioned/scheme"
@@ -158,7 +161,8 @@ func run(ctx context.Context, o options) error {
 	defer shutdownBroadcaster(broadcaster, o.shutdownWait)
 
 	f := newInformerFactories(c, o)
-	controller, err := NewController(ctx, c.kube, c.apps, f.kube, f.apps.App().V1().AppServices(), recorder)
+	controller, err := NewController(ctx, c.kube, c.apps, f.kube, f.apps.App().V1().AppServices(),
+		&GatewayAPI{Client: c.gateway, Informers: f.gateway}, recorder)
 	if err != nil {
 		return err
 	}
@@ -166,6 +170,7 @@ func run(ctx context.Context, o options) error {
 	f.apps.Start(ctx.Done())
 	defer f.kube.Shutdown()
 	defer f.apps.Shutdown()
+	defer f.gateway.Shutdown() // started by the controller, if the cluster serves HTTPRoutes
 	go readyWhenSynced(ctx, probes, controller.cachesSynced)
 
 	work := func(ctx context.Context) error { return controller.Run(ctx, o.workers) }
@@ -206,6 +211,9 @@ type clients struct {
 	kube kubernetes.Interface
 	apps clientset.Interface
 	crds apiextensionsclient.Interface
+	// gateway is the Gateway API's (HTTPRoutes), which the cluster may not
+	// serve.
+	gateway gatewayclient.Interface
 }
 
 func newClients(o options, identity string) (*clients, error) {
@@ -223,6 +231,9 @@ func newClients(o options, identity string) (*clients, error) {
 	}
 	if c.crds, err = apiextensionsclient.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("building apiextensions clientset: %w", err)
+	}
+	if c.gateway, err = gatewayclient.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("building Gateway API clientset: %w", err)
 	}
 	return c, nil
 }
@@ -270,8 +281,9 @@ func newRecorder(ctx context.Context, kube kubernetes.Interface, namespace strin
 
 // informerFactories feed the controller's caches.
 type informerFactories struct {
-	kube kubeinformers.SharedInformerFactory
-	apps informers.SharedInformerFactory
+	kube    kubeinformers.SharedInformerFactory
+	apps    informers.SharedInformerFactory
+	gateway gatewayinformers.SharedInformerFactory
 }
 
 // newInformerFactories returns the factories for o's namespace. The child
@@ -288,6 +300,11 @@ func newInformerFactories(c *clients, o options) informerFactories {
 		apps: informers.NewSharedInformerFactoryWithOptions(c.apps, o.resync,
 			informers.WithNamespace(o.namespace),
 			informers.WithTransform(stripManagedFields),
+		),
+		gateway: gatewayinformers.NewSharedInformerFactoryWithOptions(c.gateway, o.resync,
+			gatewayinformers.WithNamespace(o.namespace),
+			gatewayinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }),
+			gatewayinformers.WithTransform(stripManagedFields),
 		),
 	}
 }

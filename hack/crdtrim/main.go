@@ -15,14 +15,16 @@ limitations under the License.
 */
 
 // Command crdtrim removes from the AppService CRD the descriptions nested
-// inside the spec fields whose types are core/v1's or apps/v1's (probes,
-// security contexts, env, resources, ports, strategy, ...), keeping each
-// such field's own description. controller-gen copies the Kubernetes API's
-// whole documentation into every one of them, which made the CRD too large
-// for `kubectl apply`: the last-applied annotation holds the whole object,
-// and annotations are limited to 256 KiB. Those descriptions are a
-// `kubectl explain pod.spec.containers` away, and each field's own
-// description names the core type it is.
+// inside the spec fields whose types are the Kubernetes API's (probes,
+// security contexts, env, resources, ports, strategy, an autoscaler's
+// behavior, ...) or the Gateway API's (an HTTPRoute's parents, matches and
+// filters), keeping each such field's own description. controller-gen
+// copies those APIs' whole documentation into every one of them, which made
+// the CRD too large for `kubectl apply`: the last-applied annotation holds
+// the whole object, and annotations are limited to 256 KiB. Those
+// descriptions are a `kubectl explain pod.spec.containers` (or
+// `httproute.spec.rules`) away, and each field's own description names the
+// type it is.
 //
 // It reads the CRD on stdin and writes it on stdout; hack/update-codegen.sh
 // runs it on kustomize's output.
@@ -98,8 +100,9 @@ func run(in io.Reader, out io.Writer) error {
 }
 
 // apiTypedFields are the JSON paths, below t, of the fields whose types (or
-// element types) come from the Kubernetes API packages, k8s.io/api/...; the
-// fields of our own struct types (appv1's) are searched in turn.
+// element types) come from the Kubernetes API packages, k8s.io/api/..., or
+// the Gateway API's, sigs.k8s.io/gateway-api/...; the fields of our own
+// struct types (appv1's) are searched in turn.
 func apiTypedFields(t reflect.Type) [][]string {
 	var paths [][]string
 	for f := range t.Fields() {
@@ -112,7 +115,7 @@ func apiTypedFields(t reflect.Type) [][]string {
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
-		case strings.HasPrefix(ft.PkgPath(), "k8s.io/api/"):
+		case strings.HasPrefix(ft.PkgPath(), "k8s.io/api/") || strings.HasPrefix(ft.PkgPath(), "sigs.k8s.io/gateway-api/"):
 			paths = append(paths, []string{name})
 		case ft.PkgPath() == t.PkgPath():
 			for _, below := range apiTypedFields(ft) {

@@ -18,6 +18,7 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -90,21 +91,27 @@ spec:
                   properties:
                     name: {type: string, description: kept}
 `
-	// Every other core-typed field of the spec, as the real CRD has them;
-	// those in our own types as the only field of their parent (not kept:
-	// not below a core-typed field, but with no description).
+	// Every other API-typed field of the spec, as the real CRD has them;
+	// those in our own types under parents of their own (not kept: not
+	// below an API-typed field, but with no description).
 	paths := apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]())
+	tree := map[string]any{}
 	for _, path := range paths {
 		if path[0] == "livenessProbe" || path[0] == "volumes" {
 			continue
 		}
-		indent := "              "
+		node := tree
 		for _, parent := range path[:len(path)-1] {
-			in += indent + parent + ":\n" + indent + "  type: object\n" + indent + "  properties:\n"
-			indent += "    "
+			next, ok := node[parent].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				node[parent] = next
+			}
+			node = next
 		}
-		in += indent + path[len(path)-1] + ": {type: object, description: kept}\n"
+		node[path[len(path)-1]] = nil
 	}
+	in += renderFields(tree, "              ")
 	var out bytes.Buffer
 	if err := run(strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
@@ -157,4 +164,19 @@ func countOutside(paths [][]string, fields ...string) int {
 		}
 	}
 	return n
+}
+
+// renderFields writes tree as schema properties at indent: leaves as
+// objects described "kept", inner nodes as objects with properties.
+func renderFields(tree map[string]any, indent string) string {
+	var out string
+	for _, name := range slices.Sorted(maps.Keys(tree)) {
+		children, _ := tree[name].(map[string]any)
+		if children == nil {
+			out += indent + name + ": {type: object, description: kept}\n"
+			continue
+		}
+		out += indent + name + ":\n" + indent + "  type: object\n" + indent + "  properties:\n" + renderFields(children, indent+"    ")
+	}
+	return out
 }

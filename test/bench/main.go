@@ -41,6 +41,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -83,11 +84,11 @@ func main() {
 	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
-	flag.StringVar(&specKind, "spec", "realistic", "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources) or minimal (an image and a port).")
+	flag.StringVar(&specKind, "spec", "realistic", "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, a PodDisruptionBudget and a HorizontalPodAutoscaler).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated (for quick tuning runs).")
 	flag.Parse()
-	if specKind != "realistic" && specKind != "minimal" {
-		fatalf("bad -spec %q: realistic or minimal", specKind)
+	if specKind != "realistic" && specKind != "minimal" && specKind != "every-child" {
+		fatalf("bad -spec %q: realistic, minimal or every-child", specKind)
 	}
 	o.skip = map[string]bool{}
 	for _, s := range strings.Split(*skip, ",") {
@@ -358,17 +359,59 @@ func appService(i int) *appv1.AppService {
 	}
 	s.Volumes = []appv1.Volume{{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: as.Name + "-config"}}}
 	s.VolumeMounts = []appv1.VolumeMount{{Name: "config", MountPath: "/etc/app", ReadOnly: true}}
+	if specKind == "every-child" {
+		// What a Helm chart's defaults turned on would add.
+		s.ServiceAccount = &appv1.ServiceAccount{Create: true, AutomountToken: new(false)}
+		s.Ingress = &appv1.Ingress{
+			ClassName: "nginx",
+			Hosts:     []appv1.IngressHost{{Host: as.Name + ".example.com", Paths: []appv1.IngressPath{{Path: "/", PathType: networkingv1.PathTypePrefix}}}},
+		}
+		s.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromInt32(1))}
+		s.Autoscaling = &appv1.Autoscaling{MinReplicas: &size, MaxReplicas: 3, TargetCPUUtilizationPercentage: new(int32(80))}
+	}
 	return as
 }
 
-// ownedChildren are the Deployment and Service the controller writes for
-// appService(i), built by the controller's own builders: what "the limit"
-// writes. The owner's UID is made up: "the limit" creates no AppServices,
-// and the benchmark's cluster runs no garbage collector.
+// ownedChildren are the children the controller writes for appService(i),
+// built by the controller's own builders: what "the limit" writes. The
+// owner's UID is made up: "the limit" creates no AppServices, and the
+// benchmark's cluster runs no garbage collector.
 func ownedChildren(i int) (*appsv1.Deployment, *corev1.Service) {
+	as := ownedAppService(i)
+	return children.NewDeployment(as), children.NewService(as)
+}
+
+func ownedAppService(i int) *appv1.AppService {
 	as := appService(i)
 	as.UID = types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i))
-	return children.NewDeployment(as), children.NewService(as)
+	return as
+}
+
+// createOtherChildren creates appService(i)'s children besides the
+// Deployment and the Service, those it asks for.
+func createOtherChildren(ctx context.Context, kube kubernetes.Interface, i int) error {
+	as := ownedAppService(i)
+	if sa := children.NewServiceAccount(as); sa != nil {
+		if _, err := kube.CoreV1().ServiceAccounts(as.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	if in := children.NewIngress(as); in != nil {
+		if _, err := kube.NetworkingV1().Ingresses(as.Namespace).Create(ctx, in, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	if b := children.NewDisruptionBudget(as); b != nil {
+		if _, err := kube.PolicyV1().PodDisruptionBudgets(as.Namespace).Create(ctx, b, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	if h := children.NewAutoscaler(as); h != nil {
+		if _, err := kube.AutoscalingV2().HorizontalPodAutoscalers(as.Namespace).Create(ctx, h, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // unrelatedChildren are the same objects as another tool would write
@@ -385,7 +428,8 @@ func unrelatedChildren(i int, namespace string) (*appsv1.Deployment, *corev1.Ser
 	return d, s
 }
 
-// measureLimit writes n Deployments and n Services with parallel clients.
+// measureLimit writes n AppServices' children (n Deployments and n
+// Services, and the others the spec asks for) with parallel clients.
 func measureLimit(o options, n int) (float64, error) {
 	e, err := newEnv(o, fmt.Sprintf("limit-%d", n))
 	if err != nil {
@@ -399,8 +443,10 @@ func measureLimit(o options, n int) (float64, error) {
 		if _, err := e.kube.AppsV1().Deployments("bench").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		_, err := e.kube.CoreV1().Services("bench").Create(ctx, s, metav1.CreateOptions{})
-		return err
+		if _, err := e.kube.CoreV1().Services("bench").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return createOtherChildren(ctx, e.kube, i)
 	})
 	return time.Since(start).Seconds(), err
 }

@@ -156,6 +156,17 @@ spec: {image: nginx}`, "metadata.name", "DNS-1035"},
 		{"ingress path type", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: [{paths: [{pathType: Regex}]}]}}`, "spec.ingress.hosts[0].paths[0].pathType", "Unsupported value"},
 		{"ingress class annotation mismatch", `spec: {image: nginx, ports: [{port: 80}], ingress: {className: nginx, annotations: {kubernetes.io/ingress.class: traefik}, hosts: [{paths: [{}]}]}}`, "spec.ingress.annotations", "must match className"},
 		{"ingress TLS secret name", `spec: {image: nginx, ports: [{port: 80}], ingress: {hosts: [{paths: [{}]}], tls: [{secretName: My_Secret}]}}`, "spec.ingress.tls[0].secretName", ""},
+		// The HTTPRoute block (the CRD checks it whether or not the cluster serves the Gateway API).
+		{"route without ports", `spec: {image: nginx, httpRoute: {parentRefs: [{name: gw}]}}`, "spec.httpRoute", "ports may not be empty"},
+		{"route without parents", `spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: []}}`, "spec.httpRoute.parentRefs", ""},
+		{"route parent named twice", `spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}, {name: gw}]}}`, "spec.httpRoute.parentRefs", "sectionName"},
+		{"route to a port not in ports", `spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}], rules: [{port: 81}]}}`, "spec.httpRoute.rules", "one of spec.ports"},
+		{"route hostname upper case", `spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}], hostnames: [App.example.com]}}`, "spec.httpRoute.hostnames[0]", ""},
+		{"route redirect", `spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}], rules: [{filters: [{type: RequestRedirect, requestRedirect: {statusCode: 301}}]}]}}`, "spec.httpRoute.rules[0].filters", "requestRedirect"},
+		{"route path with //", `spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}], rules: [{matches: [{path: {type: PathPrefix, value: "/a//b"}}]}]}}`, "spec.httpRoute.rules[0].matches[0].path", "//"},
+		{"route filter without its field", `spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}], rules: [{filters: [{type: URLRewrite}]}]}}`, "spec.httpRoute.rules[0].filters[0]", "urlRewrite must be specified"},
+		{"route prefix rewrite without a prefix match", `spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}], rules: [{filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /v2}}}]}]}}`, "spec.httpRoute.rules[0].filters", "exactly one PathPrefix match"},
+		{"route timeout format", `spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}], rules: [{timeouts: {request: 10}}]}}`, "spec.httpRoute.rules[0].timeouts.request", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,6 +36,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -319,4 +323,103 @@ func waitChild[T metav1.Object](t *testing.T, get func() (T, error), as *appv1.A
 		return check(obj)
 	})
 	return obj
+}
+
+// TestHTTPRoute: on a cluster without the Gateway API, an AppService that
+// asks for a route is Degraded, says why, and has every other child; once
+// the Gateway API's CRDs are installed (from the pinned module), the
+// controller notices without a restart and creates the route, which is then
+// changed, repaired and removed like the other children.
+func TestHTTPRoute(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	const name = "routed"
+	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, servedErr := kube.Discovery().ServerResourcesForGroupVersion("gateway.networking.k8s.io/v1")
+	createAppService(t, ns, name, appv1.AppServiceSpec{
+		Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
+		HTTPRoute: &appv1.HTTPRoute{
+			ParentRefs: []gatewayv1.ParentReference{{Name: "public", Namespace: new(gatewayv1.Namespace("infra"))}},
+			Hostnames:  []gatewayv1.Hostname{"routed.example.com"},
+		},
+	})
+	if apierrors.IsNotFound(servedErr) {
+		// No Gateway API (the suite installs it here first).
+		waitDegraded(t, ns, name, appv1.ReasonRouteAPIMissing, "Gateway API is not installed")
+		waitEvent(t, ns, name, corev1.EventTypeWarning, appv1.ReasonRouteAPIMissing, "HTTPRoute")
+		if _, err := getService(ns, name); err != nil {
+			t.Errorf("the Service of an AppService whose route cannot be made: %v", err)
+		}
+		if err := localcluster.InstallGatewayAPI(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	routes := gatewayclient.NewForConfigOrDie(cfg).GatewayV1().HTTPRoutes(ns)
+	getRoute := func() (*gatewayv1.HTTPRoute, error) { return routes.Get(ctx, name, metav1.GetOptions{}) }
+	as, err := getAppService(ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Noticed without a restart: discovery is asked again within 30 s of
+	// the AppService's retries.
+	eventually(t, 3*time.Minute, func() error {
+		_, err := getRoute()
+		return err
+	})
+	as = waitAvailable(t, ns, name, 1)
+	waitChild(t, getRoute, as, func(r *gatewayv1.HTTPRoute) error {
+		if len(r.Spec.Rules) != 1 || len(r.Spec.Rules[0].BackendRefs) != 1 || r.Spec.Rules[0].BackendRefs[0].Name != name || *r.Spec.Rules[0].BackendRefs[0].Port != 80 {
+			return fmt.Errorf("HTTPRoute rules %+v", r.Spec.Rules)
+		}
+		return nil
+	})
+	if as.Status.URL != "http://routed.example.com/" {
+		t.Errorf("status url %q, want http://routed.example.com/", as.Status.URL)
+	}
+
+	// Changed: a rule of its own, with a header filter.
+	updateAppService(t, ns, name, func(as *appv1.AppService) {
+		as.Spec.HTTPRoute.Rules = []appv1.HTTPRouteRule{{
+			Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchPathPrefix), Value: new("/shop")}}},
+			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
+				RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "x-shop", Value: "1"}}}}},
+		}}
+	})
+	waitChild(t, getRoute, as, func(r *gatewayv1.HTTPRoute) error {
+		if len(r.Spec.Rules) != 1 || len(r.Spec.Rules[0].Filters) != 1 || *r.Spec.Rules[0].Matches[0].Path.Value != "/shop" {
+			return fmt.Errorf("HTTPRoute rules %+v", r.Spec.Rules)
+		}
+		return nil
+	})
+	eventually(t, 30*time.Second, func() error {
+		as, err := getAppService(ns, name)
+		if err != nil || as.Status.URL != "http://routed.example.com/shop" {
+			return fmt.Errorf("status url %q (%v)", as.Status.URL, err)
+		}
+		return nil
+	})
+
+	// Repaired: a hostname changed by hand.
+	if _, err := routes.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"hostnames":["stolen.example.com"]}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitChild(t, getRoute, as, func(r *gatewayv1.HTTPRoute) error {
+		if len(r.Spec.Hostnames) != 1 || r.Spec.Hostnames[0] != "routed.example.com" {
+			return fmt.Errorf("hostnames %v", r.Spec.Hostnames)
+		}
+		return nil
+	})
+
+	// Removed with its block.
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.HTTPRoute = nil })
+	eventually(t, 30*time.Second, func() error {
+		if _, err := getRoute(); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("HTTPRoute: %v, want it deleted", err)
+		}
+		return nil
+	})
+	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonDeleted, "HTTPRoute routed: the spec has no httpRoute")
 }

@@ -143,6 +143,15 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			_, err := asController.AutoscalingV2().HorizontalPodAutoscalers(ns).Patch(ctx, "rbac", types.MergePatchType, []byte(`{"status":{"desiredReplicas":5}}`), metav1.PatchOptions{}, "status")
 			return err
 		},
+		"write an HTTPRoute's status": func() error {
+			_, err := asController.RESTClient().Patch(types.MergePatchType).AbsPath("/apis/gateway.networking.k8s.io/v1/namespaces", ns, "httproutes", "rbac", "status").
+				Body([]byte(`{"status":{"parents":[]}}`)).DoRaw(ctx)
+			return err
+		},
+		"list Gateways": func() error {
+			_, err := asController.RESTClient().Get().AbsPath("/apis/gateway.networking.k8s.io/v1/namespaces", ns, "gateways").DoRaw(ctx)
+			return err
+		},
 		"read a Lease in another namespace": func() error {
 			_, err := asController.CoordinationV1().Leases(ns).Get(ctx, "appservice-controller", metav1.GetOptions{})
 			return err

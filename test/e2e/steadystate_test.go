@@ -35,6 +35,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -47,6 +50,15 @@ func TestNoWritesInSteadyState(t *testing.T) {
 		t.Skip("takes over a minute")
 	}
 	ns := newNamespace(t)
+	// Every child includes an HTTPRoute: the Gateway API's CRDs, from the
+	// pinned module (TestHTTPRoute may have installed them already).
+	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := localcluster.InstallGatewayAPI(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
 	// The claim the every-field AppServices mount, bound ahead to a volume
 	// of its own: the scheduler places no Pod with an unbound claim.
 	createBoundClaim(t, ns, "data")
@@ -80,6 +92,20 @@ func TestNoWritesInSteadyState(t *testing.T) {
 					Annotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/" + as.Name},
 				}
 				s.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromString("25%"))}
+				s.HTTPRoute = &appv1.HTTPRoute{
+					ParentRefs: []gatewayv1.ParentReference{{Name: "public", Namespace: new(gatewayv1.Namespace("infra")), SectionName: new(gatewayv1.SectionName("https"))}},
+					Hostnames:  []gatewayv1.Hostname{gatewayv1.Hostname(as.Name + ".example.com")},
+					Rules: []appv1.HTTPRouteRule{
+						{Matches: []gatewayv1.HTTPRouteMatch{{
+							Path:    &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchPathPrefix), Value: new("/api")},
+							Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x-canary", Value: "true"}},
+						}}, Filters: []gatewayv1.HTTPRouteFilter{{
+							Type:       gatewayv1.HTTPRouteFilterURLRewrite,
+							URLRewrite: &gatewayv1.HTTPURLRewriteFilter{Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: new("/")}},
+						}}, Timeouts: &gatewayv1.HTTPRouteTimeouts{Request: new(gatewayv1.Duration("10s"))}, Port: new(intstr.FromString("http"))},
+						{},
+					},
+				}
 				s.Ingress = &appv1.Ingress{
 					ClassName:   "nginx",
 					Annotations: map[string]string{"cert-manager.io/cluster-issuer": "letsencrypt"},

@@ -54,6 +54,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.DownwardAPIVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EmptyDirVolumeSource"):
 		return &appv1.EmptyDirVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HTTPRoute"):
+		return &appv1.HTTPRouteApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("HTTPRouteRule"):
+		return &appv1.HTTPRouteRuleApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Ingress"):
 		return &appv1.IngressApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("IngressHost"):

@@ -20,6 +20,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // The blocks of the spec that ask for children besides the Deployment and
@@ -198,6 +199,76 @@ type IngressPath struct {
 	PathType networkingv1.PathType `json:"pathType,omitempty"`
 
 	// Port is the Service's port the path goes to: one of spec.ports, by
+	// number or by name. Unset, the first of spec.ports.
+	// +optional
+	Port *intstr.IntOrString `json:"port,omitempty"`
+}
+
+// HTTPRoute routes HTTP from Gateways to the AppService's Service through an
+// HTTPRoute (Gateway API, gateway.networking.k8s.io/v1); spec.ports must not
+// be empty. The Gateway API is not built into Kubernetes: on a cluster
+// without it, the AppService is Degraded (the rest of it works) until it is
+// installed.
+//
+// +kubebuilder:validation:XValidation:rule="self.parentRefs.all(p1, self.parentRefs.exists_one(p2, p1.name == p2.name && (!has(p1.sectionName) || !has(p2.sectionName) || p1.sectionName == p2.sectionName)))",message="a parent named twice needs a different sectionName in each reference",fieldPath=".parentRefs"
+type HTTPRoute struct {
+	// ParentRefs are the Gateways the route attaches to (Gateway API
+	// ParentReference: name, and optionally namespace, sectionName, port).
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	ParentRefs []gatewayv1.ParentReference `json:"parentRefs"`
+
+	// Hostnames are the Host headers the route matches (a wildcard *. prefix
+	// allowed); unset, those of the Gateway's listeners. The first that is
+	// not a wildcard is in the status as url.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Hostnames []gatewayv1.Hostname `json:"hostnames,omitempty"`
+
+	// Rules match requests and send them to one of the Service's ports.
+	// Unset, every request goes to the first of spec.ports.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Rules []HTTPRouteRule `json:"rules,omitempty"`
+}
+
+// HTTPRouteRule is one rule of the route: which requests (matches), what is
+// done to them on the way (filters, timeouts), and the Service's port they
+// go to. A requestRedirect filter answers instead of the Service, and has no
+// place here.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.filters) || self.filters.all(f, !has(f.requestRedirect))",message="a requestRedirect filter answers instead of the Service, which is this route's backend",fieldPath=".filters"
+// +kubebuilder:validation:XValidation:rule="!(has(self.filters) && self.filters.exists_one(f, has(f.urlRewrite) && has(f.urlRewrite.path) && f.urlRewrite.path.type == 'ReplacePrefixMatch' && has(f.urlRewrite.path.replacePrefixMatch))) || (has(self.matches) && size(self.matches) == 1 && has(self.matches[0].path) && self.matches[0].path.type == 'PathPrefix')",message="a urlRewrite with path.replacePrefixMatch needs exactly one PathPrefix match",fieldPath=".filters"
+type HTTPRouteRule struct {
+	// Matches select the requests of this rule (Gateway API
+	// HTTPRouteMatch: path, headers, queryParams, method); any matches.
+	// Unset, every request (path prefix /).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Matches []gatewayv1.HTTPRouteMatch `json:"matches,omitempty"`
+
+	// Filters change requests and responses on the way (Gateway API
+	// HTTPRouteFilter): header modifiers, URL rewrites, mirrors, CORS.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.filter(f, f.type == 'CORS').size() <= 1",message="CORS filter cannot be repeated"
+	// +kubebuilder:validation:XValidation:rule="self.filter(f, f.type == 'RequestHeaderModifier').size() <= 1",message="RequestHeaderModifier filter cannot be repeated"
+	// +kubebuilder:validation:XValidation:rule="self.filter(f, f.type == 'ResponseHeaderModifier').size() <= 1",message="ResponseHeaderModifier filter cannot be repeated"
+	// +kubebuilder:validation:XValidation:rule="self.filter(f, f.type == 'URLRewrite').size() <= 1",message="URLRewrite filter cannot be repeated"
+	Filters []gatewayv1.HTTPRouteFilter `json:"filters,omitempty"`
+
+	// Timeouts for the request and for the Service's answer (Gateway API
+	// HTTPRouteTimeouts).
+	// +optional
+	Timeouts *gatewayv1.HTTPRouteTimeouts `json:"timeouts,omitempty"`
+
+	// Port is the Service's port the requests go to: one of spec.ports, by
 	// number or by name. Unset, the first of spec.ports.
 	// +optional
 	Port *intstr.IntOrString `json:"port,omitempty"`

@@ -70,6 +70,8 @@ type AppService struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="each volumeMount must name one of spec.volumes",fieldPath=".volumeMounts"
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || (has(self.ports) && size(self.ports) > 0)",message="an ingress routes to the Service: ports may not be empty",fieldPath=".ingress"
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || !has(self.ports) || self.ingress.hosts.all(h, h.paths.all(p, !has(p.port) || (type(p.port) == int ? self.ports.exists(q, q.port == p.port) : self.ports.exists(q, has(q.name) && size(q.name) > 0 && q.name == p.port))))",message="each ingress path's port must be one of spec.ports, by number or name",fieldPath=".ingress.hosts"
+// +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || (has(self.ports) && size(self.ports) > 0)",message="an httpRoute routes to the Service: ports may not be empty",fieldPath=".httpRoute"
+// +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || !has(self.httpRoute.rules) || !has(self.ports) || self.httpRoute.rules.all(r, !has(r.port) || (type(r.port) == int ? self.ports.exists(q, q.port == r.port) : self.ports.exists(q, has(q.name) && size(q.name) > 0 && q.name == r.port)))",message="each httpRoute rule's port must be one of spec.ports, by number or name",fieldPath=".httpRoute.rules"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName) || size(self.serviceAccountName) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
 // +kubebuilder:validation:XValidation:rule="(has(self.progressDeadlineSeconds) ? self.progressDeadlineSeconds : 600) > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
 type AppServiceSpec struct {
@@ -373,6 +375,13 @@ type AppServiceSpec struct {
 	// +optional
 	Ingress *Ingress `json:"ingress,omitempty"`
 
+	// HTTPRoute makes a Gateway API HTTPRoute that routes HTTP from
+	// Gateways to the Service: needs ports, and the Gateway API installed
+	// in the cluster. Its first named hostname is in the status as url when
+	// there is no ingress.
+	// +optional
+	HTTPRoute *HTTPRoute `json:"httpRoute,omitempty"`
+
 	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
 	// running through voluntary disruptions such as node drains.
 	// +optional
@@ -403,7 +412,8 @@ type AppServiceStatus struct {
 
 	// URL is where the app is reached from outside the cluster: the first
 	// named host of its Ingress, https when the Ingress terminates TLS for
-	// it, and that host's first path.
+	// it, and that host's first path; without an Ingress, the first named
+	// hostname of its HTTPRoute.
 	// +optional
 	URL string `json:"url,omitempty"`
 

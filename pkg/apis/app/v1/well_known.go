@@ -91,6 +91,9 @@ const (
 	ReasonCreateFailed = "CreateFailed"
 	ReasonUpdateFailed = "UpdateFailed"
 	ReasonDeleteFailed = "DeleteFailed"
+	// ReasonRouteAPIMissing: the spec asks for an HTTPRoute and the cluster
+	// does not serve them (the Gateway API is not installed).
+	ReasonRouteAPIMissing = "RouteAPIMissing"
 	// ReasonSyncFailed is any other failure of a sync, such as a read the
 	// API server refused.
 	ReasonSyncFailed = "SyncFailed"

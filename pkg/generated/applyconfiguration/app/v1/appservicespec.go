@@ -202,6 +202,11 @@ type AppServiceSpecApplyConfiguration struct {
 	// cluster to the Service: needs ports. Its first named host is in the
 	// status as url.
 	Ingress *IngressApplyConfiguration `json:"ingress,omitempty"`
+	// HTTPRoute makes a Gateway API HTTPRoute that routes HTTP from
+	// Gateways to the Service: needs ports, and the Gateway API installed
+	// in the cluster. Its first named hostname is in the status as url when
+	// there is no ingress.
+	HTTPRoute *HTTPRouteApplyConfiguration `json:"httpRoute,omitempty"`
 	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
 	// running through voluntary disruptions such as node drains.
 	DisruptionBudget *DisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
@@ -542,6 +547,14 @@ func (b *AppServiceSpecApplyConfiguration) WithAutoscaling(value *AutoscalingApp
 // If called multiple times, the Ingress field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithIngress(value *IngressApplyConfiguration) *AppServiceSpecApplyConfiguration {
 	b.Ingress = value
+	return b
+}
+
+// WithHTTPRoute sets the HTTPRoute field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HTTPRoute field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithHTTPRoute(value *HTTPRouteApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	b.HTTPRoute = value
 	return b
 }
 

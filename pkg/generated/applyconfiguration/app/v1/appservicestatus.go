@@ -39,7 +39,8 @@ type AppServiceStatusApplyConfiguration struct {
 	UpdatedReplicas *int32 `json:"updatedReplicas,omitempty"`
 	// URL is where the app is reached from outside the cluster: the first
 	// named host of its Ingress, https when the Ingress terminates TLS for
-	// it, and that host's first path.
+	// it, and that host's first path; without an Ingress, the first named
+	// hostname of its HTTPRoute.
 	URL *string `json:"url,omitempty"`
 	// Selector is the label selector of the Pods, in string form, for the
 	// scale subresource (and so for HorizontalPodAutoscalers).
