@@ -48,7 +48,7 @@ import (
 
 // The controller, top to bottom:
 //
-//	informers (AppServices; Deployments and Services carrying appv1.LabelAppService)
+//	informers (AppServices; their children, of every kind, carrying appv1.LabelAppService)
 //	  → event handlers map each object to its AppService's key, never calling the API
 //	  → a rate-limited workqueue, which de-duplicates keys and backs off failures
 //	  → workers, each running syncHandler for one key at a time
@@ -66,7 +66,9 @@ const controllerAgentName = "appservice-controller"
 // creates, updates or patches, so that users can tell who wrote what.
 const fieldManager = controllerAgentName
 
-// Controller turns AppServices into Deployments and Services.
+// Controller turns AppServices into their children: a Deployment, and as the
+// spec asks, a Service, ServiceAccount, Ingress, HTTPRoute,
+// PodDisruptionBudget and HorizontalPodAutoscaler.
 type Controller struct {
 	kubeClient kubernetes.Interface
 	appClient  clientset.Interface
@@ -137,26 +139,14 @@ func NewController(
 		DeleteFunc: c.handleChild,
 	}
 	var errs []error
-	watch := func(informer cache.SharedIndexInformer) cache.SharedIndexInformer {
-		_, err := informer.AddEventHandler(childHandler)
-		errs = append(errs, err)
-		c.cachesSynced = append(c.cachesSynced, informer.HasSynced)
-		return informer
-	}
-	var err error
-	c.serviceAccounts, err = newChildCache[*corev1.ServiceAccount](watch(kubeInformers.Core().V1().ServiceAccounts().Informer()))
-	errs = append(errs, err)
-	c.deployments, err = newChildCache[*appsv1.Deployment](watch(kubeInformers.Apps().V1().Deployments().Informer()))
-	errs = append(errs, err)
-	c.services, err = newChildCache[*corev1.Service](watch(kubeInformers.Core().V1().Services().Informer()))
-	errs = append(errs, err)
-	c.ingresses, err = newChildCache[*networkingv1.Ingress](watch(kubeInformers.Networking().V1().Ingresses().Informer()))
-	errs = append(errs, err)
-	c.disruptionBudgets, err = newChildCache[*policyv1.PodDisruptionBudget](watch(kubeInformers.Policy().V1().PodDisruptionBudgets().Informer()))
-	errs = append(errs, err)
-	c.autoscalers, err = newChildCache[*autoscalingv2.HorizontalPodAutoscaler](watch(kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers().Informer()))
-	errs = append(errs, err)
+	c.serviceAccounts = watchChild[*corev1.ServiceAccount](c, kubeInformers.Core().V1().ServiceAccounts().Informer(), childHandler, &errs)
+	c.deployments = watchChild[*appsv1.Deployment](c, kubeInformers.Apps().V1().Deployments().Informer(), childHandler, &errs)
+	c.services = watchChild[*corev1.Service](c, kubeInformers.Core().V1().Services().Informer(), childHandler, &errs)
+	c.ingresses = watchChild[*networkingv1.Ingress](c, kubeInformers.Networking().V1().Ingresses().Informer(), childHandler, &errs)
+	c.disruptionBudgets = watchChild[*policyv1.PodDisruptionBudget](c, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer(), childHandler, &errs)
+	c.autoscalers = watchChild[*autoscalingv2.HorizontalPodAutoscaler](c, kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers().Informer(), childHandler, &errs)
 	if gateway != nil {
+		var err error
 		c.routes, err = newRouteInformer(kubeClient.Discovery(), gateway, childHandler)
 		errs = append(errs, err)
 	}
@@ -164,6 +154,17 @@ func NewController(
 		return nil, err
 	}
 	return c, nil
+}
+
+// watchChild registers a child kind's informer: the handler, the
+// controller index, and its HasSynced among the caches the workers wait
+// for. It returns the kind's cache; errors are added to errs.
+func watchChild[T any](c *Controller, informer cache.SharedIndexInformer, handler cache.ResourceEventHandler, errs *[]error) childCache[T] {
+	_, err := informer.AddEventHandler(handler)
+	cc, indexErr := newChildCache[T](informer)
+	*errs = append(*errs, err, indexErr)
+	c.cachesSynced = append(c.cachesSynced, informer.HasSynced)
+	return cc
 }
 
 // enqueueAppService queues the key of an AppService (or of the last known
@@ -200,7 +201,7 @@ func (c *Controller) handleChildUpdate(oldObj, newObj interface{}) {
 	}
 }
 
-// handleChild queues the AppService that controls a Deployment or Service,
+// handleChild queues the AppService that controls a child,
 // or, for one without a controller, the AppService our label names: that one
 // may adopt it. Objects controlled by anything else are ignored; a deleted
 // object may come as a tombstone holding its last known state.
@@ -305,7 +306,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	return true
 }
 
-// syncHandler brings the Deployment and Service of one AppService in line
+// syncHandler brings the children of one AppService in line
 // with its spec and writes its status.
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
 	logger := klog.FromContext(ctx)

@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Command appservice-controller turns AppService custom resources
-// (app.example.com/v1) into Deployments and Services and keeps them in line.
+// (app.example.com/v1) into Deployments, Services and the other children an
+// app needs, and keeps them in line.
 package main
 
 import (

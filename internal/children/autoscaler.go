@@ -154,18 +154,12 @@ func withRules(defaults, rules *autoscalingv2.HPAScalingRules) *autoscalingv2.HP
 // owns set as in desired, and the names of those that changed; nil when
 // nothing needs to change. live is never modified.
 func UpdateAutoscaler(live, desired *autoscalingv2.HorizontalPodAutoscaler) (*autoscalingv2.HorizontalPodAutoscaler, []string) {
-	var changed []string
 	out := live.DeepCopy()
-	if addLabels(&out.ObjectMeta, desired.Labels) {
-		changed = append(changed, "labels")
-	}
+	changed := ownedLabels(&out.ObjectMeta, desired.Labels)
 	setOwned(&changed, "scaleTargetRef", &out.Spec.ScaleTargetRef, desired.Spec.ScaleTargetRef)
 	setOwned(&changed, "minReplicas", &out.Spec.MinReplicas, desired.Spec.MinReplicas)
 	setOwned(&changed, "maxReplicas", &out.Spec.MaxReplicas, desired.Spec.MaxReplicas)
 	setOwned(&changed, "metrics", &out.Spec.Metrics, desired.Spec.Metrics)
 	setOwned(&changed, "behavior", &out.Spec.Behavior, desired.Spec.Behavior)
-	if len(changed) == 0 {
-		return nil, nil
-	}
-	return out, changed
+	return updated(out, changed)
 }

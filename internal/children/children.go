@@ -54,3 +54,21 @@ func setOwned[T any](changed *[]string, name string, live *T, want T) bool {
 	*changed = append(*changed, name)
 	return true
 }
+
+// ownedLabels starts the list of changed fields of an update: "labels" when
+// one of want's labels was missing or different on meta (and is now set).
+func ownedLabels(meta *metav1.ObjectMeta, want map[string]string) []string {
+	if addLabels(meta, want) {
+		return []string{"labels"}
+	}
+	return nil
+}
+
+// updated ends an update: out and the names of the fields that changed, or
+// nil when none did.
+func updated[T any](out *T, changed []string) (*T, []string) {
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	return out, changed
+}

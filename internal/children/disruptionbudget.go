@@ -55,16 +55,10 @@ func NewDisruptionBudget(as *appv1.AppService) *policyv1.PodDisruptionBudget {
 // controller owns set as in desired, and the names of those that changed;
 // nil when nothing needs to change. live is never modified.
 func UpdateDisruptionBudget(live, desired *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, []string) {
-	var changed []string
 	out := live.DeepCopy()
-	if addLabels(&out.ObjectMeta, desired.Labels) {
-		changed = append(changed, "labels")
-	}
+	changed := ownedLabels(&out.ObjectMeta, desired.Labels)
 	setOwned(&changed, "selector", &out.Spec.Selector, desired.Spec.Selector)
 	setOwned(&changed, "minAvailable", &out.Spec.MinAvailable, desired.Spec.MinAvailable)
 	setOwned(&changed, "maxUnavailable", &out.Spec.MaxUnavailable, desired.Spec.MaxUnavailable)
-	if len(changed) == 0 {
-		return nil, nil
-	}
-	return out, changed
+	return updated(out, changed)
 }

@@ -126,18 +126,12 @@ func routePort(as *appv1.AppService, port *intstr.IntOrString) gatewayv1.PortNum
 // owns set as in desired, and the names of those that changed; nil when
 // nothing needs to change. live is never modified.
 func UpdateHTTPRoute(live, desired *gatewayv1.HTTPRoute) (*gatewayv1.HTTPRoute, []string) {
-	var changed []string
 	out := live.DeepCopy()
-	if addLabels(&out.ObjectMeta, desired.Labels) {
-		changed = append(changed, "labels")
-	}
+	changed := ownedLabels(&out.ObjectMeta, desired.Labels)
 	setOwned(&changed, "parentRefs", &out.Spec.ParentRefs, desired.Spec.ParentRefs)
 	setOwned(&changed, "hostnames", &out.Spec.Hostnames, desired.Spec.Hostnames)
 	setOwned(&changed, "rules", &out.Spec.Rules, desired.Spec.Rules)
-	if len(changed) == 0 {
-		return nil, nil
-	}
-	return out, changed
+	return updated(out, changed)
 }
 
 // HTTPRouteURL is where an HTTPRoute takes a browser: its first hostname

@@ -97,11 +97,8 @@ func orString(s, d string) string {
 // set as in desired, and the names of those that changed; nil when nothing
 // needs to change. live is never modified.
 func UpdateIngress(live, desired *networkingv1.Ingress) (*networkingv1.Ingress, []string) {
-	var changed []string
 	out := live.DeepCopy()
-	if addLabels(&out.ObjectMeta, desired.Labels) {
-		changed = append(changed, "labels")
-	}
+	changed := ownedLabels(&out.ObjectMeta, desired.Labels)
 	if updateAnnotations(&out.ObjectMeta, live.Annotations, desired.Annotations) {
 		changed = append(changed, "annotations")
 	}
@@ -110,10 +107,7 @@ func UpdateIngress(live, desired *networkingv1.Ingress) (*networkingv1.Ingress, 
 	}
 	setOwned(&changed, "rules", &out.Spec.Rules, desired.Spec.Rules)
 	setOwned(&changed, "tls", &out.Spec.TLS, desired.Spec.TLS)
-	if len(changed) == 0 {
-		return nil, nil
-	}
-	return out, changed
+	return updated(out, changed)
 }
 
 // IngressURL is where an Ingress takes a browser: its first rule with a

@@ -85,20 +85,13 @@ func hasNodePorts(t corev1.ServiceType) bool {
 // names of the fields that changed; nil when nothing needs to change. live
 // is never modified.
 func UpdateService(live, desired *corev1.Service) (*corev1.Service, []string) {
-	var changed []string
 	out := live.DeepCopy()
-
-	if addLabels(&out.ObjectMeta, desired.Labels) {
-		changed = append(changed, "labels")
-	}
+	changed := ownedLabels(&out.ObjectMeta, desired.Labels)
 	setOwned(&changed, "type", &out.Spec.Type, desired.Spec.Type)
 	setOwned(&changed, "selector", &out.Spec.Selector, desired.Spec.Selector)
 	setOwned(&changed, "ports", &out.Spec.Ports, mergeNodePorts(desired.Spec.Ports, live.Spec.Ports, desired.Spec.Type))
 
-	if len(changed) == 0 {
-		return nil, nil
-	}
-	return out, changed
+	return updated(out, changed)
 }
 
 // mergeNodePorts returns the desired ports with every nodePort left at 0 set

@@ -78,19 +78,13 @@ func NewServiceAccount(as *appv1.AppService) *corev1.ServiceAccount {
 // controller owns set as in desired, and the names of those that changed;
 // nil when nothing needs to change. live is never modified.
 func UpdateServiceAccount(live, desired *corev1.ServiceAccount) (*corev1.ServiceAccount, []string) {
-	var changed []string
 	out := live.DeepCopy()
-	if addLabels(&out.ObjectMeta, desired.Labels) {
-		changed = append(changed, "labels")
-	}
+	changed := ownedLabels(&out.ObjectMeta, desired.Labels)
 	if updateAnnotations(&out.ObjectMeta, live.Annotations, desired.Annotations) {
 		changed = append(changed, "annotations")
 	}
 	setOwned(&changed, "automountServiceAccountToken", &out.AutomountServiceAccountToken, desired.AutomountServiceAccountToken)
-	if len(changed) == 0 {
-		return nil, nil
-	}
-	return out, changed
+	return updated(out, changed)
 }
 
 // withRecord returns annotations with AnnotationAnnotations recording their

@@ -52,6 +52,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/harness"
 	"example.com/appservice-controller/internal/localcluster"
@@ -84,7 +87,7 @@ func main() {
 	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
-	flag.StringVar(&specKind, "spec", "realistic", "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, a PodDisruptionBudget and a HorizontalPodAutoscaler).")
+	flag.StringVar(&specKind, "spec", "realistic", "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, a PodDisruptionBudget and a HorizontalPodAutoscaler).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated (for quick tuning runs).")
 	flag.Parse()
 	if specKind != "realistic" && specKind != "minimal" && specKind != "every-child" {
@@ -270,6 +273,7 @@ type env struct {
 	cluster *localcluster.Cluster
 	kube    kubernetes.Interface
 	apps    clientset.Interface
+	gateway gatewayclient.Interface
 	cfg     *rest.Config
 }
 
@@ -295,10 +299,17 @@ func newEnv(o options, name string) (*env, error) {
 	proto := rest.CopyConfig(cfg)
 	proto.ContentType = "application/vnd.kubernetes.protobuf"
 	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	e := &env{cluster: c, cfg: cfg, kube: kubernetes.NewForConfigOrDie(proto), apps: clientset.NewForConfigOrDie(cfg)}
+	e := &env{cluster: c, cfg: cfg, kube: kubernetes.NewForConfigOrDie(proto), apps: clientset.NewForConfigOrDie(cfg), gateway: gatewayclient.NewForConfigOrDie(cfg)}
 	if _, err := e.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
 		c.Stop()
 		return nil, err
+	}
+	if specKind == "every-child" {
+		// HTTPRoutes need the Gateway API, from the pinned module.
+		if err := localcluster.InstallGatewayAPI(context.Background(), cfg); err != nil {
+			c.Stop()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -366,6 +377,10 @@ func appService(i int) *appv1.AppService {
 			ClassName: "nginx",
 			Hosts:     []appv1.IngressHost{{Host: as.Name + ".example.com", Paths: []appv1.IngressPath{{Path: "/", PathType: networkingv1.PathTypePrefix}}}},
 		}
+		s.HTTPRoute = &appv1.HTTPRoute{
+			ParentRefs: []gatewayv1.ParentReference{{Name: "public", Namespace: new(gatewayv1.Namespace("infra"))}},
+			Hostnames:  []gatewayv1.Hostname{gatewayv1.Hostname(as.Name + ".example.com")},
+		}
 		s.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromInt32(1))}
 		s.Autoscaling = &appv1.Autoscaling{MinReplicas: &size, MaxReplicas: 3, TargetCPUUtilizationPercentage: new(int32(80))}
 	}
@@ -389,8 +404,14 @@ func ownedAppService(i int) *appv1.AppService {
 
 // createOtherChildren creates appService(i)'s children besides the
 // Deployment and the Service, those it asks for.
-func createOtherChildren(ctx context.Context, kube kubernetes.Interface, i int) error {
+func createOtherChildren(ctx context.Context, e *env, i int) error {
+	kube := e.kube
 	as := ownedAppService(i)
+	if r := children.NewHTTPRoute(as); r != nil {
+		if _, err := e.gateway.GatewayV1().HTTPRoutes(as.Namespace).Create(ctx, r, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
 	if sa := children.NewServiceAccount(as); sa != nil {
 		if _, err := kube.CoreV1().ServiceAccounts(as.Namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
 			return err
@@ -446,7 +467,7 @@ func measureLimit(o options, n int) (float64, error) {
 		if _, err := e.kube.CoreV1().Services("bench").Create(ctx, s, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		return createOtherChildren(ctx, e.kube, i)
+		return createOtherChildren(ctx, e, i)
 	})
 	return time.Since(start).Seconds(), err
 }

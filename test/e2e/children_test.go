@@ -423,3 +423,92 @@ func TestHTTPRoute(t *testing.T) {
 	})
 	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonDeleted, "HTTPRoute routed: the spec has no httpRoute")
 }
+
+// TestMoreChildrenAdopted: the new children go through the one claiming
+// path too. An AppService deleted with --cascade=orphan and created again
+// adopts its ServiceAccount, Ingress, PodDisruptionBudget and
+// HorizontalPodAutoscaler in place (same UIDs), writing nothing to them but
+// the owner reference.
+func TestMoreChildrenAdopted(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	const name = "adopt-more"
+	spec := appv1.AppServiceSpec{
+		Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}},
+		ServiceAccount:   &appv1.ServiceAccount{Create: true},
+		DisruptionBudget: &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromInt32(1))},
+		Autoscaling:      &appv1.Autoscaling{MaxReplicas: 2},
+		Ingress:          &appv1.Ingress{Hosts: []appv1.IngressHost{{Host: "adopt.example.com", Paths: []appv1.IngressPath{{Path: "/", PathType: networkingv1.PathTypePrefix}}}}},
+	}
+	createAppService(t, ns, name, spec)
+	waitAvailable(t, ns, name, 1)
+	gets := map[string]func() (metav1.Object, error){
+		"serviceaccounts": func() (metav1.Object, error) {
+			return kube.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+		},
+		"ingresses": func() (metav1.Object, error) {
+			return kube.NetworkingV1().Ingresses(ns).Get(ctx, name, metav1.GetOptions{})
+		},
+		"poddisruptionbudgets": func() (metav1.Object, error) {
+			return kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
+		},
+		"horizontalpodautoscalers": func() (metav1.Object, error) {
+			return kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
+		},
+	}
+	uids := map[string]types.UID{}
+	eventually(t, time.Minute, func() error {
+		for kind, get := range gets {
+			obj, err := get()
+			if err != nil {
+				return fmt.Errorf("%s: %v", kind, err)
+			}
+			uids[kind] = obj.GetUID()
+		}
+		return nil
+	})
+
+	if out, err := kubectl("delete", "appservice", name, "-n", ns, "--cascade=orphan", "--wait=true"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	eventually(t, time.Minute, func() error {
+		for kind, get := range gets {
+			obj, err := get()
+			if err != nil {
+				return fmt.Errorf("%s: %v", kind, err)
+			}
+			if len(obj.GetOwnerReferences()) > 0 {
+				return fmt.Errorf("%s still has owner references %v", kind, obj.GetOwnerReferences())
+			}
+		}
+		return nil
+	})
+
+	since := time.Now()
+	as := createAppService(t, ns, name, spec)
+	eventually(t, time.Minute, func() error {
+		for kind, get := range gets {
+			obj, err := get()
+			if err != nil {
+				return fmt.Errorf("%s: %v", kind, err)
+			}
+			if err := ownedBy(obj, as); err != nil {
+				return fmt.Errorf("%s: %v", kind, err)
+			}
+			if obj.GetUID() != uids[kind] {
+				return fmt.Errorf("%s recreated: UID %s, was %s", kind, obj.GetUID(), uids[kind])
+			}
+		}
+		return nil
+	})
+	waitAvailable(t, ns, name, 1)
+	for _, w := range controllerWrites(t, since, ns) {
+		if w.ObjectRef == nil || gets[w.ObjectRef.Resource] == nil {
+			continue
+		}
+		if w.Verb != "patch" || w.ResponseStatus == nil || w.ResponseStatus.Code != 200 {
+			t.Errorf("adoption wrote more than an owner reference: %s", w)
+		}
+	}
+	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonAdopted, "HorizontalPodAutoscaler "+name)
+}

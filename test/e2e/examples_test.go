@@ -27,13 +27,16 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"example.com/appservice-controller/internal/localcluster"
 )
 
 // The examples, as the README says to use them: `kubectl apply -f
 // artifacts/examples` (the CRD with them, which also proves kubectl can
 // store it in its last-applied annotation), and both AppServices become
-// Available, webapp with its ConfigMap mounted and its Secret in the env.
+// Available, webapp with its ConfigMap mounted, its Secret in the env, and
+// its ServiceAccount, PodDisruptionBudget and Ingress.
 func TestExamples(t *testing.T) {
 	ns := newNamespace(t)
 	if out, err := kubectl("apply", "-n", ns, "-f", filepath.Join(repoRoot, "artifacts", "examples")); err != nil {
@@ -54,7 +57,28 @@ func TestExamples(t *testing.T) {
 		len(c.Env) != 1 || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.SecretKeyRef == nil {
 		t.Errorf("container %+v", c)
 	}
-	if out, err := kubectl("get", "-n", ns, "appsvc", "-o", "wide"); err != nil || !strings.Contains(out, "webapp") {
+	if pod.ServiceAccountName != "webapp" || pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+		t.Errorf("the Pods run as %q, automount %v; want webapp, false", pod.ServiceAccountName, pod.AutomountServiceAccountToken)
+	}
+	for kind, get := range map[string]func() error{
+		"ServiceAccount": func() error {
+			_, err := kube.CoreV1().ServiceAccounts(ns).Get(context.Background(), "webapp", metav1.GetOptions{})
+			return err
+		},
+		"PodDisruptionBudget": func() error {
+			_, err := kube.PolicyV1().PodDisruptionBudgets(ns).Get(context.Background(), "webapp", metav1.GetOptions{})
+			return err
+		},
+		"Ingress": func() error {
+			_, err := kube.NetworkingV1().Ingresses(ns).Get(context.Background(), "webapp", metav1.GetOptions{})
+			return err
+		},
+	} {
+		if err := get(); err != nil {
+			t.Errorf("webapp's %s: %v", kind, err)
+		}
+	}
+	if out, err := kubectl("get", "-n", ns, "appsvc", "-o", "wide"); err != nil || !strings.Contains(out, "webapp") || !strings.Contains(out, "http://webapp.example.com/") {
 		t.Errorf("kubectl get appsvc -o wide: %v\n%s", err, out)
 	}
 }

@@ -24,7 +24,7 @@ import (
 
 // The validation markers below are compiled into the CRD's schema
 // (artifacts/examples/crd.yaml). They refuse at admission what the API server
-// would otherwise refuse later in the Deployment or Service built from an
+// would otherwise refuse later in the children built from an
 // AppService, so that a user hears about a mistake from `kubectl apply`, with
 // the field named, rather than from a status condition minutes later. What
 // depends on the cluster's configuration (the NodePort range, ports already
@@ -32,7 +32,9 @@ import (
 // condition.
 
 // AppService runs an image as a Deployment of `size` replicas and, when it
-// declares ports, exposes them through a Service of the same name.
+// declares ports, exposes them through a Service of the same name; its
+// serviceAccount, ingress, httpRoute, disruptionBudget and autoscaling
+// blocks ask for the other children an app needs.
 //
 // +genclient
 // +genclient:method=GetScale,verb=get,subresource=scale,result=k8s.io/api/autoscaling/v1.Scale

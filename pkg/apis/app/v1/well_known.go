@@ -58,7 +58,7 @@ const (
 	// rollout is under way or has completed.
 	ConditionProgressing = "Progressing"
 	// ConditionDegraded is True when the controller cannot bring the
-	// Deployment or Service in line with the spec; its message says why.
+	// children in line with the spec; its message says why.
 	ConditionDegraded = "Degraded"
 )
 

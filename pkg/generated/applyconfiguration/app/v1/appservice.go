@@ -29,14 +29,16 @@ import (
 //
 // The validation markers below are compiled into the CRD's schema
 // (artifacts/examples/crd.yaml). They refuse at admission what the API server
-// would otherwise refuse later in the Deployment or Service built from an
+// would otherwise refuse later in the children built from an
 // AppService, so that a user hears about a mistake from `kubectl apply`, with
 // the field named, rather than from a status condition minutes later. What
 // depends on the cluster's configuration (the NodePort range, ports already
 // taken, quotas) can only fail at run time and is reported in the Degraded
 // condition.
 // AppService runs an image as a Deployment of `size` replicas and, when it
-// declares ports, exposes them through a Service of the same name.
+// declares ports, exposes them through a Service of the same name; its
+// serviceAccount, ingress, httpRoute, disruptionBudget and autoscaling
+// blocks ask for the other children an app needs.
 type AppServiceApplyConfiguration struct {
 	metav1.TypeMetaApplyConfiguration    `json:""`
 	*metav1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
