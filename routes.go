@@ -167,8 +167,14 @@ func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, erro
 		return nil, errRouteAPIMissing
 	case !started:
 		return nil, nil // no route wanted, and the cluster can hold none
-	case !r.synced():
+	case !r.synced() && desired != nil:
+		// Just started (the Gateway API appeared while we ran).
 		return nil, fmt.Errorf("HTTPRoutes: %w", errCacheLag)
+	case !r.synced():
+		// No route wanted: one left from before is deleted by a later
+		// sync (its informer's events and the resyncs bring the
+		// AppService back); the others' syncs do not wait for it.
+		return nil, nil
 	}
 	return s.httpRoutes().sync(ctx, s, desired)
 }

@@ -64,13 +64,15 @@ type Controller struct {
 // logging to log, with metrics and probes served on free local ports.
 func NewController(name, bin, log string, args ...string) (*Controller, error) {
 	p := &Controller{Name: name, Log: log, bin: bin}
+	// Both listeners stay open until both ports are chosen: closed one by
+	// one, the second could be given the first's port again (it happened).
 	for _, addr := range []*string{&p.MetricsAddr, &p.ProbeAddr} {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
 		*addr = l.Addr().String()
-		l.Close()
+		defer l.Close()
 	}
 	p.args = append([]string{
 		"-metrics-bind-address=" + p.MetricsAddr,
