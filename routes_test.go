@@ -25,8 +25,12 @@ import (
 	discoveryfake "k8s.io/client-go/discovery/fake"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+
+	"example.com/appservice-controller/internal/fixtures"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // TestRouteInformerStartsWhenServed: the HTTPRoute informer starts only
@@ -68,5 +72,21 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 	disc.Resources = nil
 	if started, err := r.startIfServed(ctx, true); !started || err != nil {
 		t.Errorf("after the start: started %v (%v), want true", started, err)
+	}
+}
+
+// TestSyncHTTPRouteWhileTheRouteCacheSyncs: a Gateway API that appeared
+// while the controller ran has a route cache still filling. An AppService
+// that wants a route waits for it (stale, retried); one that wants none
+// does not.
+func TestSyncHTTPRouteWhileTheRouteCacheSyncs(t *testing.T) {
+	c := &Controller{routes: &routeInformer{started: true, synced: func() bool { return false }}}
+	as := fixtures.AppService()
+	if _, err := (&appSync{c: c, as: as}).syncHTTPRoute(context.Background()); err != nil {
+		t.Errorf("no route wanted: %v, want nil", err)
+	}
+	as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
+	if _, err := (&appSync{c: c, as: as}).syncHTTPRoute(context.Background()); !isStale(err) {
+		t.Errorf("a route wanted: %v, want a stale error (cache lag)", err)
 	}
 }
