@@ -126,3 +126,37 @@ func setRecord(annotations *map[string]string, key, record string) bool {
 	*annotations = mergeLabels(*annotations, map[string]string{key: record})
 	return true
 }
+
+// withRecord returns annotations with AnnotationAnnotations recording their
+// keys: the annotations an object created with them owns. Nil for none. The
+// record is the controller's: a spec's annotation of that key (admission
+// refuses it) is dropped.
+func withRecord(annotations map[string]string) map[string]string {
+	out := make(map[string]string, len(annotations)+1)
+	for k, v := range annotations {
+		if k != appv1.AnnotationAnnotations {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	out[appv1.AnnotationAnnotations] = ownedKeys(out)
+	return out
+}
+
+// updateAnnotations brings the annotations of out, whose live ones are live,
+// in line with desired (built by withRecord): the keys recorded last time
+// that desired no longer has go, the others' keys stay, and the record
+// follows. It reports whether anything changed.
+func updateAnnotations(out *metav1.ObjectMeta, live, desired map[string]string) bool {
+	want := make(map[string]string, len(desired))
+	for k, v := range desired {
+		if k != appv1.AnnotationAnnotations {
+			want[k] = v
+		}
+	}
+	owned := recordedKeys(live[appv1.AnnotationAnnotations])
+	changed := syncOwnedKeys(&out.Annotations, want, owned)
+	return setRecord(&out.Annotations, appv1.AnnotationAnnotations, desired[appv1.AnnotationAnnotations]) || changed
+}
