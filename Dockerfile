@@ -6,7 +6,9 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/appservice-controller .
+# The version stamp (make docker-build passes the Makefile's LDFLAGS).
+ARG LDFLAGS=""
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w ${LDFLAGS}" -o /out/appservice-controller .
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /out/appservice-controller /appservice-controller

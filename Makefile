@@ -13,6 +13,16 @@ CONTAINER_TOOL ?= docker
 
 GO_TEST_FLAGS ?=
 
+# The version stamped into the binary (-version, appservice_controller_build_info),
+# in the variables the Kubernetes components use. It must start with vX.Y.Z:
+# component-base's metrics registry parses it. Untagged: v0.0.0-<commit>.
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo v0.0.0-$$(git describe --always --dirty 2>/dev/null || echo unknown))
+VERSION_PKG := k8s.io/component-base/version
+LDFLAGS := -X $(VERSION_PKG).gitVersion=$(VERSION) \
+	-X $(VERSION_PKG).gitCommit=$(shell git rev-parse HEAD 2>/dev/null || echo unknown) \
+	-X $(VERSION_PKG).gitTreeState=$(shell test -z "$$(git status --porcelain 2>/dev/null)" && echo clean || echo dirty) \
+	-X $(VERSION_PKG).buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+
 .PHONY: help
 help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,7 +52,7 @@ vet: ## go vet, including the e2e tests.
 
 .PHONY: build
 build: ## Build the controller into bin/.
-	go build -o $(BIN) .
+	go build -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 .PHONY: binaries
 binaries: ## Build the local control plane's binaries (cached outside the tree; ~25 min the first time).
@@ -108,7 +118,7 @@ undeploy: ## Remove what deploy created (the CRD and the AppServices stay: see u
 
 .PHONY: docker-build
 docker-build: ## Build the controller's image IMG (Dockerfile; needs a container engine).
-	$(CONTAINER_TOOL) build -t $(IMG) .
+	$(CONTAINER_TOOL) build --build-arg LDFLAGS="$(LDFLAGS)" -t $(IMG) .
 
 .PHONY: docker-push
 docker-push: ## Push the image IMG.

@@ -21,11 +21,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,6 +47,9 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	_ "k8s.io/component-base/logs/json/register" // -logging-format=json
 	"k8s.io/klog/v2"
 
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -71,6 +76,19 @@ type options struct {
 	metricsAddr  string
 	probeAddr    string
 	leader       leaderOptions
+	metrics      metricsOptions
+	logging      *logsapi.LoggingConfiguration
+	// logFeatures are component-base's logging feature gates
+	// (-feature-gates=LoggingAlphaOptions=true, ...).
+	logFeatures featuregate.MutableVersionedFeatureGate
+	version     bool
+}
+
+// metricsOptions secure the /metrics endpoint.
+type metricsOptions struct {
+	secure   bool
+	certFile string
+	keyFile  string
 }
 
 func (o *options) addFlags(fs *flag.FlagSet) {
@@ -84,7 +102,10 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.installCRD, "install-crd", true, "Create or update the AppService CRD at start-up and wait until it is established. Turn off where the CRD is installed separately and the controller may not write CRDs.")
 	fs.DurationVar(&o.crdTimeout, "crd-timeout", time.Minute, "How long to wait for the CRD to be established at start-up.")
 	fs.DurationVar(&o.shutdownWait, "shutdown-timeout", 30*time.Second, "How long to wait on shutdown for pending Events to be sent.")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus /metrics endpoint; 0 turns it off.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; 0 turns it off.")
+	fs.BoolVar(&o.metrics.secure, "metrics-secure", true, "Serve /metrics over HTTPS to callers the API server authenticates (TokenReview) and authorizes to get /metrics (SubjectAccessReview). false: plain HTTP, open to anyone who reaches the port.")
+	fs.StringVar(&o.metrics.certFile, "metrics-tls-cert-file", "", "PEM certificate of the secure metrics endpoint, read again when it changes. Default: a self-signed certificate made at start-up.")
+	fs.StringVar(&o.metrics.keyFile, "metrics-tls-private-key-file", "", "PEM private key matching --metrics-tls-cert-file.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 turns them off.")
 	fs.BoolVar(&o.leader.enabled, "leader-elect", false, "Elect a leader among replicas with a Lease; only the leader syncs. On in the deploy manifests.")
 	fs.StringVar(&o.leader.namespace, "leader-election-namespace", "", "Namespace of the Lease (default: the Pod's namespace in a cluster, else default).")
@@ -92,13 +113,29 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.leader.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the Lease over.")
 	fs.DurationVar(&o.leader.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading (and exits).")
 	fs.DurationVar(&o.leader.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the Lease.")
+	fs.BoolVar(&o.version, "version", false, "Print the version and exit.")
+
+	// Logging as the Kubernetes components log: -v, -vmodule,
+	// -logging-format=text|json and the rest of component-base's options.
+	o.logging = logsapi.NewLoggingConfiguration()
+	logsapi.AddGoFlags(o.logging, fs)
+	o.logFeatures = featuregate.NewFeatureGate()
+	utilruntime.Must(logsapi.AddFeatureGates(o.logFeatures))
+	fs.Func("feature-gates", "Comma-separated key=value pairs of logging feature gates: "+strings.Join(o.logFeatures.KnownFeatures(), "; "), o.logFeatures.Set)
 }
 
 func main() {
-	klog.InitFlags(nil)
 	var o options
 	o.addFlags(flag.CommandLine)
 	flag.Parse()
+	if o.version {
+		printVersion(os.Stdout)
+		return
+	}
+	if err := logsapi.ValidateAndApply(o.logging, o.logFeatures); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 
 	// The first SIGINT or SIGTERM cancels ctx and starts a graceful
 	// shutdown; a second one ends the process at once.
@@ -148,7 +185,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	probes, watchdog := newProbes(o.leader.enabled)
-	stopServers, err := startServers(ctx, o, probes)
+	stopServers, err := startServers(ctx, o, c.kube, probes)
 	if err != nil {
 		return err
 	}
@@ -189,6 +226,9 @@ func run(ctx context.Context, o options) error {
 func (o *options) complete() error {
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", o.workers)
+	}
+	if (o.metrics.certFile == "") != (o.metrics.keyFile == "") {
+		return errors.New("--metrics-tls-cert-file and --metrics-tls-private-key-file go together")
 	}
 	if o.leader.namespace == "" {
 		o.leader.namespace = defaultLeaderElectionNamespace()
@@ -248,18 +288,29 @@ func newProbes(leaderElection bool) (*probes, *leaderelection.HealthzAdaptor) {
 		return p, nil
 	}
 	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-	p.leaderCheck = watchdog.Check
+	p.leader = watchdog
 	return p, watchdog
 }
 
-// startServers serves the health probes and the metrics until the returned
+// startServers serves the health probes (plain HTTP, open: the kubelet
+// calls them) and the metrics (see metricsHandler) until the returned
 // function is called.
-func startServers(ctx context.Context, o options, p *probes) (stop func(), err error) {
-	stopProbes, err := serve(ctx, "health probes", o.probeAddr, probesHandler(p))
+func startServers(ctx context.Context, o options, kube kubernetes.Interface, p *probes) (stop func(), err error) {
+	metrics, err := metricsHandler(kube, o.metrics.secure)
 	if err != nil {
 		return nil, err
 	}
-	stopMetrics, err := serve(ctx, "metrics", o.metricsAddr, metricsHandler())
+	var metricsTLSConfig *tls.Config
+	if o.metrics.secure && o.metricsAddr != "0" && o.metricsAddr != "" {
+		if metricsTLSConfig, err = metricsTLS(ctx, o.metrics.certFile, o.metrics.keyFile); err != nil {
+			return nil, err
+		}
+	}
+	stopProbes, err := serve(ctx, "health probes", o.probeAddr, probesHandler(p), nil)
+	if err != nil {
+		return nil, err
+	}
+	stopMetrics, err := serve(ctx, "metrics", o.metricsAddr, metrics, metricsTLSConfig)
 	if err != nil {
 		stopProbes()
 		return nil, err

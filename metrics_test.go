@@ -31,7 +31,11 @@ import (
 func TestMetrics(t *testing.T) {
 	scrape := func() string {
 		rec := httptest.NewRecorder()
-		metricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		metrics, err := metricsHandler(nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 		if rec.Code != http.StatusOK {
 			t.Fatalf("/metrics = %d", rec.Code)
 		}

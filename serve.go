@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -25,42 +26,65 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/endpoints/filters"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 )
 
-// probes answers the kubelet: /readyz once the informer caches have synced
-// (a replica that is not the leader is ready too: it is a warm standby), and
-// /healthz unless leader election's renewal is stuck.
+// probes answers the kubelet with k8s.io/apiserver's healthz handlers:
+// /readyz once the informer caches have synced (a replica that is not the
+// leader is ready too: it is a warm standby), /healthz unless leader
+// election's renewal is stuck. Each check is also served on its own
+// (/readyz/informer-sync), and ?verbose lists them all.
 type probes struct {
 	cachesSynced atomic.Bool
-	// leaderCheck fails when this replica leads but has not renewed its
-	// lease in time; nil without leader election.
-	leaderCheck func(*http.Request) error
+	// leader fails when this replica leads but has not renewed its lease
+	// in time; nil without leader election.
+	leader healthz.HealthChecker
 }
 
-func (p *probes) readyz(w http.ResponseWriter, _ *http.Request) {
-	if !p.cachesSynced.Load() {
-		http.Error(w, "informer caches have not synced yet", http.StatusServiceUnavailable)
-		return
+func (p *probes) liveness() []healthz.HealthChecker {
+	checks := []healthz.HealthChecker{healthz.PingHealthz}
+	if p.leader != nil {
+		checks = append(checks, p.leader)
 	}
-	fmt.Fprintln(w, "ok")
+	return checks
 }
 
-func (p *probes) healthz(w http.ResponseWriter, r *http.Request) {
-	if p.leaderCheck != nil {
-		if err := p.leaderCheck(r); err != nil {
-			http.Error(w, "leader election: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
+func (p *probes) readiness() []healthz.HealthChecker {
+	return []healthz.HealthChecker{
+		healthz.PingHealthz,
+		healthz.NamedCheck("informer-sync", func(*http.Request) error {
+			if !p.cachesSynced.Load() {
+				return errors.New("informer caches have not synced yet")
+			}
+			return nil
+		}),
 	}
-	fmt.Fprintln(w, "ok")
 }
 
-// serve starts an HTTP server on addr ("0" or "" turns it off) and returns a
-// function that shuts it down. The listener is opened before returning, so a
-// port already in use is an error at start-up, not a log line later.
-func serve(ctx context.Context, name, addr string, handler http.Handler) (func(), error) {
+func probesHandler(p *probes) http.Handler {
+	mux := http.NewServeMux()
+	healthz.InstallHandler(mux, p.liveness()...)
+	healthz.InstallReadyzHandler(mux, p.readiness()...)
+	return mux
+}
+
+// serve starts an HTTP server on addr ("0" or "" turns it off), over TLS
+// when tlsConfig is set, and returns a function that shuts it down. The
+// listener is opened before returning, so a port already in use is an error
+// at start-up, not a log line later.
+func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConfig *tls.Config) (func(), error) {
 	if addr == "" || addr == "0" {
 		return func() {}, nil
 	}
@@ -68,14 +92,22 @@ func serve(ctx context.Context, name, addr string, handler http.Handler) (func()
 	if err != nil {
 		return nil, fmt.Errorf("%s server: %w", name, err)
 	}
+	scheme := "http"
+	if tlsConfig != nil {
+		l, scheme = tls.NewListener(l, tlsConfig), "https"
+	}
 	logger := klog.FromContext(ctx)
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          klog.NewStandardLogger("INFO"),
+	}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error(err, "Server failed", "server", name)
 		}
 	}()
-	logger.Info("Serving", "server", name, "address", l.Addr().String())
+	logger.Info("Serving", "server", name, "address", l.Addr().String(), "scheme", scheme)
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -83,15 +115,80 @@ func serve(ctx context.Context, name, addr string, handler http.Handler) (func()
 	}, nil
 }
 
-func metricsHandler() http.Handler {
+// metricsHandler serves /metrics. Secured, as kube-controller-manager
+// secures its own, callers must present a bearer token, which the API server
+// authenticates (TokenReview), and be allowed to get the non-resource URL
+// /metrics (SubjectAccessReview): k8s.io/apiserver's delegating
+// authenticator and authorizer do both, and cache the answers for 10 s.
+// Anything else gets 401 or 403.
+func metricsHandler(kube kubernetes.Interface, secure bool) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
-	return mux
+	if !secure {
+		return mux, nil
+	}
+	// client-go's defaults for webhook retries (those of
+	// k8s.io/apiserver's options, which this binary does not otherwise use).
+	backoff := &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
+	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
+		TokenAccessReviewClient:  kube.AuthenticationV1(),
+		TokenAccessReviewTimeout: 10 * time.Second,
+		WebhookRetryBackoff:      backoff,
+		CacheTTL:                 10 * time.Second,
+	}.New()
+	if err != nil {
+		return nil, fmt.Errorf("metrics authentication: %w", err)
+	}
+	authz, err := authorizerfactory.DelegatingAuthorizerConfig{
+		SubjectAccessReviewClient: kube.AuthorizationV1(),
+		AllowCacheTTL:             10 * time.Second,
+		DenyCacheTTL:              10 * time.Second,
+		WebhookRetryBackoff:       backoff,
+	}.New()
+	if err != nil {
+		return nil, fmt.Errorf("metrics authorization: %w", err)
+	}
+	var h http.Handler = mux
+	h = filters.WithAuthorization(h, authz, scheme.Codecs)
+	h = filters.WithAuthentication(h, authn, filters.Unauthorized(scheme.Codecs), nil, nil)
+	// The filters read the request's verb and path from its RequestInfo.
+	h = filters.WithRequestInfo(h, &request.RequestInfoFactory{
+		APIPrefixes:          sets.NewString("api", "apis"),
+		GrouplessAPIPrefixes: sets.NewString("api"),
+	})
+	return h, nil
 }
 
-func probesHandler(p *probes) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/readyz", p.readyz)
-	mux.HandleFunc("/healthz", p.healthz)
-	return mux
+// metricsTLS returns the metrics server's TLS configuration: the
+// certificate and key in certFile and keyFile, read again when they change
+// on disk (cert-manager renews them in place), or, without them, a
+// self-signed certificate made at start-up, as kube-controller-manager
+// does. HTTP/2 is off: scrapers do not need it, and it has been a
+// denial-of-service vector (CVE-2023-44487).
+func metricsTLS(ctx context.Context, certFile, keyFile string) (*tls.Config, error) {
+	var cert dynamiccertificates.CertKeyContentProvider
+	if certFile != "" {
+		files, err := dynamiccertificates.NewDynamicServingContentFromFiles("metrics-serving-cert", certFile, keyFile)
+		if err != nil {
+			return nil, err
+		}
+		go files.Run(ctx, 1)
+		cert = files
+	} else {
+		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("self-signed metrics certificate: %w", err)
+		}
+		if cert, err = dynamiccertificates.NewStaticCertKeyContent("self-signed", certPEM, keyPEM); err != nil {
+			return nil, err
+		}
+	}
+	base := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	certs := dynamiccertificates.NewDynamicServingCertificateController(base, nil, cert, nil, nil)
+	cert.AddListener(certs)
+	if err := certs.RunOnce(); err != nil {
+		return nil, fmt.Errorf("metrics certificate: %w", err)
+	}
+	go certs.Run(1, ctx.Done())
+	return &tls.Config{MinVersion: base.MinVersion, NextProtos: base.NextProtos, GetConfigForClient: certs.GetConfigForClient}, nil
 }

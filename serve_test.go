@@ -18,48 +18,68 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // TestProbes: /readyz fails until the caches have synced; /healthz fails
-// only when leader election's renewal check does.
+// only when leader election's renewal check does; each check answers on its
+// own path, and ?verbose names them.
 func TestProbes(t *testing.T) {
-	stuck := func(*http.Request) error { return errors.New("lease not renewed") }
+	stuck := healthz.NamedCheck("leaderElection", func(*http.Request) error { return errors.New("lease not renewed") })
 	tests := []struct {
-		name        string
-		synced      bool
-		leaderCheck func(*http.Request) error
-		path        string
-		want        int
+		name     string
+		synced   bool
+		leader   healthz.HealthChecker
+		path     string
+		want     int
+		wantBody string
 	}{
-		{name: "not synced", path: "/readyz", want: http.StatusServiceUnavailable},
+		{name: "not synced", path: "/readyz", want: http.StatusInternalServerError},
+		{name: "not synced, verbose", path: "/readyz?verbose", want: http.StatusInternalServerError,
+			wantBody: "[-]informer-sync failed: reason withheld"},
 		{name: "synced", synced: true, path: "/readyz", want: http.StatusOK},
+		{name: "synced, verbose", synced: true, path: "/readyz?verbose", want: http.StatusOK, wantBody: "[+]informer-sync ok"},
+		{name: "one check", path: "/readyz/informer-sync", want: http.StatusInternalServerError,
+			wantBody: "informer caches have not synced yet"},
 		{name: "healthy before sync", path: "/healthz", want: http.StatusOK},
-		{name: "renewal stuck", synced: true, leaderCheck: stuck, path: "/healthz", want: http.StatusInternalServerError},
-		{name: "renewal stuck, still ready", synced: true, leaderCheck: stuck, path: "/readyz", want: http.StatusOK},
+		{name: "renewal stuck", synced: true, leader: stuck, path: "/healthz", want: http.StatusInternalServerError},
+		{name: "renewal stuck, verbose", synced: true, leader: stuck, path: "/healthz?verbose",
+			want: http.StatusInternalServerError, wantBody: "[-]leaderElection failed"},
+		{name: "renewal stuck, still ready", synced: true, leader: stuck, path: "/readyz", want: http.StatusOK},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &probes{leaderCheck: tc.leaderCheck}
+			p := &probes{leader: tc.leader}
 			p.cachesSynced.Store(tc.synced)
 			rec := httptest.NewRecorder()
 			probesHandler(p).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
-			if rec.Code != tc.want {
-				t.Errorf("GET %s = %d %q, want %d", tc.path, rec.Code, rec.Body.String(), tc.want)
+			if rec.Code != tc.want || !strings.Contains(rec.Body.String(), tc.wantBody) {
+				t.Errorf("GET %s = %d %q, want %d containing %q", tc.path, rec.Code, rec.Body.String(), tc.want, tc.wantBody)
 			}
 		})
 	}
 }
 
 // TestServe: "0" turns a server off; a port in use is an error at start-up;
-// otherwise it serves until stopped.
+// otherwise it serves until stopped, over TLS when given a configuration.
 func TestServe(t *testing.T) {
-	ctx := context.Background()
-	stop, err := serve(ctx, "off", "0", http.NotFoundHandler())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := serve(ctx, "off", "0", http.NotFoundHandler(), nil)
 	if err != nil {
 		t.Fatalf("serve(\"0\"): %v", err)
 	}
@@ -70,32 +90,133 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	if _, err := serve(ctx, "taken", taken.Addr().String(), http.NotFoundHandler()); err == nil {
+	if _, err := serve(ctx, "taken", taken.Addr().String(), http.NotFoundHandler(), nil); err == nil {
 		t.Error("serve on a port in use: no error")
 	}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
 	p := &probes{}
 	p.cachesSynced.Store(true)
-	stop, err = serve(ctx, "probes", addr, probesHandler(p))
+	addr := freeAddr(t)
+	stop, err = serve(ctx, "probes", addr, probesHandler(p), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get("http://" + addr + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("/readyz = %d, want 200", resp.StatusCode)
+	if code := get(t, http.DefaultClient, "http://"+addr+"/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz = %d, want 200", code)
 	}
 	stop()
 	if _, err := http.Get("http://" + addr + "/readyz"); err == nil {
 		t.Error("still serving after stop")
 	}
+
+	tlsConfig, err := metricsTLS(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = freeAddr(t)
+	stop, err = serve(ctx, "tls", addr, probesHandler(p), tlsConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if code := get(t, insecure, "https://"+addr+"/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz over TLS with the self-signed certificate = %d, want 200", code)
+	}
+	if code := get(t, http.DefaultClient, "http://"+addr+"/readyz"); code != http.StatusBadRequest {
+		t.Errorf("plain HTTP to the TLS server = %d, want 400", code)
+	}
+}
+
+// TestSecureMetrics: behind -metrics-secure, /metrics asks the API server
+// who the bearer of a token is (TokenReview) and whether they may get
+// /metrics (SubjectAccessReview): 401 without a token or with one it does
+// not know, 403 without the permission, 200 with it.
+func TestSecureMetrics(t *testing.T) {
+	// The API server's two review endpoints, answering as RBAC would for
+	// tokens "token-of-<user>" and a ClusterRole granting /metrics to
+	// "scraper". (TestProbesAndMetrics in test/e2e asks the real one.)
+	var reviews []authorizationv1.SubjectAccessReviewSpec
+	api := http.NewServeMux()
+	api.HandleFunc("POST /apis/authentication.k8s.io/v1/tokenreviews", func(w http.ResponseWriter, r *http.Request) {
+		var tr authenticationv1.TokenReview
+		if err := json.NewDecoder(r.Body).Decode(&tr); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if user, ok := strings.CutPrefix(tr.Spec.Token, "token-of-"); ok {
+			tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: user}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(tr)
+	})
+	api.HandleFunc("POST /apis/authorization.k8s.io/v1/subjectaccessreviews", func(w http.ResponseWriter, r *http.Request) {
+		var sar authorizationv1.SubjectAccessReview
+		if err := json.NewDecoder(r.Body).Decode(&sar); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		reviews = append(reviews, sar.Spec)
+		sar.Status.Allowed = sar.Spec.User == "scraper"
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(sar)
+	})
+	apiServer := httptest.NewServer(api)
+	defer apiServer.Close()
+	kube := kubernetes.NewForConfigOrDie(&rest.Config{Host: apiServer.URL})
+	h, err := metricsHandler(kube, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		token string
+		want  int
+	}{
+		{"", http.StatusUnauthorized},
+		{"unknown", http.StatusUnauthorized},
+		{"token-of-somebody", http.StatusForbidden},
+		{"token-of-scraper", http.StatusOK},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("token %q: %d %q, want %d", tc.token, rec.Code, rec.Body.String(), tc.want)
+		}
+		if tc.want == http.StatusOK && !strings.Contains(rec.Body.String(), "appservice_controller_build_info{") {
+			t.Errorf("token %q: no build info in /metrics", tc.token)
+		}
+	}
+	for _, r := range reviews {
+		if r.NonResourceAttributes == nil || r.NonResourceAttributes.Path != "/metrics" || r.NonResourceAttributes.Verb != "get" {
+			t.Errorf("SubjectAccessReview for %+v, want get on the non-resource URL /metrics", r)
+		}
+	}
+	if len(reviews) != 2 {
+		t.Errorf("%d SubjectAccessReviews, want 2 (one per authenticated caller)", len(reviews))
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func get(t *testing.T, c *http.Client, url string) int {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }

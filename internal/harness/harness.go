@@ -24,6 +24,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -158,6 +159,11 @@ func (p *Controller) Stop(sig syscall.Signal) (time.Duration, error) {
 	if cmd == nil {
 		return 0, nil
 	}
+	if sig != syscall.SIGKILL {
+		// A process signalled in its first milliseconds dies before it
+		// handles signals; once its probe server answers, it handles them.
+		p.waitAnswering(done, 5*time.Second)
+	}
 	start := time.Now()
 	_ = cmd.Process.Signal(sig)
 	select {
@@ -169,6 +175,21 @@ func (p *Controller) Stop(sig syscall.Signal) (time.Duration, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return time.Since(start), p.err
+}
+
+func (p *Controller) waitAnswering(done <-chan struct{}, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if _, _, err := p.Get(p.ProbeAddr, "/healthz"); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Identity is the leader-election identity of the running process, from its
@@ -188,10 +209,27 @@ func (p *Controller) Identity() (string, error) {
 
 var identityRE = regexp.MustCompile(`"Waiting to acquire the lease".* identity="([^"]+)"`)
 
-// Get fetches a path from one of the process's servers (MetricsAddr or
-// ProbeAddr).
+// Get fetches a path from the process's probe server (ProbeAddr).
 func (p *Controller) Get(addr, path string) (int, string, error) {
-	resp, err := http.Get("http://" + addr + path)
+	return fetch(http.DefaultClient, "http://"+addr+path, "")
+}
+
+// Metrics fetches /metrics, served over HTTPS by default, with a bearer
+// token ("" for none). The certificate is the process's self-signed one.
+func (p *Controller) Metrics(token string) (int, string, error) {
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	return fetch(c, "https://"+p.MetricsAddr+"/metrics", token)
+}
+
+func fetch(c *http.Client, url, token string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		return 0, "", err
 	}

@@ -21,6 +21,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -726,6 +727,14 @@ func TestDeletionRemovesChildren(t *testing.T) {
 }
 
 func TestSIGTERMStopsPromptly(t *testing.T) {
+	// Run first (go test -run), the suite's controller may still be
+	// starting: stop it once its workers run.
+	eventually(t, time.Minute, func() error {
+		if !ctrl.LogContains("Started workers") {
+			return errors.New("the controller has not started its workers")
+		}
+		return nil
+	})
 	took, err := ctrl.Stop(syscall.SIGTERM)
 	t.Cleanup(func() {
 		if err := ctrl.Start(); err != nil {

@@ -106,7 +106,8 @@ func runMain(m *testing.M) (code int) {
 	}()
 
 	controllerBin := filepath.Join(dir, "appservice-controller")
-	build := exec.Command("go", "build", "-o", controllerBin, ".")
+	// As users build it: `make build` stamps the version.
+	build := exec.Command("make", "--no-print-directory", "build", "BIN="+controllerBin)
 	build.Dir, build.Stdout, build.Stderr = repoRoot, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the controller:", err)

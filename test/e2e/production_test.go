@@ -20,8 +20,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -68,7 +71,7 @@ func TestDeployManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8080 {
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8443 {
 		t.Errorf("metrics Service ports %+v", svc.Spec.Ports)
 	}
 }
@@ -310,9 +313,10 @@ func checkWriters(t *testing.T, since time.Time, ns, writer, other string) {
 	}
 }
 
-// /readyz answers 503 until the informer caches have synced and 200 after;
-// /healthz 200; /metrics carries the workqueue, reconcile, REST client,
-// leader election, Go and process series.
+// /readyz answers 500 (a failed check) until the informer caches have
+// synced and 200 after; /healthz 200; ?verbose names the checks; /metrics
+// answers only an authorized token, with the workqueue, reconcile, REST
+// client, leader election, build info, Go and process series.
 func TestProbesAndMetrics(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -325,8 +329,10 @@ func TestProbesAndMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The last -kubeconfig wins over the ServiceAccount's.
-		late, err := newControllerProcess("late", "-kubeconfig="+kubeconfig, "-install-crd=false", "-leader-elect=false", "-namespace="+ns)
+		// The last -kubeconfig wins over the ServiceAccount's. This one
+		// logs JSON.
+		late, err := newControllerProcess("late", "-kubeconfig="+kubeconfig, "-install-crd=false", "-leader-elect=false", "-namespace="+ns,
+			"-logging-format=json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,8 +347,8 @@ func TestProbesAndMetrics(t *testing.T) {
 			code, _, err := late.Get(late.ProbeAddr, "/readyz")
 			if err == nil {
 				answered = true
-				if code != http.StatusServiceUnavailable {
-					t.Fatalf("/readyz answered %d before the caches could sync, want 503", code)
+				if code != http.StatusInternalServerError {
+					t.Fatalf("/readyz answered %d before the caches could sync, want 500 (a failed check)", code)
 				}
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -352,6 +358,9 @@ func TestProbesAndMetrics(t *testing.T) {
 		}
 		if code, _, err := late.Get(late.ProbeAddr, "/healthz"); err != nil || code != http.StatusOK {
 			t.Errorf("/healthz: %d %v, want 200", code, err)
+		}
+		if _, body, err := late.Get(late.ProbeAddr, "/readyz?verbose"); err != nil || !strings.Contains(body, "[-]informer-sync failed") {
+			t.Errorf("/readyz?verbose before the caches synced: %q %v, want the failed informer-sync check named", body, err)
 		}
 
 		binding := &rbacv1.ClusterRoleBinding{
@@ -366,14 +375,80 @@ func TestProbesAndMetrics(t *testing.T) {
 		if err := late.WaitReady(90 * time.Second); err != nil {
 			t.Fatal(err)
 		}
+		if _, body, err := late.Get(late.ProbeAddr, "/readyz?verbose"); err != nil || !strings.Contains(body, "[+]informer-sync ok") {
+			t.Errorf("/readyz?verbose once ready: %q %v", body, err)
+		}
+		logged, err := os.ReadFile(late.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := 0
+		for _, line := range strings.Split(string(logged), "\n") {
+			if line == "" || strings.HasPrefix(line, "===== starting") {
+				continue
+			}
+			var entry struct{ Msg string }
+			if err := json.Unmarshal([]byte(line), &entry); err != nil || entry.Msg == "" {
+				t.Errorf("-logging-format=json wrote a line that is not a JSON log entry: %q", line)
+			}
+			lines++
+		}
+		if lines == 0 || !strings.Contains(string(logged), `"msg":"Informer caches synced: ready"`) {
+			t.Errorf("-logging-format=json: %d lines, none saying the caches synced", lines)
+		}
+		// With leader election, liveness also checks the Lease's renewal.
+		if _, body, err := ctrl.Get(ctrl.ProbeAddr, "/healthz?verbose"); err != nil || !strings.Contains(body, "[+]leaderElection ok") {
+			t.Errorf("/healthz?verbose of a replica with leader election: %q %v", body, err)
+		}
+	})
+
+	// /metrics is HTTPS and asks the real API server about each caller:
+	// the controller, running with the deploy manifests' RBAC, reviews the
+	// token (TokenReview) and the caller's right to get /metrics
+	// (SubjectAccessReview).
+	t.Run("metrics need a token with the metrics-reader role", func(t *testing.T) {
+		if code, body, err := ctrl.Metrics(""); err != nil || code != http.StatusUnauthorized {
+			t.Errorf("/metrics without a token: %d %v %.200s, want 401", code, err, body)
+		}
+		if code, body, err := ctrl.Metrics("not-a-token"); err != nil || code != http.StatusUnauthorized {
+			t.Errorf("/metrics with a bad token: %d %v %.200s, want 401", code, err, body)
+		}
+		if code, body, err := ctrl.Metrics(serviceAccountToken(t, ns, "no-metrics")); err != nil || code != http.StatusForbidden {
+			t.Errorf("/metrics with a token without the role: %d %v %.200s, want 403", code, err, body)
+		}
 	})
 
 	t.Run("metrics", func(t *testing.T) {
 		createAppService(t, ns, "metrics", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
 		waitAvailable(t, ns, "metrics", 1)
-		code, body, err := ctrl.Get(ctrl.MetricsAddr, "/metrics")
-		if err != nil || code != http.StatusOK {
-			t.Fatalf("/metrics: %d %v", code, err)
+		token := serviceAccountToken(t, ns, "scraper")
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "scraper-" + ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "appservice-controller-metrics-reader"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
+		}
+		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{}) })
+		var body string
+		eventually(t, 30*time.Second, func() error { // the API server's RBAC cache sees the binding
+			code, b, err := ctrl.Metrics(token)
+			if err != nil || code != http.StatusOK {
+				return fmt.Errorf("/metrics with the metrics-reader role: %d %v %.200s", code, err, b)
+			}
+			body = b
+			return nil
+		})
+		// The build's version, as -version prints it, labels the build info.
+		out, err := exec.Command(controllerBinary, "-version").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		version := strings.Fields(string(out))[1]
+		if !strings.HasPrefix(version, "v") || !strings.Contains(body, `appservice_controller_build_info{build_date="`) ||
+			!strings.Contains(body, `git_version="`+version+`"`) {
+			t.Errorf("-version says %q; build info series: %q", out, regexp.MustCompile(`appservice_controller_build_info\{.*`).FindString(body))
 		}
 		positive := []string{
 			`workqueue_adds_total{name="appservices"}`,
@@ -401,6 +476,22 @@ func TestProbesAndMetrics(t *testing.T) {
 			t.Error("rest_client_requests_total has no successful request counted")
 		}
 	})
+}
+
+// serviceAccountToken creates a ServiceAccount in ns and returns a token
+// of it.
+func serviceAccountToken(t *testing.T, ns, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := kube.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
 }
 
 // metricValue finds a series (name and labels exactly as exposed) in a
