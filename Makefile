@@ -110,6 +110,23 @@ deploy: ## Deploy the controller (artifacts/deploy: namespace, RBAC, 2 replicas,
 	cd _output/deploy && ../../bin/kustomize edit set image appservice-controller=$(IMG)
 	$(KUBECTL) apply -k _output/deploy
 
+# Optional kustomize components for build-installer, from artifacts/components:
+# COMPONENTS="network-policy service-monitor".
+COMPONENTS ?=
+# Where build-installer writes install.yaml.
+DIST ?= dist
+
+.PHONY: build-installer
+build-installer: ## Write $(DIST)/install.yaml: the CRD, namespace, RBAC and controller (image IMG, -install-crd=false) for one kubectl apply -f.
+	@rm -rf _output/installer && mkdir -p _output/installer $(DIST)
+	@{ printf 'resources:\n- ../../artifacts/install\n'; \
+	  [ -z "$(strip $(COMPONENTS))" ] || printf 'components:\n'; \
+	  for c in $(COMPONENTS); do printf -- '- ../../artifacts/components/%s\n' "$$c"; done; \
+	} > _output/installer/kustomization.yaml
+	cd _output/installer && go tool kustomize edit set image appservice-controller=$(IMG)
+	{ cat artifacts/examples/crd.yaml; echo '---'; go tool kustomize build _output/installer; } > $(DIST)/install.yaml
+	@echo "wrote $(DIST)/install.yaml (image $(IMG)); install with: kubectl apply -f $(DIST)/install.yaml"
+
 .PHONY: undeploy
 undeploy: ## Remove what deploy created (the CRD and the AppServices stay: see uninstall).
 	$(KUBECTL) delete --ignore-not-found -k artifacts/deploy

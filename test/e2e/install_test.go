@@ -1,0 +1,233 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+
+	"example.com/appservice-controller/internal/harness"
+	"example.com/appservice-controller/internal/localcluster"
+)
+
+// prometheusOperator is the Prometheus Operator release whose ServiceMonitor
+// CRD the ServiceMonitor component is checked against (from the Go module
+// proxy, like every other dependency).
+const prometheusOperator = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
+
+// The one-file install, on a control plane of its own: `make
+// build-installer` with both optional components, then one `kubectl apply
+// -f` creates everything (the API server accepts the NetworkPolicy, and the
+// ServiceMonitor once the Prometheus Operator's CRD is there). The
+// controller, run with the bundle's ServiceAccount and the arguments of the
+// bundle's Deployment, becomes ready and makes an AppService Available; it
+// may not write CRDs, and does not try.
+func TestInstallBundle(t *testing.T) {
+	dist := t.TempDir()
+	build := exec.Command("make", "--no-print-directory", "build-installer", "DIST="+dist,
+		"IMG=registry.example.com/appservice-controller:e2e", "COMPONENTS=network-policy service-monitor")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("make build-installer: %v\n%s", err, out)
+	}
+	bundle := filepath.Join(dist, "install.yaml")
+	objects := readManifests(t, bundle)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	fresh, err := localcluster.Start(ctx, localcluster.Options{
+		BinDir: binDir, Dir: t.TempDir(), ControllerManager: true, Scheduler: true, Nodes: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fresh.Stop)
+	kubectlRun := func(args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(binDir, "kubectl"), args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+fresh.Kubeconfig)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	kubectlOn := func(args ...string) string {
+		t.Helper()
+		out, err := kubectlRun(args...)
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+
+	kubectlOn("create", "-f", serviceMonitorCRD(t))
+	kubectlOn("wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com")
+	out := kubectlOn("apply", "-f", bundle)
+	for _, want := range []string{
+		"customresourcedefinition.apiextensions.k8s.io/appservices.app.example.com created",
+		"namespace/appservice-system created",
+		"clusterrole.rbac.authorization.k8s.io/appservice-controller-metrics-reader created",
+		"deployment.apps/appservice-controller created",
+		"networkpolicy.networking.k8s.io/appservice-controller-allow-metrics created",
+		"servicemonitor.monitoring.coreos.com/appservice-controller created",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl apply -f install.yaml did not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "crd-install") {
+		t.Errorf("the bundle carries the CRD-install RBAC:\n%s", out)
+	}
+	kubectlOn("wait", "--for=condition=Established", "--timeout=60s", "crd/appservices.app.example.com")
+	// kwok runs the bundle's Pods as fakes: they pass admission (the
+	// namespace enforces the restricted Pod Security Standard) and are
+	// scheduled.
+	kubectlOn("-n", controllerNamespace, "wait", "--for=condition=Available", "--timeout=90s", "deployment/appservice-controller")
+
+	// The controller as the bundle's Pod would run it: its ServiceAccount,
+	// its arguments (ports aside: the harness picks free ones), the
+	// Lease in the Pod's namespace.
+	var args []string
+	for _, o := range objects {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		c, _ := containers[0].(map[string]any)
+		image, _ := c["image"].(string)
+		if image != "registry.example.com/appservice-controller:e2e" {
+			t.Errorf("the bundle's image is %q, want the IMG it was built with", image)
+		}
+		for _, a := range c["args"].([]any) {
+			s := a.(string)
+			if !strings.HasPrefix(s, "--metrics-bind-address=") && !strings.HasPrefix(s, "--health-probe-bind-address=") {
+				args = append(args, s)
+			}
+		}
+	}
+	if !slices.Contains(args, "--install-crd=false") {
+		t.Fatalf("the bundle's controller arguments %v lack --install-crd=false", args)
+	}
+	admin, err := localcluster.RESTConfig(fresh.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	freshKube := kubernetes.NewForConfigOrDie(admin)
+	tr, err := freshKube.CoreV1().ServiceAccounts(controllerNamespace).CreateToken(ctx, controllerServiceAccount,
+		&authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := fresh.KubeconfigForToken("bundle-controller", tr.Status.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	p, err := harness.NewController("bundle", controllerBinary, filepath.Join(fresh.LogDir, "appservice-controller-bundle.log"),
+		append(args, "-kubeconfig="+kubeconfig, "-leader-election-namespace="+controllerNamespace)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop(syscall.SIGTERM) })
+	if err := p.WaitReady(90 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	kubectlOn("apply", "-f", filepath.Join(repoRoot, "artifacts", "examples", "example-appservice.yaml"))
+	kubectlOn("wait", "--for=condition=Available", "--timeout=90s", "appservice/example-app")
+
+	// The ServiceAccount may not write CRDs, and the controller did not try.
+	for _, verb := range []string{"create", "update"} {
+		answer, _ := kubectlRun("auth", "can-i", verb, "customresourcedefinitions/appservices.app.example.com",
+			"--as=system:serviceaccount:"+controllerNamespace+":"+controllerServiceAccount)
+		// (After a warning that CRDs have no namespace.)
+		if lines := strings.Fields(answer); len(lines) == 0 || lines[len(lines)-1] != "no" {
+			t.Errorf("may the bundle's ServiceAccount %s the CRD? %q, want no", verb, answer)
+		}
+	}
+	writes, err := fresh.Writes("system:serviceaccount:"+controllerNamespace+":"+controllerServiceAccount, started)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range writes {
+		if w.ObjectRef != nil && w.ObjectRef.APIGroup == "apiextensions.k8s.io" {
+			t.Errorf("the controller wrote a CRD: %s", w)
+		}
+	}
+}
+
+// serviceMonitorCRD returns the path of the Prometheus Operator's
+// ServiceMonitor CRD in its module, downloaded through the module proxy.
+func serviceMonitorCRD(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "download", "-json", prometheusOperator)
+	cmd.Dir = t.TempDir() // outside this module
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go mod download %s: %v\n%s", prometheusOperator, err, stderr.String())
+	}
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Error != "" {
+		t.Fatalf("go mod download %s: %v %s", prometheusOperator, err, mod.Error)
+	}
+	return filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_servicemonitors.yaml")
+}
+
+// readManifests decodes a multi-document YAML file.
+func readManifests(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var objects []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	for {
+		var o unstructured.Unstructured
+		err := dec.Decode(&o.Object)
+		if errors.Is(err, io.EOF) {
+			return objects
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(o.Object) > 0 {
+			objects = append(objects, &o)
+		}
+	}
+}
