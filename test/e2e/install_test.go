@@ -19,8 +19,10 @@ limitations under the License.
 package e2e
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"io"
@@ -33,6 +35,12 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/match"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,14 +56,17 @@ import (
 // proxy, like every other dependency).
 const prometheusOperator = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
 
-// The one-file install, on a control plane of its own: `make
+// The one-file install and the image, on a control plane of its own: `make
 // build-installer` with both optional components, then one `kubectl apply
 // -f` creates everything (the API server accepts the NetworkPolicy, and the
-// ServiceMonitor once the Prometheus Operator's CRD is there). The
-// controller, run with the bundle's ServiceAccount and the arguments of the
-// bundle's Deployment, becomes ready and makes an AppService Available; it
-// may not write CRDs, and does not try.
+// ServiceMonitor once the Prometheus Operator's CRD is there). `make image`
+// builds the image; its amd64 layers are unpacked into a folder and its
+// entrypoint is run as the bundle's Pod would run it: with the bundle's
+// ServiceAccount and the arguments of the bundle's Deployment. It becomes
+// ready and makes an AppService Available; it may not write CRDs, and does
+// not try.
 func TestInstallBundle(t *testing.T) {
+	entrypoint := unpackImage(t)
 	dist := t.TempDir()
 	build := exec.Command("make", "--no-print-directory", "build-installer", "DIST="+dist,
 		"IMG=registry.example.com/appservice-controller:e2e", "COMPONENTS=network-policy service-monitor")
@@ -153,7 +164,7 @@ func TestInstallBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Now()
-	p, err := harness.NewController("bundle", controllerBinary, filepath.Join(fresh.LogDir, "appservice-controller-bundle.log"),
+	p, err := harness.NewController("bundle", entrypoint, filepath.Join(fresh.LogDir, "appservice-controller-bundle.log"),
 		append(args, "-kubeconfig="+kubeconfig, "-leader-election-namespace="+controllerNamespace)...)
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +195,105 @@ func TestInstallBundle(t *testing.T) {
 	for _, w := range writes {
 		if w.ObjectRef != nil && w.ObjectRef.APIGroup == "apiextensions.k8s.io" {
 			t.Errorf("the controller wrote a CRD: %s", w)
+		}
+	}
+}
+
+// unpackImage builds the image with `make image`, checks it (valid, both
+// platforms, non-root, static binaries) and returns the path of the amd64
+// image's entrypoint in a folder holding that image's unpacked layers.
+func unpackImage(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	build := exec.Command("make", "--no-print-directory", "image", "IMAGE_DIR="+dir)
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("make image: %v\n%s", err, out)
+	}
+	l, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := l.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := top.IndexManifest()
+	if err != nil || len(m.Manifests) != 1 {
+		t.Fatalf("the layout's index: %v %+v, want one image index", err, m)
+	}
+	index, err := top.ImageIndex(m.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validate.Index(index); err != nil {
+		t.Fatalf("the image index is not valid: %v", err)
+	}
+	var entrypoint string
+	for arch, machine := range map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64} {
+		imgs, err := partial.FindImages(index, match.Platforms(v1.Platform{OS: "linux", Architecture: arch}))
+		if err != nil || len(imgs) != 1 {
+			t.Fatalf("linux/%s images: %d %v, want 1", arch, len(imgs), err)
+		}
+		cfg, err := imgs[0].ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Config.User != "65532:65532" || !slices.Equal(cfg.Config.Entrypoint, []string{"/appservice-controller"}) ||
+			cfg.Config.Labels["org.opencontainers.image.version"] == "" {
+			t.Errorf("linux/%s image config: user %q, entrypoint %q, labels %v", arch, cfg.Config.User, cfg.Config.Entrypoint, cfg.Config.Labels)
+		}
+		root := t.TempDir()
+		extract(t, mutate.Extract(imgs[0]), root)
+		bin := filepath.Join(root, cfg.Config.Entrypoint[0])
+		f, err := elf.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Machine != machine {
+			t.Errorf("linux/%s image's binary is for %s", arch, f.Machine)
+		}
+		for _, prog := range f.Progs {
+			if prog.Type == elf.PT_INTERP {
+				t.Errorf("linux/%s image's binary is dynamically linked", arch)
+			}
+		}
+		f.Close()
+		if arch == "amd64" {
+			entrypoint = bin
+		}
+	}
+	return entrypoint
+}
+
+// extract writes the regular files and folders of a tar stream under dir.
+func extract(t *testing.T, rc io.ReadCloser, dir string) {
+	t.Helper()
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, filepath.Clean("/"+h.Name))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(path, 0o755)
+		case tar.TypeReg:
+			var f *os.File
+			if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+				if f, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY, os.FileMode(h.Mode)); err == nil {
+					_, err = io.Copy(f, tr)
+					f.Close()
+				}
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }
