@@ -76,7 +76,20 @@ endif
 ##@ Tests
 
 .PHONY: test
-test: vet verify test-unit test-fuzz test-admission test-e2e ## Everything CI runs: vet, generated files, unit, fuzz, admission-property and end-to-end tests.
+test: vet verify helm-lint test-unit test-fuzz test-admission test-e2e ## Everything CI runs: vet, generated files, the Helm chart's lint, unit, fuzz, admission-property and end-to-end tests.
+
+CHART := charts/appservice-controller
+
+.PHONY: helm-lint
+helm-lint: ## Lint and render the Helm chart with its defaults and with every option (helm built from its Go module); check its values schema refuses a bad value.
+	@helm=$$(./hack/ensure-helm.sh) && set -e && \
+	$$helm lint --strict $(CHART) && \
+	$$helm lint --strict $(CHART) --set watchNamespace=apps,crd.install=false,serviceMonitor.enabled=true,networkPolicy.enabled=true,metrics.certSecret=metrics-tls,logging.format=json,extraArgs={--workers=8} && \
+	$$helm lint --strict $(CHART) --set metrics.enabled=false,leaderElection.enabled=false,networkPolicy.enabled=true && \
+	$$helm template check $(CHART) --set serviceMonitor.enabled=true,networkPolicy.enabled=true > /dev/null && \
+	if out=$$($$helm template check $(CHART) --set logging.format=xml 2>&1); then \
+	  echo "helm-lint: the values schema accepted logging.format=xml" >&2; exit 1; \
+	else echo "$$out" | grep -q "/logging/format" || { echo "$$out" >&2; exit 1; }; fi
 
 .PHONY: test-unit
 test-unit: ## The fast tests (no cluster), fuzz seeds and any kept failing inputs included.

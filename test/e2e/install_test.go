@@ -77,29 +77,8 @@ func TestInstallBundle(t *testing.T) {
 	bundle := filepath.Join(dist, "install.yaml")
 	objects := readManifests(t, bundle)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	fresh, err := localcluster.Start(ctx, localcluster.Options{
-		BinDir: binDir, Dir: t.TempDir(), ControllerManager: true, Scheduler: true, Nodes: 1,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fresh.Stop)
-	kubectlRun := func(args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(binDir, "kubectl"), args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+fresh.Kubeconfig)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	kubectlOn := func(args ...string) string {
-		t.Helper()
-		out, err := kubectlRun(args...)
-		if err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
+	fresh := startFreshCluster(t)
+	kubectlOn, kubectlRun := fresh.mustKubectl, fresh.kubectl
 
 	kubectlOn("create", "-f", serviceMonitorCRD(t))
 	kubectlOn("wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com")
@@ -125,57 +104,15 @@ func TestInstallBundle(t *testing.T) {
 	// scheduled.
 	kubectlOn("-n", controllerNamespace, "wait", "--for=condition=Available", "--timeout=90s", "deployment/appservice-controller")
 
-	// The controller as the bundle's Pod would run it: its ServiceAccount,
-	// its arguments (ports aside: the harness picks free ones), the
-	// Lease in the Pod's namespace.
-	var args []string
-	for _, o := range objects {
-		if o.GetKind() != "Deployment" {
-			continue
-		}
-		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-		c, _ := containers[0].(map[string]any)
-		image, _ := c["image"].(string)
-		if image != "registry.example.com/appservice-controller:e2e" {
-			t.Errorf("the bundle's image is %q, want the IMG it was built with", image)
-		}
-		for _, a := range c["args"].([]any) {
-			s := a.(string)
-			if !strings.HasPrefix(s, "--metrics-bind-address=") && !strings.HasPrefix(s, "--health-probe-bind-address=") {
-				args = append(args, s)
-			}
-		}
+	args, image := controllerArgs(t, objects)
+	if image != "registry.example.com/appservice-controller:e2e" {
+		t.Errorf("the bundle's image is %q, want the IMG it was built with", image)
 	}
 	if !slices.Contains(args, "--install-crd=false") {
 		t.Fatalf("the bundle's controller arguments %v lack --install-crd=false", args)
 	}
-	admin, err := localcluster.RESTConfig(fresh.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	freshKube := kubernetes.NewForConfigOrDie(admin)
-	tr, err := freshKube.CoreV1().ServiceAccounts(controllerNamespace).CreateToken(ctx, controllerServiceAccount,
-		&authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := fresh.KubeconfigForToken("bundle-controller", tr.Status.Token)
-	if err != nil {
-		t.Fatal(err)
-	}
 	started := time.Now()
-	p, err := harness.NewController("bundle", entrypoint, filepath.Join(fresh.LogDir, "appservice-controller-bundle.log"),
-		append(args, "-kubeconfig="+kubeconfig, "-leader-election-namespace="+controllerNamespace)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Stop(syscall.SIGTERM) })
-	if err := p.WaitReady(90 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	fresh.runAs("bundle", entrypoint, controllerNamespace, controllerServiceAccount, args)
 	kubectlOn("apply", "-f", filepath.Join(repoRoot, "artifacts", "examples", "example-appservice.yaml"))
 	kubectlOn("wait", "--for=condition=Available", "--timeout=90s", "appservice/example-app")
 
@@ -197,6 +134,100 @@ func TestInstallBundle(t *testing.T) {
 			t.Errorf("the controller wrote a CRD: %s", w)
 		}
 	}
+}
+
+// freshCluster is a control plane of a test's own, with kwok running Pods.
+type freshCluster struct {
+	*localcluster.Cluster
+	t    *testing.T
+	kube kubernetes.Interface
+}
+
+func startFreshCluster(t *testing.T) *freshCluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		BinDir: binDir, Dir: t.TempDir(), ControllerManager: true, Scheduler: true, Nodes: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	admin, err := localcluster.RESTConfig(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &freshCluster{Cluster: c, t: t, kube: kubernetes.NewForConfigOrDie(admin)}
+}
+
+func (f *freshCluster) kubectl(args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(binDir, "kubectl"), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+f.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (f *freshCluster) mustKubectl(args ...string) string {
+	f.t.Helper()
+	out, err := f.kubectl(args...)
+	if err != nil {
+		f.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// runAs runs the controller binary bin as a Pod of the manifests would:
+// with a token of the ServiceAccount namespace/sa, the Lease in that
+// namespace, and args; and waits until it is ready.
+func (f *freshCluster) runAs(name, bin, namespace, sa string, args []string) *harness.Controller {
+	f.t.Helper()
+	tr, err := f.kube.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), sa,
+		&authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	kubeconfig, err := f.KubeconfigForToken(name, tr.Status.Token)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	p, err := harness.NewController(name, bin, filepath.Join(f.LogDir, "appservice-controller-"+name+".log"),
+		append(args, "-kubeconfig="+kubeconfig, "-leader-election-namespace="+namespace)...)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { p.Stop(syscall.SIGTERM) })
+	if err := p.WaitReady(90 * time.Second); err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+// controllerArgs returns the arguments of the controller's container in
+// the manifests' Deployment, less the bind addresses (the harness picks
+// free ports), and its image.
+func controllerArgs(t *testing.T, objects []*unstructured.Unstructured) (args []string, image string) {
+	t.Helper()
+	for _, o := range objects {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		c, _ := containers[0].(map[string]any)
+		image, _ = c["image"].(string)
+		for _, a := range c["args"].([]any) {
+			s := a.(string)
+			if !strings.HasPrefix(s, "--metrics-bind-address=") && !strings.HasPrefix(s, "--health-probe-bind-address=") {
+				args = append(args, s)
+			}
+		}
+		return args, image
+	}
+	t.Fatal("no Deployment in the manifests")
+	return nil, ""
 }
 
 // unpackImage builds the image with `make image`, checks it (valid, both

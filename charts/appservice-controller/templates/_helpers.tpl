@@ -1,0 +1,64 @@
+{{/* The name of the release's objects: the release name, with the chart's
+name appended unless it holds it already (trimmed to 63 characters). */}}
+{{- define "appservice-controller.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "appservice-controller.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "appservice-controller.labels" -}}
+{{ include "appservice-controller.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "appservice-controller.subject" -}}
+- kind: ServiceAccount
+  name: {{ include "appservice-controller.fullname" . }}
+  namespace: {{ .Release.Namespace }}
+{{- end -}}
+
+{{/* What the controller needs on AppServices and their children, and
+nothing more: the same rules as artifacts/deploy/rbac.yaml (the e2e test
+compares them). */}}
+{{- define "appservice-controller.rules" -}}
+# Watch AppServices and write their status.
+- apiGroups: ["app.example.com"]
+  resources: ["appservices"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["app.example.com"]
+  resources: ["appservices/status"]
+  verbs: ["update"]
+# The children. Deployments are never deleted by the controller (the garbage
+# collector does it); patch adds or removes only an owner reference.
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  verbs: ["get", "list", "watch", "create", "update", "patch"]
+- apiGroups: [""]
+  resources: ["services", "serviceaccounts"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: ["networking.k8s.io"]
+  resources: ["ingresses"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["httproutes"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: ["policy"]
+  resources: ["poddisruptionbudgets"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: ["autoscaling"]
+  resources: ["horizontalpodautoscalers"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+# Events through the broadcaster (it patches to count repeats).
+- apiGroups: ["", "events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch", "update"]
+{{- end -}}
