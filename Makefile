@@ -76,7 +76,14 @@ endif
 ##@ Tests
 
 .PHONY: test
-test: vet verify helm-lint test-unit test-fuzz test-admission test-e2e ## Everything CI runs: vet, generated files, the Helm chart's lint, unit, fuzz, admission-property and end-to-end tests.
+test: vet lint verify helm-lint test-unit test-fuzz test-admission test-e2e ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit, fuzz, admission-property and end-to-end tests.
+
+.PHONY: lint
+lint: ## golangci-lint (.golangci.yml; the e2e tests too) and logcheck (structured, contextual logging), built from their Go modules (hack/ensure-lint.sh).
+	@bin=$$(./hack/ensure-lint.sh) && set -e && \
+	$$bin/golangci-lint run ./... && \
+	$$bin/logcheck -check-contextual ./... && \
+	$$bin/logcheck -check-contextual -tags e2e ./...
 
 CHART := charts/appservice-controller
 

@@ -70,7 +70,7 @@ func genHTTPRoute(r *specRand, s *appv1.AppServiceSpec) {
 			p.SectionName = new(gatewayv1.SectionName(pick(r, "http", "https", "web-1")))
 		}
 		if r.IntN(4) == 0 {
-			p.Port = new(gatewayv1.PortNumber(pick(r, int32(80), 443, 8080)))
+			p.Port = new(pick(r, gatewayv1.PortNumber(80), 443, 8080))
 		}
 		if bad(r) {
 			switch r.IntN(4) {
@@ -81,7 +81,7 @@ func genHTTPRoute(r *specRand, s *appv1.AppServiceSpec) {
 			case 2:
 				p.SectionName = new(gatewayv1.SectionName(pick(r, "HTTP", "")))
 			default:
-				p.Port = new(gatewayv1.PortNumber(pick(r, int32(0), 70000)))
+				p.Port = new(pick(r, gatewayv1.PortNumber(0), 70000))
 			}
 		}
 		route.ParentRefs = append(route.ParentRefs, p)

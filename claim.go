@@ -166,7 +166,8 @@ func (k childKind[T]) claim(ctx context.Context, s *appSync, obj T) (T, bool, er
 		if err != nil {
 			return obj, false, k.claimFailed(as, releasing, obj, err)
 		}
-		s.changes.released = append(s.changes.released, fmt.Sprintf("%s %s: its label %s no longer names this AppService", k.name, obj.GetName(), appv1.LabelAppService))
+		s.changes.released = append(s.changes.released,
+			fmt.Sprintf("%s %s: its label %s no longer names this AppService", k.name, obj.GetName(), appv1.LabelAppService))
 		return released, false, nil
 	case metav1.GetControllerOf(obj) != nil || !labelled:
 		return obj, false, nil
@@ -179,7 +180,8 @@ func (k childKind[T]) claim(ctx context.Context, s *appSync, obj T) (T, bool, er
 		return obj, false, err
 	}
 	if err != nil || fresh.UID != as.UID || fresh.DeletionTimestamp != nil {
-		return obj, false, fmt.Errorf("not adopting %s %s/%s: AppService %s changed since it was cached: %w", k.name, obj.GetNamespace(), obj.GetName(), as.Name, errCacheLag)
+		return obj, false, fmt.Errorf("not adopting %s %s/%s: AppService %s changed since it was cached: %w",
+			k.name, obj.GetNamespace(), obj.GetName(), as.Name, errCacheLag)
 	}
 	adopted, err := k.patchOwners(ctx, obj, adoptPatch(obj, as))
 	if err != nil {

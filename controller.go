@@ -144,7 +144,8 @@ func NewController(
 	c.services = watchChild[*corev1.Service](c, kubeInformers.Core().V1().Services().Informer(), childHandler, &errs)
 	c.ingresses = watchChild[*networkingv1.Ingress](c, kubeInformers.Networking().V1().Ingresses().Informer(), childHandler, &errs)
 	c.disruptionBudgets = watchChild[*policyv1.PodDisruptionBudget](c, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer(), childHandler, &errs)
-	c.autoscalers = watchChild[*autoscalingv2.HorizontalPodAutoscaler](c, kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers().Informer(), childHandler, &errs)
+	c.autoscalers = watchChild[*autoscalingv2.HorizontalPodAutoscaler](c,
+		kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers().Informer(), childHandler, &errs)
 	if gateway != nil {
 		var err error
 		c.routes, err = newRouteInformer(kubeClient.Discovery(), gateway, childHandler)

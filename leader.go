@@ -54,7 +54,8 @@ type leaderOptions struct {
 //     (exitWhenStale) exits as soon as the last one is older than the renew
 //     deadline, which is always shorter than the lease duration a standby
 //     waits for.
-func runAsLeader(ctx context.Context, client kubernetes.Interface, identity string, o leaderOptions, watchdog *leaderelection.HealthzAdaptor, work func(context.Context) error) error {
+func runAsLeader(ctx context.Context, client kubernetes.Interface, identity string, o leaderOptions,
+	watchdog *leaderelection.HealthzAdaptor, work func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	lock := &resourcelock.LeaseLock{
 		Client:     client.CoordinationV1(),

@@ -48,6 +48,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/component-base/featuregate"
+	"k8s.io/component-base/logs"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register" // -logging-format=json
 	"k8s.io/klog/v2"
@@ -98,20 +99,26 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Queries per second the controller may send to the API server (client-side limit).")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of queries the controller may send above --kube-api-qps.")
 	fs.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only manage AppServices in this namespace (default: all namespaces).")
-	fs.DurationVar(&o.resync, "resync-period", 10*time.Minute, "How often every AppService is synced again even when nothing changed (a sync in steady state writes nothing).")
-	fs.BoolVar(&o.installCRD, "install-crd", true, "Create or update the AppService CRD at start-up and wait until it is established. Turn off where the CRD is installed separately and the controller may not write CRDs.")
+	fs.DurationVar(&o.resync, "resync-period", 10*time.Minute,
+		"How often every AppService is synced again even when nothing changed (a sync in steady state writes nothing).")
+	fs.BoolVar(&o.installCRD, "install-crd", true, "Create or update the AppService CRD at start-up and wait until it is established. "+
+		"Turn off where the CRD is installed separately and the controller may not write CRDs.")
 	fs.DurationVar(&o.crdTimeout, "crd-timeout", time.Minute, "How long to wait for the CRD to be established at start-up.")
 	fs.DurationVar(&o.shutdownWait, "shutdown-timeout", 30*time.Second, "How long to wait on shutdown for pending Events to be sent.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; 0 turns it off.")
-	fs.BoolVar(&o.metrics.secure, "metrics-secure", true, "Serve /metrics over HTTPS to callers the API server authenticates (TokenReview) and authorizes to get /metrics (SubjectAccessReview). false: plain HTTP, open to anyone who reaches the port.")
-	fs.StringVar(&o.metrics.certFile, "metrics-tls-cert-file", "", "PEM certificate of the secure metrics endpoint, read again when it changes. Default: a self-signed certificate made at start-up.")
+	fs.BoolVar(&o.metrics.secure, "metrics-secure", true, "Serve /metrics over HTTPS to callers the API server authenticates (TokenReview) "+
+		"and authorizes to get /metrics (SubjectAccessReview). false: plain HTTP, open to anyone who reaches the port.")
+	fs.StringVar(&o.metrics.certFile, "metrics-tls-cert-file", "",
+		"PEM certificate of the secure metrics endpoint, read again when it changes. Default: a self-signed certificate made at start-up.")
 	fs.StringVar(&o.metrics.keyFile, "metrics-tls-private-key-file", "", "PEM private key matching --metrics-tls-cert-file.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 turns them off.")
 	fs.BoolVar(&o.leader.enabled, "leader-elect", false, "Elect a leader among replicas with a Lease; only the leader syncs. On in the deploy manifests.")
 	fs.StringVar(&o.leader.namespace, "leader-election-namespace", "", "Namespace of the Lease (default: the Pod's namespace in a cluster, else default).")
 	fs.StringVar(&o.leader.id, "leader-election-id", "appservice-controller", "Name of the Lease.")
-	fs.DurationVar(&o.leader.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking the Lease over.")
-	fs.DurationVar(&o.leader.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew before it gives up leading (and exits).")
+	fs.DurationVar(&o.leader.leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"How long a standby waits after the last renewal before taking the Lease over.")
+	fs.DurationVar(&o.leader.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"How long the leader keeps trying to renew before it gives up leading (and exits).")
 	fs.DurationVar(&o.leader.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the Lease.")
 	fs.BoolVar(&o.version, "version", false, "Print the version and exit.")
 
@@ -132,6 +139,8 @@ func main() {
 		printVersion(os.Stdout)
 		return
 	}
+	// Go's log package writes through klog too (the HTTP servers' errors).
+	logs.InitLogs()
 	if err := logsapi.ValidateAndApply(o.logging, o.logFeatures); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -145,13 +154,13 @@ func main() {
 	if err := run(ctx, o); err != nil {
 		if stoppedBySignal(ctx, err) {
 			klog.FromContext(ctx).Info("Stopped while starting", "step", err)
-			klog.Flush()
+			logs.FlushLogs()
 			return
 		}
 		klog.FromContext(ctx).Error(err, "appservice-controller failed")
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
-	klog.Flush()
+	logs.FlushLogs()
 }
 
 // stoppedBySignal reports whether err is only the signal's cancellation

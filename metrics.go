@@ -34,23 +34,27 @@ import (
 // existing dashboards and alerts work unchanged.
 const metricsControllerName = "appservice"
 
+// controllerLabel names the controller in controller-runtime's series.
+const controllerLabel = "controller"
+
 var (
 	reconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Name:           "controller_runtime_reconcile_total",
 		Help:           "Total number of reconciliations per controller, by result (success, error, requeue).",
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"controller", "result"})
+	}, []string{controllerLabel, "result"})
 	reconcileErrors = metrics.NewCounterVec(&metrics.CounterOpts{
 		Name:           "controller_runtime_reconcile_errors_total",
 		Help:           "Total number of reconciliation errors per controller.",
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"controller"})
+	}, []string{controllerLabel})
 	reconcileTime = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Name:           "controller_runtime_reconcile_time_seconds",
-		Help:           "Length of time per reconciliation per controller.",
-		Buckets:        []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60},
+		Name: "controller_runtime_reconcile_time_seconds",
+		Help: "Length of time per reconciliation per controller.",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+			1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60},
 		StabilityLevel: metrics.ALPHA,
-	}, []string{"controller"})
+	}, []string{controllerLabel})
 )
 
 func init() {

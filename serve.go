@@ -92,22 +92,18 @@ func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConf
 	if err != nil {
 		return nil, fmt.Errorf("%s server: %w", name, err)
 	}
-	scheme := "http"
+	protocol := "http"
 	if tlsConfig != nil {
-		l, scheme = tls.NewListener(l, tlsConfig), "https"
+		l, protocol = tls.NewListener(l, tlsConfig), "https"
 	}
 	logger := klog.FromContext(ctx)
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          klog.NewStandardLogger("INFO"),
-	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error(err, "Server failed", "server", name)
 		}
 	}()
-	logger.Info("Serving", "server", name, "address", l.Addr().String(), "scheme", scheme)
+	logger.Info("Serving", "server", name, "address", l.Addr().String(), "scheme", protocol)
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

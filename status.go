@@ -67,8 +67,8 @@ func newStatus(as *appv1.AppService, seen observed, syncErr error) appv1.AppServ
 // mirrorCondition copies a condition of the Deployment onto the AppService.
 func mirrorCondition(as *appv1.AppService, d *appsv1.Deployment, to string, from appsv1.DeploymentConditionType) metav1.Condition {
 	c := metav1.Condition{Type: to, ObservedGeneration: as.Generation}
-	switch {
-	case d == nil:
+	switch d {
+	case nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonDeploymentMissing, "The Deployment does not exist yet"
 	default:
 		dc := deploymentCondition(d, from)

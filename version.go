@@ -39,7 +39,8 @@ func buildVersion() apimachineryversion.Info {
 	if !strings.HasPrefix(info.GitCommit, "$Format") { // stamped
 		return info
 	}
-	info.GitVersion, info.GitCommit, info.BuildDate = "unknown", "unknown", "unknown"
+	const unknown = "unknown"
+	info.GitVersion, info.GitCommit, info.BuildDate = unknown, unknown, unknown
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return info
@@ -71,7 +72,8 @@ func printVersion(w io.Writer) {
 // the Kubernetes components).
 var buildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
 	Name: "appservice_controller_build_info",
-	Help: "A metric with a constant '1' value labelled by the version, commit, tree state, build date, Go version and platform of the running appservice-controller.",
+	Help: "A metric with a constant '1' value labelled by the version, commit, tree state, build date, Go version and platform " +
+		"of the running appservice-controller.",
 }, []string{"git_version", "git_commit", "git_tree_state", "build_date", "go_version", "platform"})
 
 func init() {

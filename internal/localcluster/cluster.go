@@ -365,7 +365,8 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(pki, "ca.crt"), c.ca.certPEM, 0o644); err != nil {
 		return err
 	}
-	servingCert, servingKey, err := c.ca.issue("kube-apiserver", nil, []string{"127.0.0.1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"})
+	servingCert, servingKey, err := c.ca.issue("kube-apiserver", nil,
+		[]string{"127.0.0.1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"})
 	if err != nil {
 		return err
 	}

@@ -78,6 +78,13 @@ type options struct {
 	skip                    map[string]bool
 }
 
+// The AppServices' specs -spec chooses from.
+const (
+	specRealistic  = "realistic"
+	specMinimal    = "minimal"
+	specEveryChild = "every-child"
+)
+
 func main() {
 	var o options
 	var sizes, args string
@@ -87,10 +94,12 @@ func main() {
 	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
-	flag.StringVar(&specKind, "spec", "realistic", "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, a PodDisruptionBudget and a HorizontalPodAutoscaler).")
+	flag.StringVar(&specKind, "spec", specRealistic, "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), "+
+		"minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, "+
+		"a PodDisruptionBudget and a HorizontalPodAutoscaler).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated (for quick tuning runs).")
 	flag.Parse()
-	if specKind != "realistic" && specKind != "minimal" && specKind != "every-child" {
+	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild {
 		fatalf("bad -spec %q: realistic, minimal or every-child", specKind)
 	}
 	o.skip = map[string]bool{}
@@ -299,12 +308,16 @@ func newEnv(o options, name string) (*env, error) {
 	proto := rest.CopyConfig(cfg)
 	proto.ContentType = "application/vnd.kubernetes.protobuf"
 	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	e := &env{cluster: c, cfg: cfg, kube: kubernetes.NewForConfigOrDie(proto), apps: clientset.NewForConfigOrDie(cfg), gateway: gatewayclient.NewForConfigOrDie(cfg)}
-	if _, err := e.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
+	e := &env{
+		cluster: c, cfg: cfg, kube: kubernetes.NewForConfigOrDie(proto),
+		apps: clientset.NewForConfigOrDie(cfg), gateway: gatewayclient.NewForConfigOrDie(cfg),
+	}
+	bench := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}
+	if _, err := e.kube.CoreV1().Namespaces().Create(context.Background(), bench, metav1.CreateOptions{}); err != nil {
 		c.Stop()
 		return nil, err
 	}
-	if specKind == "every-child" {
+	if specKind == specEveryChild {
 		// HTTPRoutes need the Gateway API, from the pinned module.
 		if err := localcluster.InstallGatewayAPI(context.Background(), cfg); err != nil {
 			c.Stop()
@@ -370,7 +383,7 @@ func appService(i int) *appv1.AppService {
 	}
 	s.Volumes = []appv1.Volume{{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: as.Name + "-config"}}}
 	s.VolumeMounts = []appv1.VolumeMount{{Name: "config", MountPath: "/etc/app", ReadOnly: true}}
-	if specKind == "every-child" {
+	if specKind == specEveryChild {
 		// What a Helm chart's defaults turned on would add.
 		s.ServiceAccount = &appv1.ServiceAccount{Create: true, AutomountToken: new(false)}
 		s.Ingress = &appv1.Ingress{
@@ -784,7 +797,8 @@ func measureUnrelated(o options, n, unrelated int) (Unrelated, error) {
 			defer e.cluster.Stop()
 			ctx := context.Background()
 			if crowded {
-				if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "others"}}, metav1.CreateOptions{}); err != nil {
+				others := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "others"}}
+				if _, err := e.kube.CoreV1().Namespaces().Create(ctx, others, metav1.CreateOptions{}); err != nil {
 					return err
 				}
 				if err := inParallel(unrelated, func(i int) error {
@@ -860,12 +874,15 @@ func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func (r *Results) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s. Date: %s. Spec: %s. Controller flags: defaults%s.\n\n", r.Machine, r.Date, r.Spec, strings.TrimSpace(" "+strings.Join(r.Controller, " ")))
-	b.WriteString("| AppServices | runs | limit (s) | convergence, created live (s) | ratio | convergence, backlog (s) | ratio | writes / AppService | RSS | RSS / AppService | CPU (s) |\n")
+	fmt.Fprintf(&b, "Machine: %s. Date: %s. Spec: %s. Controller flags: defaults%s.\n\n",
+		r.Machine, r.Date, r.Spec, strings.TrimSpace(" "+strings.Join(r.Controller, " ")))
+	b.WriteString("| AppServices | runs | limit (s) | convergence, created live (s) | ratio | convergence, backlog (s) | ratio | " +
+		"writes / AppService | RSS | RSS / AppService | CPU (s) |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range r.Convergence {
 		fmt.Fprintf(&b, "| %d | %d | %.2f | %.2f | %.2f× | %.2f | %.2f× | %.2f | %s | %.1f KiB | %.1f |\n",
-			c.N, c.Runs, c.LimitSeconds, c.ConvergenceSeconds, c.Ratio, c.BacklogSeconds, c.BacklogRatio, c.WritesPerAppService, mib(c.RSSBytes), c.RSSPerAppServiceByte/1024, c.CPUSeconds)
+			c.N, c.Runs, c.LimitSeconds, c.ConvergenceSeconds, c.Ratio, c.BacklogSeconds, c.BacklogRatio,
+			c.WritesPerAppService, mib(c.RSSBytes), c.RSSPerAppServiceByte/1024, c.CPUSeconds)
 	}
 	fmt.Fprintf(&b, "\n| measure | result |\n|---|---|\n")
 	fmt.Fprintf(&b, "| create → Deployment at %.0f/s (%d AppServices) | p50 %.0f ms, p99 %.0f ms, max %.0f ms |\n",

@@ -50,7 +50,7 @@ func TestMoreChildren(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	const name = "more"
-	as := createAppService(t, ns, name, appv1.AppServiceSpec{
+	createAppService(t, ns, name, appv1.AppServiceSpec{
 		Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
 		ServiceAccount: &appv1.ServiceAccount{
@@ -67,7 +67,7 @@ func TestMoreChildren(t *testing.T) {
 	})
 	// Created: the Deployment at minReplicas, whatever the size, its Pods
 	// running as the new ServiceAccount.
-	as = waitAvailable(t, ns, name, 2)
+	as := waitAvailable(t, ns, name, 2)
 	waitChild(t, func() (*corev1.ServiceAccount, error) {
 		return kube.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
 	}, as,
@@ -359,17 +359,13 @@ func TestHTTPRoute(t *testing.T) {
 	}
 	routes := gatewayclient.NewForConfigOrDie(cfg).GatewayV1().HTTPRoutes(ns)
 	getRoute := func() (*gatewayv1.HTTPRoute, error) { return routes.Get(ctx, name, metav1.GetOptions{}) }
-	as, err := getAppService(ns, name)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Noticed without a restart: discovery is asked again within 30 s of
 	// the AppService's retries.
 	eventually(t, 3*time.Minute, func() error {
 		_, err := getRoute()
 		return err
 	})
-	as = waitAvailable(t, ns, name, 1)
+	as := waitAvailable(t, ns, name, 1)
 	waitChild(t, getRoute, as, func(r *gatewayv1.HTTPRoute) error {
 		if len(r.Spec.Rules) != 1 || len(r.Spec.Rules[0].BackendRefs) != 1 || r.Spec.Rules[0].BackendRefs[0].Name != name || *r.Spec.Rules[0].BackendRefs[0].Port != 80 {
 			return fmt.Errorf("HTTPRoute rules %+v", r.Spec.Rules)

@@ -170,7 +170,7 @@ func swapController(t *testing.T, name string, args ...string) *harness.Controll
 	}
 	ctrl = p
 	t.Cleanup(func() {
-		p.Stop(syscall.SIGTERM)
+		_, _ = p.Stop(syscall.SIGTERM)
 		ctrl = shared
 		if err := shared.Start(); err != nil {
 			t.Errorf("restarting the suite's controller: %v", err)

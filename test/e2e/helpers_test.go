@@ -187,15 +187,14 @@ func waitAvailable(t *testing.T, ns, name string, replicas int32) *appv1.AppServ
 
 // waitDegraded waits until the AppService is Degraded with the reason and a
 // message containing each of parts.
-func waitDegraded(t *testing.T, ns, name, reason string, parts ...string) *metav1.Condition {
+func waitDegraded(t *testing.T, ns, name, reason string, parts ...string) {
 	t.Helper()
-	var c *metav1.Condition
 	eventually(t, 60*time.Second, func() error {
 		as, err := getAppService(ns, name)
 		if err != nil {
 			return err
 		}
-		c = condition(as, appv1.ConditionDegraded)
+		c := condition(as, appv1.ConditionDegraded)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason || c.ObservedGeneration != as.Generation {
 			return fmt.Errorf("Degraded condition is %+v, want True/%s", c, reason)
 		}
@@ -206,7 +205,6 @@ func waitDegraded(t *testing.T, ns, name, reason string, parts ...string) *metav
 		}
 		return nil
 	})
-	return c
 }
 
 // events returns the Events recorded for an AppService with a reason.

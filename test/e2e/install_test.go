@@ -199,7 +199,7 @@ func (f *freshCluster) runAs(name, bin, namespace, sa string, args []string) *ha
 	if err := p.Start(); err != nil {
 		f.t.Fatal(err)
 	}
-	f.t.Cleanup(func() { p.Stop(syscall.SIGTERM) })
+	f.t.Cleanup(func() { _, _ = p.Stop(syscall.SIGTERM) })
 	if err := p.WaitReady(90 * time.Second); err != nil {
 		f.t.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func runMain(m *testing.M) (code int) {
 		fmt.Fprintln(os.Stderr, "starting the controller:", err)
 		return 1
 	}
-	defer ctrl.Stop(syscall.SIGTERM)
+	defer func() { _, _ = ctrl.Stop(syscall.SIGTERM) }()
 	if err := harness.WaitForCRD(ctx, apps, ctrl, time.Minute); err != nil {
 		fmt.Fprintln(os.Stderr, "waiting for the controller to install its CRD:", err)
 		return 1

@@ -192,7 +192,7 @@ func TestLeaderElection(t *testing.T) {
 	}
 	// Whatever happens, later tests get A back as the running controller.
 	t.Cleanup(func() {
-		b.Stop(syscall.SIGTERM)
+		_, _ = b.Stop(syscall.SIGTERM)
 		ctrl = a
 		if a.Exited() != nil {
 			if err := a.Start(); err != nil {
@@ -339,7 +339,7 @@ func TestProbesAndMetrics(t *testing.T) {
 		if err := late.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { late.Stop(syscall.SIGTERM) })
+		t.Cleanup(func() { _, _ = late.Stop(syscall.SIGTERM) })
 
 		deadline := time.Now().Add(3 * time.Second)
 		answered := false
@@ -371,7 +371,7 @@ func TestProbesAndMetrics(t *testing.T) {
 		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { kube.RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{}) })
+		t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{}) })
 		if err := late.WaitReady(90 * time.Second); err != nil {
 			t.Fatal(err)
 		}
@@ -430,7 +430,7 @@ func TestProbesAndMetrics(t *testing.T) {
 		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{}) })
 		var body string
 		eventually(t, 30*time.Second, func() error { // the API server's RBAC cache sees the binding
 			code, b, err := ctrl.Metrics(token)
