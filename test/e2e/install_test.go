@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,11 +36,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/match"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -260,6 +264,26 @@ func unpackImage(t *testing.T) string {
 	if err := validate.Index(index); err != nil {
 		t.Fatalf("the image index is not valid: %v", err)
 	}
+	// make image-push, to a registry in this process (go-containerregistry's).
+	reg := httptest.NewServer(registry.New())
+	defer reg.Close()
+	ref := strings.TrimPrefix(reg.URL, "http://") + "/appservice-controller:e2e"
+	push := exec.Command("make", "--no-print-directory", "image-push", "IMAGE_DIR="+dir, "IMG="+ref)
+	push.Dir = repoRoot
+	if out, err := push.CombinedOutput(); err != nil {
+		t.Fatalf("make image-push: %v\n%s", err, out)
+	}
+	tag, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushed, err := remote.Index(tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := digest(t, pushed), digest(t, index); got != want {
+		t.Errorf("the registry holds %s, want the layout's %s", got, want)
+	}
 	var entrypoint string
 	for arch, machine := range map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64} {
 		imgs, err := partial.FindImages(index, match.Platforms(v1.Platform{OS: "linux", Architecture: arch}))
@@ -295,6 +319,15 @@ func unpackImage(t *testing.T) string {
 		}
 	}
 	return entrypoint
+}
+
+func digest(t *testing.T, index v1.ImageIndex) v1.Hash {
+	t.Helper()
+	d, err := index.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // extract writes the regular files and folders of a tar stream under dir.
