@@ -184,18 +184,18 @@ func (f *freshCluster) mustKubectl(args ...string) string {
 // runAs runs the controller binary bin as a Pod of the manifests would:
 // with a token of the ServiceAccount namespace/sa, the Lease in that
 // namespace, and args; and waits until it is ready.
-func (f *freshCluster) runAs(name, bin, namespace, sa string, args []string) *harness.Controller {
+func (f *freshCluster) runAs(process, bin, namespace, sa string, args []string) *harness.Controller {
 	f.t.Helper()
 	tr, err := f.kube.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), sa,
 		&authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	kubeconfig, err := f.KubeconfigForToken(name, tr.Status.Token)
+	kubeconfig, err := f.KubeconfigForToken(process, tr.Status.Token)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	p, err := harness.NewController(name, bin, filepath.Join(f.LogDir, "appservice-controller-"+name+".log"),
+	p, err := harness.NewController(process, bin, filepath.Join(f.LogDir, "appservice-controller-"+process+".log"),
 		append(args, "-kubeconfig="+kubeconfig, "-leader-election-namespace="+namespace)...)
 	if err != nil {
 		f.t.Fatal(err)
