@@ -123,8 +123,8 @@ func metricsHandler(kube kubernetes.Interface, secure bool) (http.Handler, error
 	if !secure {
 		return mux, nil
 	}
-	// client-go's defaults for webhook retries (those of
-	// k8s.io/apiserver's options, which this binary does not otherwise use).
+	// The retries of k8s.io/apiserver's DefaultAuthWebhookRetryBackoff (its
+	// options package, which would bring the whole generic server along).
 	backoff := &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
 	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
 		TokenAccessReviewClient:  kube.AuthenticationV1(),
