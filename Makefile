@@ -73,10 +73,25 @@ else
 	  exec bin/localcluster -bin-dir "$$bin_dir" -- $(BIN) $(ARGS)
 endif
 
+# A narrated tour with kubectl (hack/demo): on a local control plane with the
+# controller built here, or, with KUBECONFIG set, on that cluster, where a
+# controller must be running (make run, make deploy). DEMO_LANG=zh narrates
+# in Chinese.
+.PHONY: demo
+demo: build ## A narrated kubectl tour of the controller: on a local control plane, or KUBECONFIG's cluster (DEMO_LANG=zh in Chinese).
+	@go build -o bin/demo ./hack/demo
+ifneq ($(strip $(KUBECONFIG)),)
+	bin/demo -kubectl "$(KUBECTL)"
+else
+	@bin_dir=$$(./hack/ensure-binaries.sh) && \
+	  go build -o bin/localcluster ./hack/localcluster && \
+	  bin/localcluster -bin-dir "$$bin_dir" -- bin/demo -kubectl "$$bin_dir/kubectl" -controller $(BIN)
+endif
+
 ##@ Tests
 
 .PHONY: test
-test: vet lint verify helm-lint test-unit test-fuzz test-admission test-e2e ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit, fuzz, admission-property and end-to-end tests.
+test: vet lint verify helm-lint test-unit test-fuzz test-admission test-e2e test-demo ## Everything CI runs: vet, lint, generated files and docs, the Helm chart's lint, unit, fuzz, admission-property and end-to-end tests, the demo.
 
 .PHONY: lint
 lint: ## golangci-lint (.golangci.yml; the e2e tests too) and logcheck (structured, contextual logging), built from their Go modules (hack/ensure-lint.sh).
@@ -110,6 +125,14 @@ test-fuzz: ## Fuzz the builders for FUZZTIME (30s); a failing input is kept in t
 .PHONY: test-admission
 test-admission: ## Property test: every spec the CRD admits yields children the API server accepts.
 	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 20m -run '^TestAdmissionProperty$$' $(GO_TEST_FLAGS) .
+
+.PHONY: test-demo
+test-demo: ## make demo on a local control plane, straight through, in Chinese; fails when a step does not end as narrated.
+	DEMO_LANG=zh $(MAKE) --no-print-directory demo KUBECONFIG= < /dev/null
+
+.PHONY: verify-docs
+verify-docs: ## The docs against the code: the Chinese files in step with the English, every name they use exists (metrics and kubectl flags: in test-e2e).
+	go test -count=1 -run '^TestDocs' . ./internal/docscheck
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end and fault tests: the built controller against a local control plane.

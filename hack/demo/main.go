@@ -1,0 +1,312 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command demo is `make demo`: a narrated tour of the controller with
+// kubectl. Each step says what it shows, runs its kubectl commands, prints
+// their output and then checks that the cluster ended as the narration
+// said; a step that does not is a failure (exit status 1), so the tour
+// cannot silently stop telling the truth.
+//
+//	demo [-kubectl PATH] [-controller BIN] [-lang en|zh]
+//
+// It talks to the cluster of $KUBECONFIG. With -controller it runs that
+// controller binary itself for the length of the tour (`make demo` on a
+// local control plane); without, a controller must already be running there
+// (`make run`, `make deploy`). In a terminal it waits for Enter between
+// steps; otherwise (CI) it runs straight through. -lang (default
+// $DEMO_LANG, else en) chooses the narration's language.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+)
+
+func main() {
+	kubectl := flag.String("kubectl", "kubectl", "The kubectl to run.")
+	controller := flag.String("controller", "", "A controller binary to run for the tour (default: one already runs in the cluster).")
+	lang := flag.String("lang", envOr("DEMO_LANG", "en"), "Narration language: en or zh (default $DEMO_LANG).")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	interactive := term.IsTerminal(int(os.Stdin.Fd())) && term.IsTerminal(int(os.Stdout.Fd()))
+	t, err := newTour(*kubectl, *lang, os.Stdout, interactive)
+	if err == nil {
+		err = run(ctx, t, *controller)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// run starts the controller when asked, then walks the tour.
+func run(ctx context.Context, t *tour, controller string) error {
+	if os.Getenv("KUBECONFIG") == "" {
+		return errors.New("KUBECONFIG is not set: `make demo` sets it to a local control plane's, or give yours")
+	}
+	if controller != "" {
+		stopController, err := startController(controller)
+		if err != nil {
+			return err
+		}
+		defer stopController()
+		// The first step waits for the CRD to be established; it must
+		// exist for kubectl wait to wait on it.
+		if err := t.eventually(ctx, func() (bool, string, error) {
+			name, err := t.get(ctx, "crd/appservices.app.example.com", "{.metadata.name}")
+			return name != "", "no CRD appservices.app.example.com yet", err
+		}); err != nil {
+			return fmt.Errorf("the controller did not install its CRD: %w", err)
+		}
+	}
+	return t.walk(ctx, tourSteps())
+}
+
+// startController runs the controller binary against $KUBECONFIG, its log
+// in a file, and returns the function that stops it with SIGTERM.
+func startController(bin string) (func(), error) {
+	dir, err := os.MkdirTemp("", "appservice-demo-")
+	if err != nil {
+		return nil, err
+	}
+	logFile := filepath.Join(dir, "controller.log")
+	out, err := os.Create(logFile)
+	if err != nil {
+		return nil, err
+	}
+	// Metrics and probes off: the tour does not need their ports.
+	cmd := exec.Command(bin, "-kubeconfig", os.Getenv("KUBECONFIG"),
+		"-metrics-bind-address=0", "-health-probe-bind-address=0", "-v=2")
+	cmd.Stdout, cmd.Stderr = out, out
+	// Its own process group: Ctrl-C reaches the tour, which stops it in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "(the controller runs with its log in %s)\n", logFile)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		out.Close()
+	}, nil
+}
+
+// text is one thing said, in each language the tour speaks.
+type text struct{ en, zh string }
+
+// step is one stop of the tour: what it shows, the commands a reader would
+// type, and the check that they did what the narration says.
+type step struct {
+	title text
+	say   text
+	// before records what check compares with, before the commands run.
+	before func(ctx context.Context, t *tour) error
+	cmds   []command
+	// expect is what check asserts, said after it passed.
+	expect text
+	check  func(ctx context.Context, t *tour) error
+}
+
+// command is a kubectl command as shown to the reader; fails marks one that
+// must be refused (its output is then checked by the step).
+type command struct {
+	args  []string
+	fails bool
+}
+
+func kubectl(args ...string) command      { return command{args: args} }
+func kubectlFails(args ...string) command { return command{args: args, fails: true} }
+func (c command) String() string          { return "kubectl " + shellJoin(c.args) }
+
+func (x text) in(lang string) string {
+	if lang == "zh" {
+		return x.zh
+	}
+	return x.en
+}
+
+// tour runs steps with one kubectl and prints to out.
+type tour struct {
+	kubectl     string
+	lang        string
+	out         io.Writer
+	interactive bool
+	stdin       *bufio.Reader
+	// last holds each command's output of the current step, for its check.
+	last []string
+	// marks keeps what a step records before its commands for its check.
+	marks map[string]string
+}
+
+func newTour(kubectlPath, lang string, out io.Writer, interactive bool) (*tour, error) {
+	if lang != "en" && lang != "zh" {
+		return nil, fmt.Errorf("-lang (DEMO_LANG) is %q: en or zh", lang)
+	}
+	return &tour{kubectl: kubectlPath, lang: lang, out: out, interactive: interactive,
+		stdin: bufio.NewReader(os.Stdin), marks: map[string]string{}}, nil
+}
+
+func (t *tour) say(x text) string { return x.in(t.lang) }
+
+// walk runs every step in order and stops at the first that fails.
+func (t *tour) walk(ctx context.Context, steps []step) error {
+	for i, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fmt.Fprintf(t.out, "\n\033[1m== %d/%d %s\033[0m\n%s\n", i+1, len(steps), t.say(s.title), t.say(s.say))
+		if err := t.runStep(ctx, s); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i+1, s.title.en, err)
+		}
+		fmt.Fprintf(t.out, "\033[32m✓ %s\033[0m\n", t.say(s.expect))
+		if t.interactive && i < len(steps)-1 {
+			fmt.Fprint(t.out, t.say(text{"[Enter: next step] ", "[回车：下一步] "}))
+			if _, err := t.stdin.ReadString('\n'); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintln(t.out, "\n"+t.say(text{
+		"That was the tour. docs/how-it-works.md explains what happened inside.",
+		"演示结束。控制器内部每一步发生了什么，见 docs/zh-CN/how-it-works.md。",
+	}))
+	return nil
+}
+
+func (t *tour) runStep(ctx context.Context, s step) error {
+	t.last = t.last[:0]
+	if s.before != nil {
+		if err := s.before(ctx, t); err != nil {
+			return err
+		}
+	}
+	for _, c := range s.cmds {
+		fmt.Fprintf(t.out, "\n\033[36m$ %s\033[0m\n", c)
+		out, err := t.run(ctx, c.args...)
+		if out != "" {
+			fmt.Fprint(t.out, indent(out))
+		}
+		switch {
+		case c.fails && err == nil:
+			return fmt.Errorf("%s: succeeded; it should have been refused", c)
+		case !c.fails && err != nil:
+			return fmt.Errorf("%s: %w", c, err)
+		}
+		t.last = append(t.last, out)
+	}
+	if s.check == nil {
+		return nil
+	}
+	return s.check(ctx, t)
+}
+
+// run runs kubectl and returns its output, stdout and stderr together.
+func (t *tour) run(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, t.kubectl, args...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// get returns a jsonpath of one object, "" if it does not exist.
+func (t *tour) get(ctx context.Context, object, jsonpath string) (string, error) {
+	out, err := t.run(ctx, "get", object, "--ignore-not-found", "-o", "jsonpath="+jsonpath)
+	if err != nil {
+		return "", fmt.Errorf("kubectl get %s: %v: %s", object, err, out)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// eventually polls cond until it holds, for up to two minutes; the error
+// names what was last seen.
+func (t *tour) eventually(ctx context.Context, cond func() (ok bool, seen string, err error)) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var seen string
+	for {
+		ok, s, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		seen = s
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not after 2m; last seen: %s", seen)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// equals waits until a jsonpath of an object has the value.
+func (t *tour) equals(ctx context.Context, object, jsonpath, want string) error {
+	return t.eventually(ctx, func() (bool, string, error) {
+		got, err := t.get(ctx, object, jsonpath)
+		return got == want, fmt.Sprintf("%s %s = %q, want %q", object, jsonpath, got, want), err
+	})
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("  " + line + "\n")
+	}
+	return b.String()
+}
+
+// shellJoin quotes what a shell would split, so a shown command can be
+// pasted as it is.
+func shellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " '\"{}[]$*?;&|<>()\\") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		quoted[i] = a
+	}
+	return strings.Join(quoted, " ")
+}

@@ -1,0 +1,347 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The manifests the tour applies, from the repository's root (make demo
+// runs there).
+const (
+	seedManifest  = "test/e2e/testdata/seed-appservice.yaml"
+	otherManifest = "hack/demo/manifests/other-app.yaml"
+	badManifest   = "hack/demo/manifests/bad-appservice.yaml"
+)
+
+// The objects the tour makes; the first step checks none is left from an
+// earlier tour, and the last deletes them.
+var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app"}
+
+// tourSteps is the tour, in order. Each step's check holds only if the
+// commands before it did what its narration says.
+func tourSteps() []step {
+	return []step{{
+		title: text{"The API the controller brought", "控制器带来的 API"},
+		say: text{
+			"At start-up the controller installed its CustomResourceDefinition and waited until it was established.\n" +
+				"kubectl now knows the AppService kind, its short name appsvc and every field's documentation.",
+			"控制器启动时自己安装了 CRD，并等到它 Established 才开始工作。\n" +
+				"现在 kubectl 认识了 AppService 这个类型、它的简称 appsvc，以及每个字段的文档。",
+		},
+		cmds: []command{
+			kubectl("wait", "--for=condition=Established", "crd/appservices.app.example.com", "--timeout=1m"),
+			kubectl("explain", "appservice.spec.size"),
+		},
+		expect: text{"the CRD is established, and nothing is left from an earlier tour", "CRD 已就绪，也没有上一次演示留下的对象"},
+		check: func(ctx context.Context, t *tour) error {
+			for _, o := range tourObjects {
+				if name, err := t.get(ctx, o, "{.metadata.name}"); err != nil || name != "" {
+					return fmt.Errorf("%s exists (left from an earlier tour?): kubectl delete %s; or %v", o, o, err)
+				}
+			}
+			return nil
+		},
+	}, {
+		title: text{"Apply the manifest users start from", "apply 用户最熟悉的那份清单"},
+		say: text{
+			"One short object: 2 replicas of nginx:1.7.9 behind a NodePort Service on 30002.\n" +
+				"The controller creates the Deployment and the Service, then reports their state in the AppService's status.",
+			"一个很短的对象：2 个 nginx:1.7.9 副本，前面是一个 NodePort 为 30002 的 Service。\n" +
+				"控制器据此创建 Deployment 和 Service，再把它们的状态写回 AppService 的 status。",
+		},
+		cmds: []command{
+			kubectl("apply", "-f", seedManifest),
+			kubectl("wait", "--for=condition=Available", "appsvc/nginx-app", "--timeout=2m"),
+			kubectl("get", "appsvc", "nginx-app"),
+		},
+		expect: text{"nginx-app is Available with 2 ready replicas", "nginx-app 已 Available，2 个副本就绪"},
+		check: func(ctx context.Context, t *tour) error {
+			return t.equals(ctx, "appservice/nginx-app", "{.status.readyReplicas}", "2")
+		},
+	}, {
+		title: text{"What it made", "控制器创建了什么"},
+		say: text{
+			"Every child carries the label app.example.com/appservice=nginx-app (the controller's caches watch only\n" +
+				"labelled objects) and a controller owner reference to the AppService.",
+			"每个子对象都带着标签 app.example.com/appservice=nginx-app（控制器的缓存只 watch 带这个标签的对象），\n" +
+				"以及指向该 AppService 的 controller ownerReference。",
+		},
+		cmds: []command{
+			kubectl("get", "deploy,svc,pods", "-l", "app.example.com/appservice=nginx-app"),
+			kubectl("get", "deploy", "nginx-app", "-o", "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}"+
+				" controller={.metadata.ownerReferences[0].controller}{\"\\n\"}"),
+		},
+		expect: text{
+			"a Deployment and a NodePort Service on 30002, both controlled by the AppService",
+			"一个 Deployment 和一个 NodePort 30002 的 Service，都由这个 AppService 控制",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			for _, o := range []string{"deployment/nginx-app", "service/nginx-app"} {
+				owner := "{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}"
+				if err := t.equals(ctx, o, owner, "AppService/nginx-app/true"); err != nil {
+					return err
+				}
+			}
+			return t.equals(ctx, "service/nginx-app", "{.spec.type}/{.spec.ports[0].nodePort}", "NodePort/30002")
+		},
+	}, {
+		title: text{"Status, conditions and Events", "status、condition 与 Event"},
+		say: text{
+			"describe shows the status the controller writes (only when it changes) and the Events it sent:\n" +
+				"one per sync and kind of change, naming the children.",
+			"describe 展示控制器写入的 status（只在有变化时写）和它发出的 Event：\n" +
+				"每次同步、每种变化只发一条，并写明是哪些子对象。",
+		},
+		cmds: []command{kubectl("describe", "appsvc", "nginx-app")},
+		expect: text{
+			"Available=True, Degraded=False, and a Created Event naming the Deployment and the Service",
+			"Available=True、Degraded=False，还有一条写明 Deployment 与 Service 的 Created Event",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			if err := t.equals(ctx, "appservice/nginx-app", `{.status.conditions[?(@.type=="Available")].status}`, "True"); err != nil {
+				return err
+			}
+			if err := t.equals(ctx, "appservice/nginx-app", `{.status.conditions[?(@.type=="Degraded")].status}`, "False"); err != nil {
+				return err
+			}
+			return t.event(ctx, "nginx-app", "Created", "Created Deployment nginx-app, Service nginx-app")
+		},
+	}, {
+		title: text{"Scale it", "扩容"},
+		say: text{
+			"AppService has the scale subresource, so kubectl scale (and a HorizontalPodAutoscaler) work on it.\n" +
+				"The controller carries the new size to the Deployment.",
+			"AppService 开启了 scale 子资源，所以 kubectl scale（以及 HPA）可以直接作用于它；\n" +
+				"控制器把新的副本数同步到 Deployment。",
+		},
+		cmds: []command{
+			kubectl("scale", "appsvc", "nginx-app", "--replicas=3"),
+			kubectl("wait", "--for=jsonpath={.status.readyReplicas}=3", "appsvc/nginx-app", "--timeout=2m"),
+			kubectl("get", "appsvc", "nginx-app"),
+		},
+		expect: text{"size 3; the Deployment has 3 replicas, all ready", "size 为 3；Deployment 有 3 个副本，全部就绪"},
+		check: func(ctx context.Context, t *tour) error {
+			if err := t.equals(ctx, "appservice/nginx-app", "{.spec.size}", "3"); err != nil {
+				return err
+			}
+			return t.equals(ctx, "deployment/nginx-app", "{.spec.replicas}", "3")
+		},
+	}, {
+		title: text{"A new image", "换一个镜像"},
+		say: text{
+			"Change the spec and the Deployment follows, with its usual rolling update.\n" +
+				"The Updated Event says which fields changed.",
+			"修改 spec，Deployment 随之按常规滚动更新；\n" +
+				"Updated Event 会写明改了哪些字段。",
+		},
+		cmds: []command{
+			kubectl("patch", "appsvc", "nginx-app", "--type=merge", "-p", `{"spec":{"image":"nginx:1.27"}}`),
+			kubectl("wait", "--for=jsonpath={.spec.template.spec.containers[0].image}=nginx:1.27", "deploy/nginx-app", "--timeout=1m"),
+			kubectl("rollout", "status", "deploy/nginx-app", "--timeout=2m"),
+			kubectl("get", "events", "--field-selector", "involvedObject.name=nginx-app,reason=Updated"),
+		},
+		expect: text{
+			"the Deployment rolled out nginx:1.27, and an Updated Event says the image changed",
+			"Deployment 已滚动到 nginx:1.27，Updated Event 写明改的是 image",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			if err := t.equals(ctx, "deployment/nginx-app", "{.status.updatedReplicas}/{.status.availableReplicas}", "3/3"); err != nil {
+				return err
+			}
+			return t.event(ctx, "nginx-app", "Updated", "Updated Deployment nginx-app: image")
+		},
+	}, {
+		title: text{"Delete the Service", "删掉 Service"},
+		say: text{
+			"The Service's deletion reaches the controller through its watch; the next sync creates it again,\n" +
+				"with the same node port.",
+			"Service 被删除的事件经 watch 到达控制器，下一次同步就把它重新创建出来，\n" +
+				"NodePort 不变。",
+		},
+		before: func(ctx context.Context, t *tour) error {
+			uid, err := t.get(ctx, "service/nginx-app", "{.metadata.uid}")
+			t.marks["uid"] = uid
+			return err
+		},
+		cmds: []command{
+			kubectl("delete", "svc", "nginx-app"),
+			kubectl("wait", "--for=create", "svc/nginx-app", "--timeout=1m"),
+			kubectl("get", "svc", "nginx-app"),
+		},
+		expect: text{"a new Service (a new UID) on node port 30002", "一个新的 Service（UID 变了），NodePort 仍是 30002"},
+		check: func(ctx context.Context, t *tour) error {
+			uid, err := t.get(ctx, "service/nginx-app", "{.metadata.uid}")
+			if err != nil {
+				return err
+			}
+			if uid == "" || uid == t.marks["uid"] {
+				return fmt.Errorf("the Service's UID is %q, before the deletion %q", uid, t.marks["uid"])
+			}
+			return t.equals(ctx, "service/nginx-app", "{.spec.ports[0].nodePort}", "30002")
+		},
+	}, {
+		title: text{"Edit the Deployment by hand", "手动修改 Deployment"},
+		say: text{
+			"The controller owns the fields the spec sets, and only those: a hand-edited replica count is put back,\n" +
+				"a label someone else added is kept.",
+			"控制器只管 spec 里设定的那些字段：手动改掉的副本数会被改回来，\n" +
+				"别人加上的标签则原样保留。",
+		},
+		before: func(ctx context.Context, t *tour) error {
+			gen, err := t.get(ctx, "deployment/nginx-app", "{.metadata.generation}")
+			t.marks["generation"] = gen
+			return err
+		},
+		cmds: []command{
+			kubectl("label", "deploy", "nginx-app", "team=web"),
+			kubectl("patch", "deploy", "nginx-app", "--type=merge", "-p", `{"spec":{"replicas":1}}`),
+			kubectl("wait", "--for=jsonpath={.spec.replicas}=3", "deploy/nginx-app", "--timeout=1m"),
+			kubectl("get", "deploy", "nginx-app", "--show-labels"),
+		},
+		expect: text{
+			"replicas back at 3, written again by the controller; the team=web label is still there",
+			"副本数被控制器改回 3；team=web 标签还在",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			before, err := strconv.Atoi(t.marks["generation"])
+			if err != nil {
+				return fmt.Errorf("generation before the edit: %q", t.marks["generation"])
+			}
+			// Our patch made one generation, the controller's repair another.
+			if err := t.eventually(ctx, func() (bool, string, error) {
+				got, err := t.get(ctx, "deployment/nginx-app", "{.metadata.generation}/{.spec.replicas}")
+				gen, reps, _ := strings.Cut(got, "/")
+				n, _ := strconv.Atoi(gen)
+				return n >= before+2 && reps == "3", "generation/replicas " + got, err
+			}); err != nil {
+				return err
+			}
+			return t.equals(ctx, "deployment/nginx-app", "{.metadata.labels.team}", "web")
+		},
+	}, {
+		title: text{"An object it does not own", "一个不归它管的对象"},
+		say: text{
+			"A Deployment named other-app already exists, made by someone else. The AppService other-app wants that name:\n" +
+				"the controller never touches what it does not control, so the AppService is Degraded with a Warning Event.",
+			"已经有人建了一个叫 other-app 的 Deployment。AppService other-app 也要用这个名字：\n" +
+				"控制器绝不改动不归它控制的对象，于是这个 AppService 变为 Degraded，并发出一条 Warning Event。",
+		},
+		cmds: []command{
+			kubectl("create", "deployment", "other-app", "--image=nginx:1.27"),
+			kubectl("apply", "-f", otherManifest),
+			kubectl("wait", "--for=condition=Degraded", "appsvc/other-app", "--timeout=1m"),
+			kubectl("get", "appsvc", "other-app", "-o", `jsonpath={.status.conditions[?(@.type=="Degraded")].message}{"\n"}`),
+		},
+		expect: text{
+			"Degraded (ResourceExists) with a Warning Event; the other Deployment is untouched",
+			"Degraded（ResourceExists），有 Warning Event；那个 Deployment 毫发无损",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			if err := t.equals(ctx, "appservice/other-app", `{.status.conditions[?(@.type=="Degraded")].reason}`, "ResourceExists"); err != nil {
+				return err
+			}
+			if err := t.event(ctx, "other-app", "ResourceExists", "is not controlled by AppService other-app"); err != nil {
+				return err
+			}
+			return t.equals(ctx, "deployment/other-app", "{.spec.template.spec.containers[0].image}/{.metadata.ownerReferences}", "nginx:1.27/")
+		},
+	}, {
+		title: text{"Give the name back", "把名字让出来"},
+		say: text{
+			"Delete the stranger. It never carried the controller's label, so no watch event tells the controller;\n" +
+				"the AppService's retries, with exponential backoff, find the name free and create its own Deployment.",
+			"删掉那个“外人”。它从来没有控制器的标签，所以不会有 watch 事件通知控制器；\n" +
+				"是这个 AppService 按指数退避进行的重试发现名字空出来了，于是创建了自己的 Deployment。",
+		},
+		cmds: []command{
+			kubectl("delete", "deployment", "other-app"),
+			kubectl("wait", "--for=condition=Available", "appsvc/other-app", "--timeout=5m"),
+			kubectl("get", "appsvc", "other-app"),
+		},
+		expect: text{
+			"other-app is Available, Degraded is False, its Deployment is its own",
+			"other-app 已 Available，Degraded 为 False，Deployment 归它所有",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			if err := t.equals(ctx, "appservice/other-app", `{.status.conditions[?(@.type=="Degraded")].status}`, "False"); err != nil {
+				return err
+			}
+			return t.equals(ctx, "deployment/other-app", "{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}", "AppService/other-app")
+		},
+	}, {
+		title: text{"A bad manifest", "一份有错的清单"},
+		say: text{
+			"A negative size and a port above 65535. The CRD's schema refuses them at admission, naming each field,\n" +
+				"before any controller sees them.",
+			"size 是负数，port 超过 65535。CRD 的 schema 在准入阶段就拒绝了它，并指出是哪个字段，\n" +
+				"控制器根本看不到它。",
+		},
+		cmds: []command{kubectlFails("apply", "-f", badManifest)},
+		expect: text{
+			"refused, naming spec.size and spec.ports[0].port; nothing was stored",
+			"被拒绝，错误信息点名 spec.size 和 spec.ports[0].port；什么也没有存下",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			for _, field := range []string{"spec.size", "spec.ports[0].port"} {
+				if !strings.Contains(t.last[0], field) {
+					return fmt.Errorf("the refusal does not name %s: %s", field, t.last[0])
+				}
+			}
+			return t.equals(ctx, "appservice/bad-app", "{.metadata.name}", "")
+		},
+	}, {
+		title: text{"Delete, and the garbage collector", "删除，以及垃圾回收"},
+		say: text{
+			"Deleting the AppServices is all it takes: their children have owner references, so Kubernetes'\n" +
+				"garbage collector deletes them. The controller has nothing to do.",
+			"只需删除 AppService：子对象带着 ownerReference，Kubernetes 的垃圾回收器会把它们删掉，\n" +
+				"控制器什么都不用做。",
+		},
+		cmds: []command{
+			kubectl("delete", "appsvc", "nginx-app", "other-app"),
+			kubectl("wait", "--for=delete", "deploy/nginx-app", "svc/nginx-app", "deploy/other-app", "svc/other-app", "--timeout=2m"),
+			kubectl("get", "deploy,svc", "-l", "app.example.com/appservice"),
+		},
+		expect: text{"the Deployments and Services are gone", "Deployment 和 Service 都没了"},
+		check: func(ctx context.Context, t *tour) error {
+			for _, o := range []string{"deployment/nginx-app", "service/nginx-app", "deployment/other-app", "service/other-app"} {
+				if err := t.equals(ctx, o, "{.metadata.name}", ""); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}}
+}
+
+// event waits for an Event about the AppService name with the reason and a
+// message containing want.
+func (t *tour) event(ctx context.Context, name, reason, want string) error {
+	return t.eventually(ctx, func() (bool, string, error) {
+		out, err := t.run(ctx, "get", "events", "--field-selector",
+			"involvedObject.kind=AppService,involvedObject.name="+name+",reason="+reason,
+			"-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
+		if err != nil {
+			return false, "", fmt.Errorf("kubectl get events: %v: %s", err, out)
+		}
+		return strings.Contains(out, want), fmt.Sprintf("%s Events %q, want one with %q", reason, out, want), nil
+	})
+}
