@@ -421,25 +421,7 @@ func TestProbesAndMetrics(t *testing.T) {
 	t.Run("metrics", func(t *testing.T) {
 		createAppService(t, ns, "metrics", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
 		waitAvailable(t, ns, "metrics", 1)
-		token := serviceAccountToken(t, ns, "scraper")
-		binding := &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "scraper-" + ns},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "appservice-controller-metrics-reader"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
-		}
-		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{}) })
-		var body string
-		eventually(t, 30*time.Second, func() error { // the API server's RBAC cache sees the binding
-			code, b, err := ctrl.Metrics(token)
-			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("/metrics with the metrics-reader role: %d %v %.200s", code, err, b)
-			}
-			body = b
-			return nil
-		})
+		body := scrape(t, ns)
 		// The build's version, as -version prints it, labels the build info.
 		out, err := exec.Command(controllerBinary, "-version").Output()
 		if err != nil {
@@ -476,6 +458,33 @@ func TestProbesAndMetrics(t *testing.T) {
 			t.Error("rest_client_requests_total has no successful request counted")
 		}
 	})
+}
+
+// scrape reads the controller's /metrics as a scraper would: with the
+// token of a ServiceAccount in ns bound to the metrics-reader ClusterRole.
+func scrape(t *testing.T, ns string) string {
+	t.Helper()
+	ctx := context.Background()
+	token := serviceAccountToken(t, ns, "scraper")
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "scraper-" + ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "appservice-controller-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{}) })
+	var body string
+	eventually(t, 30*time.Second, func() error { // the API server's RBAC cache sees the binding
+		code, b, err := ctrl.Metrics(token)
+		if err != nil || code != http.StatusOK {
+			return fmt.Errorf("/metrics with the metrics-reader role: %d %v %.200s", code, err, b)
+		}
+		body = b
+		return nil
+	})
+	return body
 }
 
 // serviceAccountToken creates a ServiceAccount in ns and returns a token

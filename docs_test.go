@@ -1,0 +1,417 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"example.com/appservice-controller/internal/docscheck"
+)
+
+// The docs are checked as a reader would use them: every name they give can
+// be found, every command they show can be typed, and the Chinese files say
+// the same things in the same order. The metrics they name and kubectl's
+// flags in their commands are checked in test/e2e (docs_test.go), where a
+// controller and kubectl run.
+
+// translations pairs each English doc with its Chinese translation.
+var translations = map[string]string{
+	"README.md":                  "README.zh-CN.md",
+	"docs/how-it-works.md":       "docs/zh-CN/how-it-works.md",
+	"docs/design.md":             "docs/zh-CN/design.md",
+	"docs/from-the-tutorials.md": "docs/zh-CN/from-the-tutorials.md",
+}
+
+// docFiles are the Markdown files a user reads: the top level's and docs/.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir("docs", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestDocsTranslations(t *testing.T) {
+	for en, zh := range translations {
+		orig, err := docscheck.Read(en)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := docscheck.Read(zh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range docscheck.CompareTranslation(orig, tr) {
+			t.Error(p)
+		}
+		// Each links to the other, so a reader finds the language they read.
+		for _, pair := range [][2]*docscheck.Doc{{orig, tr}, {tr, orig}} {
+			rel, _ := filepath.Rel(filepath.Dir(pair[0].Path), pair[1].Path)
+			if !contains(pair[0].Links, filepath.ToSlash(rel)) {
+				t.Errorf("%s does not link to %s", pair[0].Path, rel)
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// The packages the docs may name identifiers of, by the name Go code
+// imports them as.
+var docPackages = map[string]string{
+	"cache":          "k8s.io/client-go/tools/cache",
+	"workqueue":      "k8s.io/client-go/util/workqueue",
+	"record":         "k8s.io/client-go/tools/record",
+	"leaderelection": "k8s.io/client-go/tools/leaderelection",
+	"resourcelock":   "k8s.io/client-go/tools/leaderelection/resourcelock",
+	"informers":      "k8s.io/client-go/informers",
+	"kubernetes":     "k8s.io/client-go/kubernetes",
+	"rest":           "k8s.io/client-go/rest",
+	"meta":           "k8s.io/apimachinery/pkg/api/meta",
+	"metav1":         "k8s.io/apimachinery/pkg/apis/meta/v1",
+	"equality":       "k8s.io/apimachinery/pkg/api/equality",
+	"apierrors":      "k8s.io/apimachinery/pkg/api/errors",
+	"wait":           "k8s.io/apimachinery/pkg/util/wait",
+	"klog":           "k8s.io/klog/v2",
+	"healthz":        "k8s.io/apiserver/pkg/server/healthz",
+	"children":       "example.com/appservice-controller/internal/children",
+	"appv1":          "example.com/appservice-controller/pkg/apis/app/v1",
+}
+
+func TestDocsNames(t *testing.T) {
+	repo := declarations(t, repoGoFiles(t)...)
+	libs := map[string]map[string]string{}
+	lib := func(pkg string) map[string]string {
+		if d, ok := libs[pkg]; ok {
+			return d
+		}
+		path, ok := docPackages[pkg]
+		if !ok {
+			return nil
+		}
+		out, err := exec.Command("go", "list", "-f", "{{.Dir}}", path).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", path, err)
+		}
+		files, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "*.go"))
+		var sources []string
+		for _, f := range files {
+			if !strings.HasSuffix(f, "_test.go") {
+				sources = append(sources, f)
+			}
+		}
+		libs[pkg] = declarations(t, sources...)
+		return libs[pkg]
+	}
+	flags := controllerFlags()
+	targets := makeTargets(t)
+
+	for _, file := range docFiles(t) {
+		doc, err := docscheck.Read(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, span := range doc.Spans {
+			n := docscheck.Classify(span, ".")
+			var problem string
+			switch n.Kind {
+			case docscheck.File:
+				problem = fileProblem(n.Parts[0])
+			case docscheck.Func:
+				if !declaresFunc(repo, n.Parts[0], n.Parts[1]) {
+					problem = "no such function or method in this repository"
+				}
+			case docscheck.Ident:
+				problem = identProblem(lib(n.Parts[0]), n.Parts)
+			case docscheck.Flag:
+				if flags.Lookup(n.Parts[0]) == nil {
+					problem = "the controller has no such flag (another program's flag belongs in its command)"
+				}
+			case docscheck.Make:
+				problem = targetsProblem(targets, n.Parts)
+			case docscheck.Kubectl:
+				problem = commandProblem(append([]string{"kubectl"}, n.Parts...), targets, flags)
+			}
+			if problem != "" {
+				t.Errorf("%s: `%s`: %s", file, span, problem)
+			}
+		}
+		for _, b := range doc.Blocks {
+			for _, cmd := range docscheck.Commands(b) {
+				if problem := commandProblem(cmd, targets, flags); problem != "" {
+					t.Errorf("%s:%d: %s: %s", file, b.Line, strings.Join(cmd, " "), problem)
+				}
+			}
+		}
+		for _, link := range doc.Links {
+			if strings.Contains(link, "://") || strings.HasPrefix(link, "#") || strings.HasPrefix(link, "mailto:") {
+				continue
+			}
+			target, _, _ := strings.Cut(link, "#")
+			if _, err := os.Stat(filepath.Join(filepath.Dir(file), target)); err != nil {
+				t.Errorf("%s: link %s: %v", file, link, err)
+			}
+		}
+	}
+}
+
+// declaresFunc: `Type.Method()` is that method; `name()` a function or a
+// method of any type, as a reader says `syncHandler()`.
+func declaresFunc(decls map[string]string, typ, name string) bool {
+	if typ != "" {
+		return decls[typ+"."+name] == "method"
+	}
+	if decls[name] == "func" {
+		return true
+	}
+	for k, kind := range decls {
+		if _, method, ok := strings.Cut(k, "."); ok && method == name && kind == "method" {
+			return true
+		}
+	}
+	return false
+}
+
+// repoGoFiles lists the repository's Go files, generated ones included.
+func repoGoFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "_output" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, ".go") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// declarations maps the top-level names declared in the files, and
+// "Type.Method" for methods and interface methods, to their kind: "func",
+// "type", "var", "const" or "method".
+func declarations(t *testing.T, files ...string) map[string]string {
+	t.Helper()
+	decls := map[string]string{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					decls[d.Name.Name] = "func"
+					continue
+				}
+				decls[receiverType(d.Recv.List[0].Type)+"."+d.Name.Name] = "method"
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						decls[s.Name.Name] = "type"
+						if it, ok := s.Type.(*ast.InterfaceType); ok {
+							for _, m := range it.Methods.List {
+								for _, name := range m.Names {
+									decls[s.Name.Name+"."+name.Name] = "method"
+								}
+								if embedded, ok := m.Type.(*ast.Ident); ok && len(m.Names) == 0 {
+									decls[s.Name.Name+"^"+embedded.Name] = "embeds"
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, name := range s.Names {
+							decls[name.Name] = d.Tok.String()
+						}
+					}
+				}
+			}
+		}
+	}
+	return decls
+}
+
+func receiverType(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return receiverType(e.X)
+	case *ast.IndexExpr:
+		return receiverType(e.X)
+	case *ast.IndexListExpr:
+		return receiverType(e.X)
+	case *ast.Ident:
+		return e.Name
+	}
+	return ""
+}
+
+// identProblem checks pkg.Name or pkg.Type.Method against the package's
+// declarations. A method is looked for on the type and the interfaces it
+// embeds; on a variable it is not checked (its type lives elsewhere).
+func identProblem(decls map[string]string, parts []string) string {
+	if decls == nil {
+		return "unknown package: name it in docPackages (docs_test.go) to have it checked"
+	}
+	kind, ok := decls[parts[1]]
+	if !ok {
+		return "the package declares no " + parts[1]
+	}
+	if parts[2] == "" || kind != "type" {
+		return ""
+	}
+	for todo := []string{parts[1]}; len(todo) > 0; todo = todo[1:] {
+		if decls[todo[0]+"."+parts[2]] == "method" {
+			return ""
+		}
+		for k := range decls {
+			if embedder, embedded, ok := strings.Cut(k, "^"); ok && embedder == todo[0] {
+				todo = append(todo, embedded)
+			}
+		}
+	}
+	return parts[1] + " has no method " + parts[2]
+}
+
+func fileProblem(path string) string {
+	if !strings.Contains(path, "/") {
+		found := false
+		_ = filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Name() == path {
+				found = true
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if !found {
+			return "no file of that name in the repository"
+		}
+		return ""
+	}
+	if _, err := os.Stat(strings.TrimSuffix(path, "/")); err != nil {
+		return "no such file or folder"
+	}
+	return ""
+}
+
+// controllerFlags is the controller's flag set, as main builds it.
+func controllerFlags() *flag.FlagSet {
+	fs := flag.NewFlagSet("appservice-controller", flag.ContinueOnError)
+	var o options
+	o.addFlags(fs)
+	return fs
+}
+
+var targetRE = regexp.MustCompile(`(?m)^([a-zA-Z][\w-]*):`)
+
+func makeTargets(t *testing.T) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]bool{}
+	for _, m := range targetRE.FindAllStringSubmatch(string(data), -1) {
+		targets[m[1]] = true
+	}
+	return targets
+}
+
+func targetsProblem(targets map[string]bool, names []string) string {
+	for _, name := range names {
+		if !targets[name] {
+			return "the Makefile has no target " + name
+		}
+	}
+	return ""
+}
+
+// commandProblem checks what can be checked of a command without running
+// it: make's targets, a script's or go run's path, the controller's flags
+// after `go run .`, the files given to kubectl -f.
+func commandProblem(cmd []string, targets map[string]bool, flags *flag.FlagSet) string {
+	switch {
+	case cmd[0] == "make":
+		return targetsProblem(targets, docscheck.MakeTargets(cmd[1:]))
+	case strings.HasPrefix(cmd[0], "./"):
+		info, err := os.Stat(cmd[0])
+		if err != nil || info.Mode()&0o111 == 0 {
+			return "no such executable in the repository"
+		}
+	case cmd[0] == "go" && len(cmd) > 2 && cmd[1] == "run":
+		if _, err := os.Stat(cmd[2]); err != nil {
+			return "go run: no such package folder"
+		}
+		if cmd[2] != "." {
+			return ""
+		}
+		for _, arg := range cmd[3:] {
+			name := strings.TrimLeft(arg, "-")
+			name, _, _ = strings.Cut(name, "=")
+			if strings.HasPrefix(arg, "-") && flags.Lookup(name) == nil {
+				return "the controller has no flag " + arg
+			}
+		}
+	case cmd[0] == "kubectl":
+		for i, arg := range cmd {
+			if (arg == "-f" || arg == "--filename") && i+1 < len(cmd) {
+				if n := docscheck.Classify(cmd[i+1], "."); n.Kind == docscheck.File {
+					if p := fileProblem(n.Parts[0]); p != "" {
+						return cmd[i+1] + ": " + p
+					}
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,235 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+
+	"example.com/appservice-controller/internal/docscheck"
+)
+
+// TestDocsNamesRunning checks what docs_test.go at the top cannot without
+// a running controller and kubectl: every metric the docs name is one the
+// controller serves, and every flag in a kubectl command they show is one
+// kubectl has.
+func TestDocsNamesRunning(t *testing.T) {
+	docs := readDocs(t)
+
+	t.Run("metrics", func(t *testing.T) {
+		ns := newNamespace(t)
+		// One AppService synced, so the vectors have series.
+		createAppService(t, ns, "docs", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
+		waitAvailable(t, ns, "docs", 1)
+		served := servedMetrics(scrape(t, ns))
+		for _, d := range docs {
+			for _, span := range d.Spans {
+				n := docscheck.Classify(span, repoRoot)
+				if n.Kind != docscheck.Metric {
+					continue
+				}
+				if name := n.Parts[0]; !servesMetric(served, name) {
+					t.Errorf("%s: `%s`: the running controller serves no such metric", d.Path, span)
+				}
+			}
+		}
+	})
+
+	t.Run("kubectl flags", func(t *testing.T) {
+		k := &kubectlFlags{help: map[string]map[string]bool{}}
+		for _, d := range docs {
+			var cmds [][]string
+			for _, span := range d.Spans {
+				if n := docscheck.Classify(span, repoRoot); n.Kind == docscheck.Kubectl {
+					cmds = append(cmds, append([]string{"kubectl"}, n.Parts...))
+				}
+			}
+			for _, b := range d.Blocks {
+				cmds = append(cmds, docscheck.Commands(b)...)
+			}
+			for _, cmd := range cmds {
+				if cmd[0] != "kubectl" {
+					continue
+				}
+				if problem := k.check(t, cmd[1:]); problem != "" {
+					t.Errorf("%s: %s: %s", d.Path, strings.Join(cmd, " "), problem)
+				}
+			}
+		}
+	})
+}
+
+// readDocs reads the Markdown a user reads: the top level's and docs/.
+func readDocs(t *testing.T) []*docscheck.Doc {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(repoRoot, "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(filepath.Join(repoRoot, "docs"), func(path string, _ fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var docs []*docscheck.Doc
+	for _, f := range files {
+		d, err := docscheck.Read(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Path, _ = filepath.Rel(repoRoot, f)
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+var seriesRE = regexp.MustCompile(`(?m)^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]`)
+
+// servedMetrics lists the series names in a text exposition (histograms'
+// _bucket, _sum and _count included).
+func servedMetrics(body string) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, m := range seriesRE.FindAllStringSubmatch(body, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// servesMetric: a full name is a served series or a histogram's family; a
+// suffix (`_adds_total`) ends a served series.
+func servesMetric(served []string, name string) bool {
+	for _, s := range served {
+		switch {
+		case strings.HasPrefix(name, "_") && strings.HasSuffix(s, name):
+			return true
+		case s == name, s == name+"_count", s == name+"_bucket":
+			return true
+		}
+	}
+	return false
+}
+
+// kubectlFlags knows the flags of kubectl's commands, from their --help.
+type kubectlFlags struct {
+	// help maps a command ("get", "rollout status") to its flags, long
+	// names and shorthands; "" holds the global ones (kubectl options).
+	help map[string]map[string]bool
+}
+
+var (
+	flagLineRE = regexp.MustCompile(`(?m)^\s+(?:-([a-zA-Z]), )?--([a-z0-9-]+)[=:]`)
+	usageRE    = regexp.MustCompile(`(?m)^Usage:\n\s+kubectl ([a-z-]+(?: [a-z-]+)*)`)
+)
+
+func (k *kubectlFlags) flags(t *testing.T, args ...string) (string, map[string]bool) {
+	out, err := kubectl(append(args, "--help")...)
+	if err != nil {
+		t.Fatalf("kubectl %s --help: %v: %s", strings.Join(args, " "), err, out)
+	}
+	name := strings.Join(args, " ")
+	if len(args) > 0 {
+		m := usageRE.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("kubectl %s --help: no usage line: %.300s", name, out)
+		}
+		name = m[1]
+	}
+	if f, ok := k.help[name]; ok {
+		return name, f
+	}
+	f := map[string]bool{}
+	for _, m := range flagLineRE.FindAllStringSubmatch(out, -1) {
+		f[m[2]] = true
+		if m[1] != "" {
+			f[m[1]] = true
+		}
+	}
+	k.help[name] = f
+	return name, f
+}
+
+// check reports a flag kubectl's command does not have. The command is the
+// longest run of leading words that kubectl's help names as one (get,
+// rollout status, create deployment).
+func (k *kubectlFlags) check(t *testing.T, args []string) string {
+	if _, ok := k.help[""]; !ok {
+		out, err := kubectl("options")
+		if err != nil {
+			t.Fatalf("kubectl options: %v: %s", err, out)
+		}
+		f := map[string]bool{}
+		for _, m := range flagLineRE.FindAllStringSubmatch(out, -1) {
+			f[m[2]] = true
+			if m[1] != "" {
+				f[m[1]] = true
+			}
+		}
+		k.help[""] = f
+	}
+	var words []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") || len(words) == 2 {
+			break
+		}
+		words = append(words, a)
+	}
+	var local map[string]bool
+	for n := len(words); n > 0; n-- {
+		name, f := k.flags(t, words[:n]...)
+		if name == strings.Join(words[:n], " ") {
+			local = f
+			break
+		}
+	}
+	if local == nil {
+		return "kubectl has no command " + strings.Join(words, " ")
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		var name string
+		switch {
+		case strings.HasPrefix(a, "--"):
+			name, _, _ = strings.Cut(a[2:], "=")
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			name = a[1:2] // a shorthand, its value may follow: -oyaml
+		default:
+			continue
+		}
+		if !local[name] && !k.help[""][name] {
+			return "kubectl " + strings.Join(words, " ") + " has no flag " + a
+		}
+	}
+	return ""
+}
