@@ -36,8 +36,9 @@ import (
 
 // HTTPRoutes are the one child whose kind a cluster may not serve: the
 // Gateway API is installed separately, as CRDs. Their informer starts only
-// once discovery shows the kind served: at start-up, or, when an AppService
-// asks for a route, at most once per routeRecheck afterwards, so that
+// once discovery shows the kind served: at start-up, or afterwards from any
+// sync, at most once per routeRecheck (every sync, not only those that ask
+// for a route: a route left from before must be seen to be deleted), so that
 // installing the Gateway API needs no restart. Until then an AppService
 // that asks for a route is Degraded (RouteAPIMissing) and the rest of it is
 // synced as usual.

@@ -191,17 +191,31 @@ func newTour(kubectlPath, lang string, out io.Writer, interactive bool) (*tour, 
 
 func (t *tour) say(x text) string { return x.in(t.lang) }
 
+// Terminal styles, used only in a terminal: a CI log gets plain text.
+const (
+	bold  = "1"
+	green = "32"
+	cyan  = "36"
+)
+
+func (t *tour) style(sgr, s string) string {
+	if !t.interactive {
+		return s
+	}
+	return "\033[" + sgr + "m" + s + "\033[0m"
+}
+
 // walk runs every step in order and stops at the first that fails.
 func (t *tour) walk(ctx context.Context, steps []step) error {
 	for i, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fmt.Fprintf(t.out, "\n\033[1m== %d/%d %s\033[0m\n%s\n", i+1, len(steps), t.say(s.title), t.say(s.say))
+		fmt.Fprintf(t.out, "\n%s\n%s\n", t.style(bold, fmt.Sprintf("== %d/%d %s", i+1, len(steps), t.say(s.title))), t.say(s.say))
 		if err := t.runStep(ctx, s); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i+1, s.title.en, err)
 		}
-		fmt.Fprintf(t.out, "\033[32m✓ %s\033[0m\n", t.say(s.expect))
+		fmt.Fprintln(t.out, t.style(green, "✓ "+t.say(s.expect)))
 		if t.interactive && i < len(steps)-1 {
 			fmt.Fprint(t.out, t.say(text{"[Enter: next step] ", "[回车：下一步] "}))
 			if _, err := t.stdin.ReadString('\n'); err != nil {
@@ -224,7 +238,7 @@ func (t *tour) runStep(ctx context.Context, s step) error {
 		}
 	}
 	for _, c := range s.cmds {
-		fmt.Fprintf(t.out, "\n\033[36m$ %s\033[0m\n", c)
+		fmt.Fprintf(t.out, "\n%s\n", t.style(cyan, "$ "+c.String()))
 		out, err := t.run(ctx, c.args...)
 		if out != "" {
 			fmt.Fprint(t.out, indent(out))

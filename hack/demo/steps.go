@@ -46,6 +46,14 @@ func tourSteps() []step {
 			"控制器启动时自己安装了 CRD，并等到它 Established 才开始工作。\n" +
 				"现在 kubectl 认识了 AppService 这个类型、它的简称 appsvc，以及每个字段的文档。",
 		},
+		before: func(ctx context.Context, t *tour) error {
+			// The API server publishes a new kind's OpenAPI, which
+			// explain reads, a few seconds after the CRD is established.
+			return t.eventually(ctx, func() (bool, string, error) {
+				out, err := t.run(ctx, "explain", "appservice.spec.size")
+				return err == nil, strings.TrimSpace(out), nil
+			})
+		},
 		cmds: []command{
 			kubectl("wait", "--for=condition=Established", "crd/appservices.app.example.com", "--timeout=1m"),
 			kubectl("explain", "appservice.spec.size"),
