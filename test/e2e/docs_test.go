@@ -126,13 +126,13 @@ func servedMetrics(body string) []string {
 }
 
 // servesMetric: a full name is a served series or a histogram's family; a
-// suffix (`_adds_total`) ends a served series.
+// suffix (`_adds_total`, `_work_duration_seconds`) ends one.
 func servesMetric(served []string, name string) bool {
 	for _, s := range served {
 		switch {
-		case strings.HasPrefix(name, "_") && strings.HasSuffix(s, name):
+		case strings.HasPrefix(name, "_") && (strings.HasSuffix(s, name) || strings.HasSuffix(s, name+"_count")):
 			return true
-		case s == name, s == name+"_count", s == name+"_bucket":
+		case s == name, s == name+"_count":
 			return true
 		}
 	}
@@ -142,17 +142,18 @@ func servesMetric(served []string, name string) bool {
 // kubectlFlags knows the flags of kubectl's commands, from their --help.
 type kubectlFlags struct {
 	// help maps a command ("get", "rollout status") to its flags, long
-	// names and shorthands; "" holds the global ones (kubectl options).
+	// names and shorthands, each to whether it takes a value (is not a
+	// bool); "" holds the global ones (kubectl options).
 	help map[string]map[string]bool
 }
 
 var (
-	flagLineRE = regexp.MustCompile(`(?m)^\s+(?:-([a-zA-Z]), )?--([a-z0-9-]+)[=:]`)
+	flagLineRE = regexp.MustCompile(`(?m)^\s+(?:-([a-zA-Z]), )?--([a-z0-9-]+)(=\S*)?:`)
 	usageRE    = regexp.MustCompile(`(?m)^Usage:\n\s+kubectl ([a-z-]+(?: [a-z-]+)*)`)
 )
 
 func (k *kubectlFlags) flags(t *testing.T, args ...string) (string, map[string]bool) {
-	out, err := kubectl(append(args, "--help")...)
+	out, err := kubectl(append(append([]string(nil), args...), "--help")...)
 	if err != nil {
 		t.Fatalf("kubectl %s --help: %v: %s", strings.Join(args, " "), err, out)
 	}
@@ -167,15 +168,22 @@ func (k *kubectlFlags) flags(t *testing.T, args ...string) (string, map[string]b
 	if f, ok := k.help[name]; ok {
 		return name, f
 	}
-	f := map[string]bool{}
-	for _, m := range flagLineRE.FindAllStringSubmatch(out, -1) {
-		f[m[2]] = true
-		if m[1] != "" {
-			f[m[1]] = true
-		}
-	}
+	f := parseFlags(out)
 	k.help[name] = f
 	return name, f
+}
+
+// parseFlags reads the flags of kubectl's help: `-n, --namespace='':`.
+func parseFlags(help string) map[string]bool {
+	f := map[string]bool{}
+	for _, m := range flagLineRE.FindAllStringSubmatch(help, -1) {
+		value := m[3] != "=false" && m[3] != "=true"
+		f[m[2]] = value
+		if m[1] != "" {
+			f[m[1]] = value
+		}
+	}
+	return f
 }
 
 // check reports a flag kubectl's command does not have. The command is the
@@ -187,14 +195,20 @@ func (k *kubectlFlags) check(t *testing.T, args []string) string {
 		if err != nil {
 			t.Fatalf("kubectl options: %v: %s", err, out)
 		}
-		f := map[string]bool{}
-		for _, m := range flagLineRE.FindAllStringSubmatch(out, -1) {
-			f[m[2]] = true
-			if m[1] != "" {
-				f[m[1]] = true
-			}
+		k.help[""] = parseFlags(out)
+	}
+	global := k.help[""]
+	// Global flags may come first: kubectl -n NS get ...
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		value, ok := global[name]
+		if !ok {
+			return "kubectl has no global flag " + args[0]
 		}
-		k.help[""] = f
+		args = args[1:]
+		if value && !hasValue && len(args) > 0 {
+			args = args[1:]
+		}
 	}
 	var words []string
 	for _, a := range args {
@@ -227,7 +241,8 @@ func (k *kubectlFlags) check(t *testing.T, args []string) string {
 		default:
 			continue
 		}
-		if !local[name] && !k.help[""][name] {
+		_, isLocal := local[name]
+		if _, isGlobal := global[name]; !isLocal && !isGlobal {
 			return "kubectl " + strings.Join(words, " ") + " has no flag " + a
 		}
 	}
