@@ -91,7 +91,7 @@ endif
 ##@ Tests
 
 .PHONY: test
-test: vet lint verify helm-lint test-unit test-fuzz test-admission test-e2e test-demo ## Everything CI runs: vet, lint, generated files and docs, the Helm chart's lint, unit, fuzz, admission-property and end-to-end tests, the demo.
+test: vet lint verify helm-lint test-unit test-fuzz test-admission test-e2e test-demo ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit (the docs' checks among them), fuzz, admission-property and end-to-end tests, the demo.
 
 .PHONY: lint
 lint: ## golangci-lint (.golangci.yml; the e2e tests too) and logcheck (structured, contextual logging), built from their Go modules (hack/ensure-lint.sh).

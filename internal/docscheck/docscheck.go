@@ -349,7 +349,7 @@ func Commands(b Block) [][]string {
 		}
 		cur += line
 		for _, simple := range separatorRE.Split(cur, -1) {
-			fields := strings.Fields(simple)
+			fields := ShellFields(simple)
 			for len(fields) > 0 && assignmentRE.MatchString(fields[0]) {
 				fields = fields[1:] // VAR=value command
 			}
@@ -376,4 +376,50 @@ var commandWords = map[string]bool{
 
 func isCommand(word string) bool {
 	return commandWords[word] || strings.HasPrefix(word, "./")
+}
+
+// ShellFields splits a simple command into words as a POSIX shell would
+// without expansions: whitespace separates, single quotes keep everything,
+// double quotes keep all but a backslash before " or \\, and a backslash
+// outside quotes keeps the next character.
+func ShellFields(s string) []string {
+	var fields []string
+	var word strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if inWord {
+				fields = append(fields, word.String())
+				word.Reset()
+				inWord = false
+			}
+			continue
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				end = len(s) - i - 1
+			}
+			word.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+		case c == '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				word.WriteByte(s[i])
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			word.WriteByte(s[i])
+		default:
+			word.WriteByte(c)
+		}
+		inWord = true
+	}
+	if inWord {
+		fields = append(fields, word.String())
+	}
+	return fields
 }

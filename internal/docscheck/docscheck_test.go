@@ -104,3 +104,16 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+func TestShellFields(t *testing.T) {
+	for in, want := range map[string][]string{
+		`kubectl get deploy x`: {"kubectl", "get", "deploy", "x"},
+		`kubectl patch appsvc x --type=merge -p '{"spec":{"image":"nginx:1.27"}}'`: {"kubectl", "patch", "appsvc", "x", "--type=merge", "-p", `{"spec":{"image":"nginx:1.27"}}`},
+		`kubectl get svc x -o jsonpath='{.spec.type} {.spec.ports[0].nodePort}'`:   {"kubectl", "get", "svc", "x", "-o", "jsonpath={.spec.type} {.spec.ports[0].nodePort}"},
+		`echo "a \"b\" c" d\ e ''`: {"echo", `a "b" c`, "d e", ""},
+	} {
+		if got := ShellFields(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("ShellFields(%s) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -19,12 +19,15 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 
@@ -79,6 +82,112 @@ func TestDocsNamesRunning(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDocsCommandsRun runs the kubectl commands of the English docs' shell
+// blocks, in order, as a reader would type them: in a namespace of their
+// own, from the repository's root, with the controller running. Each doc
+// starts from the manifest users start from (the docs' nginx-app); after a
+// command that writes, the AppServices are let converge, as a reader would
+// watch it do. The translations' commands are the same (TestDocsTranslations).
+func TestDocsCommandsRun(t *testing.T) {
+	ns := newNamespace(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	data, err := os.ReadFile(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(binDir, "kubectl"), args...)
+		cmd.Dir = repoRoot
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("config", "set-context", "--current", "--namespace="+ns); err != nil {
+		t.Fatalf("kubectl config set-context: %v: %s", err, out)
+	}
+	ran := 0
+	for _, d := range readDocs(t) {
+		if strings.Contains(d.Path, "zh-CN") {
+			continue
+		}
+		var cmds [][]string
+		for _, b := range d.Blocks {
+			for _, cmd := range docscheck.Commands(b) {
+				if cmd[0] == "kubectl" {
+					cmds = append(cmds, cmd[1:])
+				}
+			}
+		}
+		if len(cmds) == 0 {
+			continue
+		}
+		t.Run(d.Path, func(t *testing.T) {
+			if out, err := run("apply", "-f", "test/e2e/testdata/seed-appservice.yaml"); err != nil {
+				t.Fatalf("kubectl apply the seed: %v: %s", err, out)
+			}
+			settle(t, ns)
+			for _, args := range cmds {
+				line := "kubectl " + strings.Join(args, " ")
+				if why := notRun(args); why != "" {
+					t.Logf("not run: %s: %s", line, why)
+					continue
+				}
+				out, err := run(args...)
+				if err != nil {
+					t.Errorf("%s: %v\n%s", line, err, out)
+					continue
+				}
+				ran++
+				if writes(args) {
+					settle(t, ns)
+				}
+			}
+		})
+	}
+	if ran == 0 {
+		t.Error("no command of the docs ran")
+	}
+}
+
+// notRun says why a command of the docs is not run here, "" to run it.
+func notRun(args []string) string {
+	for i, a := range args {
+		switch {
+		case a == "-w" || a == "--watch" || a == "port-forward":
+			return "runs until interrupted"
+		case a == "-n" && i+1 < len(args) && args[i+1] == controllerNamespace:
+			return "about the controller installed by the manifests (TestInstallBundle, TestHelmChart)"
+		case a == "-f" && i+1 < len(args) && strings.HasPrefix(args[i+1], "dist/"):
+			return "a file make build-installer writes (TestInstallBundle applies it)"
+		case a == "-f" && i+1 < len(args) && args[i+1] == "artifacts/examples":
+			return "the CRD and every example: TestExamples applies them"
+		case a == "clusterrolebinding":
+			return "cluster-wide; TestProbesAndMetrics binds the role the same way"
+		}
+	}
+	return ""
+}
+
+// writes tells a command that changes the AppService or its children.
+func writes(args []string) bool {
+	switch args[0] {
+	case "apply", "patch", "scale", "delete", "create", "label", "edit", "replace":
+		return true
+	}
+	return false
+}
+
+// settle waits until the namespace's AppServices and their children are as
+// their specs say (converged in faults_helpers_test.go), as a reader would
+// wait before the next command.
+func settle(t *testing.T, ns string) {
+	t.Helper()
+	eventually(t, 2*time.Minute, func() error { return converged(context.Background(), ns, -1) })
 }
 
 // readDocs reads the Markdown a user reads: the top level's and docs/.
