@@ -49,16 +49,7 @@ var translations = map[string]string{
 // docFiles are the Markdown files a user reads: the top level's and docs/.
 func docFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("*.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = filepath.WalkDir("docs", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(path, ".md") {
-			files = append(files, path)
-		}
-		return err
-	})
+	files, err := docscheck.Files(".")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,30 @@ import (
 	"strings"
 )
 
+// Files lists the Markdown a user reads, relative to the repository's root:
+// the top level's and everything under docs/.
+func Files(root string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(root, "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	err = filepath.WalkDir(filepath.Join(root, "docs"), func(path string, _ os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for i, f := range files {
+		if files[i], err = filepath.Rel(root, f); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
 // Heading is a Markdown ATX heading.
 type Heading struct {
 	Level int

@@ -20,7 +20,6 @@ package e2e
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,29 +189,21 @@ func settle(t *testing.T, ns string) {
 	eventually(t, 2*time.Minute, func() error { return converged(context.Background(), ns, -1) })
 }
 
-// readDocs reads the Markdown a user reads: the top level's and docs/.
+// readDocs reads the Markdown a user reads, each named by its path from
+// the repository's root.
 func readDocs(t *testing.T) []*docscheck.Doc {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(repoRoot, "*.md"))
+	files, err := docscheck.Files(repoRoot)
 	if err != nil {
-		t.Fatal(err)
-	}
-	err = filepath.WalkDir(filepath.Join(repoRoot, "docs"), func(path string, _ fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(path, ".md") {
-			files = append(files, path)
-		}
-		return err
-	})
-	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	var docs []*docscheck.Doc
 	for _, f := range files {
-		d, err := docscheck.Read(f)
+		d, err := docscheck.Read(filepath.Join(repoRoot, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.Path, _ = filepath.Rel(repoRoot, f)
+		d.Path = f
 		docs = append(docs, d)
 	}
 	return docs
@@ -282,7 +273,8 @@ func (k *kubectlFlags) flags(t *testing.T, args ...string) (string, map[string]b
 	return name, f
 }
 
-// parseFlags reads the flags of kubectl's help: `-n, --namespace='':`.
+// parseFlags reads the flags of kubectl's help, from lines such as
+// "-n, --namespace=<value>:" and "--watch=false:" (a bool takes no value).
 func parseFlags(help string) map[string]bool {
 	f := map[string]bool{}
 	for _, m := range flagLineRE.FindAllStringSubmatch(help, -1) {
