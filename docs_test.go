@@ -337,10 +337,10 @@ func fileProblem(path string) string {
 
 // controllerFlags is the controller's flag set, as main builds it.
 func controllerFlags() *flag.FlagSet {
-	fs := flag.NewFlagSet("appservice-controller", flag.ContinueOnError)
+	flags := flag.NewFlagSet("appservice-controller", flag.ContinueOnError)
 	var o options
-	o.addFlags(fs)
-	return fs
+	o.addFlags(flags)
+	return flags
 }
 
 var targetRE = regexp.MustCompile(`(?m)^([a-zA-Z][\w-]*):`)
