@@ -40,6 +40,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/metrics"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	informers "example.com/appservice-controller/pkg/generated/informers/externalversions/app/v1"
@@ -291,16 +292,16 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	err := c.syncHandler(syncCtx, key)
 	switch {
 	case err == nil:
-		observeReconcile("success", time.Since(start))
+		metrics.ObserveReconcile("success", time.Since(start))
 		c.queue.Forget(key)
 	case isStale(err):
 		// A conflict or a cache that lags behind our own write: the next
 		// try sees the newer state. Retried with backoff, not reported.
-		observeReconcile("requeue", time.Since(start))
+		metrics.ObserveReconcile("requeue", time.Since(start))
 		logger.V(4).Info("Requeuing: the sync worked from a stale view", "reason", err)
 		c.queue.AddRateLimited(key)
 	default:
-		observeReconcile("error", time.Since(start))
+		metrics.ObserveReconcile("error", time.Since(start))
 		utilruntime.HandleErrorWithContext(syncCtx, err, "Error syncing; requeuing for later retry", "appservice", key)
 		c.queue.AddRateLimited(key)
 	}

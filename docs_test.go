@@ -107,6 +107,8 @@ var docPackages = map[string]string{
 	"klog":           "k8s.io/klog/v2",
 	"healthz":        "k8s.io/apiserver/pkg/server/healthz",
 	"children":       "example.com/appservice-controller/internal/children",
+	"leader":         "example.com/appservice-controller/internal/leader",
+	"servers":        "example.com/appservice-controller/internal/servers",
 	"appv1":          "example.com/appservice-controller/pkg/apis/app/v1",
 }
 

@@ -21,7 +21,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,9 +41,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/component-base/featuregate"
@@ -56,6 +53,9 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
+	"example.com/appservice-controller/internal/leader"
+	"example.com/appservice-controller/internal/servers"
+	"example.com/appservice-controller/internal/version"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	appscheme "example.com/appservice-controller/pkg/generated/clientset/versioned/scheme"
@@ -74,22 +74,13 @@ type options struct {
 	installCRD   bool
 	crdTimeout   time.Duration
 	shutdownWait time.Duration
-	metricsAddr  string
-	probeAddr    string
-	leader       leaderOptions
-	metrics      metricsOptions
+	servers      servers.Options
+	leader       leader.Options
 	logging      *logsapi.LoggingConfiguration
 	// logFeatures are component-base's logging feature gates
 	// (-feature-gates=LoggingAlphaOptions=true, ...).
 	logFeatures featuregate.MutableVersionedFeatureGate
 	version     bool
-}
-
-// metricsOptions secure the /metrics endpoint.
-type metricsOptions struct {
-	secure   bool
-	certFile string
-	keyFile  string
 }
 
 func (o *options) addFlags(fs *flag.FlagSet) {
@@ -105,21 +96,21 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 		"Turn off where the CRD is installed separately and the controller may not write CRDs.")
 	fs.DurationVar(&o.crdTimeout, "crd-timeout", time.Minute, "How long to wait for the CRD to be established at start-up.")
 	fs.DurationVar(&o.shutdownWait, "shutdown-timeout", 30*time.Second, "How long to wait on shutdown for pending Events to be sent.")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; 0 turns it off.")
-	fs.BoolVar(&o.metrics.secure, "metrics-secure", true, "Serve /metrics over HTTPS to callers the API server authenticates (TokenReview) "+
+	fs.StringVar(&o.servers.MetricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; 0 turns it off.")
+	fs.BoolVar(&o.servers.MetricsSecure, "metrics-secure", true, "Serve /metrics over HTTPS to callers the API server authenticates (TokenReview) "+
 		"and authorizes to get /metrics (SubjectAccessReview). false: plain HTTP, open to anyone who reaches the port.")
-	fs.StringVar(&o.metrics.certFile, "metrics-tls-cert-file", "",
+	fs.StringVar(&o.servers.MetricsCertFile, "metrics-tls-cert-file", "",
 		"PEM certificate of the secure metrics endpoint, read again when it changes. Default: a self-signed certificate made at start-up.")
-	fs.StringVar(&o.metrics.keyFile, "metrics-tls-private-key-file", "", "PEM private key matching --metrics-tls-cert-file.")
-	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 turns them off.")
-	fs.BoolVar(&o.leader.enabled, "leader-elect", false, "Elect a leader among replicas with a Lease; only the leader syncs. On in the deploy manifests.")
-	fs.StringVar(&o.leader.namespace, "leader-election-namespace", "", "Namespace of the Lease (default: the Pod's namespace in a cluster, else default).")
-	fs.StringVar(&o.leader.id, "leader-election-id", "appservice-controller", "Name of the Lease.")
-	fs.DurationVar(&o.leader.leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+	fs.StringVar(&o.servers.MetricsKeyFile, "metrics-tls-private-key-file", "", "PEM private key matching --metrics-tls-cert-file.")
+	fs.StringVar(&o.servers.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 turns them off.")
+	fs.BoolVar(&o.leader.Enabled, "leader-elect", false, "Elect a leader among replicas with a Lease; only the leader syncs. On in the deploy manifests.")
+	fs.StringVar(&o.leader.Namespace, "leader-election-namespace", "", "Namespace of the Lease (default: the Pod's namespace in a cluster, else default).")
+	fs.StringVar(&o.leader.ID, "leader-election-id", "appservice-controller", "Name of the Lease.")
+	fs.DurationVar(&o.leader.LeaseDuration, "leader-elect-lease-duration", 15*time.Second,
 		"How long a standby waits after the last renewal before taking the Lease over.")
-	fs.DurationVar(&o.leader.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+	fs.DurationVar(&o.leader.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
 		"How long the leader keeps trying to renew before it gives up leading (and exits).")
-	fs.DurationVar(&o.leader.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the Lease.")
+	fs.DurationVar(&o.leader.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the Lease.")
 	fs.BoolVar(&o.version, "version", false, "Print the version and exit.")
 
 	// Logging as the Kubernetes components log: -v, -vmodule,
@@ -136,7 +127,7 @@ func main() {
 	o.addFlags(flag.CommandLine)
 	flag.Parse()
 	if o.version {
-		printVersion(os.Stdout)
+		version.Print(os.Stdout)
 		return
 	}
 	// Go's log package writes through klog too (the HTTP servers' errors).
@@ -193,8 +184,8 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	probes, watchdog := newProbes(o.leader.enabled)
-	stopServers, err := startServers(ctx, o, c.kube, probes)
+	probes, watchdog := servers.NewProbes(o.leader.Enabled)
+	stopServers, err := servers.Start(ctx, o.servers, c.kube, probes)
 	if err != nil {
 		return err
 	}
@@ -218,11 +209,11 @@ func run(ctx context.Context, o options) error {
 	defer f.kube.Shutdown()
 	defer f.apps.Shutdown()
 	defer f.gateway.Shutdown() // started by the controller, if the cluster serves HTTPRoutes
-	go readyWhenSynced(ctx, probes, controller.cachesSynced)
+	go probes.ReadyWhenSynced(ctx, controller.cachesSynced...)
 
 	work := func(ctx context.Context) error { return controller.Run(ctx, o.workers) }
-	if o.leader.enabled {
-		err = runAsLeader(ctx, c.kube, identity, o.leader, watchdog, work)
+	if o.leader.Enabled {
+		err = leader.Run(ctx, c.kube, identity, o.leader, watchdog, work)
 	} else {
 		err = work(ctx)
 	}
@@ -236,11 +227,11 @@ func (o *options) complete() error {
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", o.workers)
 	}
-	if (o.metrics.certFile == "") != (o.metrics.keyFile == "") {
+	if (o.servers.MetricsCertFile == "") != (o.servers.MetricsKeyFile == "") {
 		return errors.New("--metrics-tls-cert-file and --metrics-tls-private-key-file go together")
 	}
-	if o.leader.namespace == "" {
-		o.leader.namespace = defaultLeaderElectionNamespace()
+	if o.leader.Namespace == "" {
+		o.leader.Namespace = leader.DefaultNamespace()
 	}
 	return nil
 }
@@ -288,45 +279,6 @@ func newClients(o options, identity string) (*clients, error) {
 	return c, nil
 }
 
-// newProbes returns the probes' state: not ready until the caches have
-// synced. With leader election, /healthz also fails when the leader has not
-// renewed its Lease for 20 s past the lease duration: a stuck renewal loop.
-func newProbes(leaderElection bool) (*probes, *leaderelection.HealthzAdaptor) {
-	p := &probes{}
-	if !leaderElection {
-		return p, nil
-	}
-	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
-	p.leader = watchdog
-	return p, watchdog
-}
-
-// startServers serves the health probes (plain HTTP, open: the kubelet
-// calls them) and the metrics (see metricsHandler) until the returned
-// function is called.
-func startServers(ctx context.Context, o options, kube kubernetes.Interface, p *probes) (stop func(), err error) {
-	metrics, err := metricsHandler(kube, o.metrics.secure)
-	if err != nil {
-		return nil, err
-	}
-	var metricsTLSConfig *tls.Config
-	if o.metrics.secure && o.metricsAddr != "0" && o.metricsAddr != "" {
-		if metricsTLSConfig, err = metricsTLS(ctx, o.metrics.certFile, o.metrics.keyFile); err != nil {
-			return nil, err
-		}
-	}
-	stopProbes, err := serve(ctx, "health probes", o.probeAddr, probesHandler(p), nil)
-	if err != nil {
-		return nil, err
-	}
-	stopMetrics, err := serve(ctx, "metrics", o.metricsAddr, metrics, metricsTLSConfig)
-	if err != nil {
-		stopProbes()
-		return nil, err
-	}
-	return func() { stopMetrics(); stopProbes() }, nil
-}
-
 // newRecorder starts the Event broadcaster and returns a recorder on it.
 // The broadcaster is not cancelled with ctx, so that Events recorded during
 // shutdown are still sent: stop it with shutdownBroadcaster.
@@ -367,14 +319,6 @@ func newInformerFactories(c *clients, o options) informerFactories {
 			gatewayinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }),
 			gatewayinformers.WithTransform(stripManagedFields),
 		),
-	}
-}
-
-// readyWhenSynced marks the replica ready once its caches have synced.
-func readyWhenSynced(ctx context.Context, p *probes, synced []cache.InformerSynced) {
-	if cache.WaitForCacheSync(ctx.Done(), synced...) {
-		p.cachesSynced.Store(true)
-		klog.FromContext(ctx).Info("Informer caches synced: ready")
 	}
 }
 

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package servers
 
 import (
 	"context"
@@ -33,6 +33,9 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	// The build info TestSecureMetrics looks for.
+	_ "example.com/appservice-controller/internal/metrics"
 )
 
 // TestProbes: /readyz fails until the caches have synced; /healthz fails
@@ -63,7 +66,7 @@ func TestProbes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &probes{leader: tc.leader}
+			p := &Probes{leader: tc.leader}
 			p.cachesSynced.Store(tc.synced)
 			rec := httptest.NewRecorder()
 			probesHandler(p).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
@@ -94,7 +97,7 @@ func TestServe(t *testing.T) {
 		t.Error("serve on a port in use: no error")
 	}
 
-	p := &probes{}
+	p := &Probes{}
 	p.cachesSynced.Store(true)
 	addr := freeAddr(t)
 	stop, err = serve(ctx, "probes", addr, probesHandler(p), nil)

@@ -14,7 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package servers serves the controller's HTTP endpoints: the kubelet's
+// health probes (/healthz, /readyz, plain HTTP) and the Prometheus metrics
+// (/metrics, over HTTPS to callers the API server authenticates and
+// authorizes).
+package servers
 
 import (
 	"context"
@@ -36,24 +40,41 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 )
 
-// probes answers the kubelet with k8s.io/apiserver's healthz handlers:
+// Options are where the servers listen and how /metrics is secured (the
+// -metrics-* and -health-probe-bind-address flags).
+type Options struct {
+	// MetricsAddr and ProbeAddr: "0" or "" turns that server off.
+	MetricsAddr string
+	ProbeAddr   string
+	// MetricsSecure serves /metrics over HTTPS behind authentication and
+	// authorization (see metricsHandler); false: plain HTTP, open.
+	MetricsSecure bool
+	// MetricsCertFile and MetricsKeyFile: the serving certificate, read
+	// again when it changes; none: self-signed at start-up.
+	MetricsCertFile string
+	MetricsKeyFile  string
+}
+
+// Probes answers the kubelet with k8s.io/apiserver's healthz handlers:
 // /readyz once the informer caches have synced (a replica that is not the
 // leader is ready too: it is a warm standby), /healthz unless leader
 // election's renewal is stuck. Each check is also served on its own
 // (/readyz/informer-sync), and ?verbose lists them all.
-type probes struct {
+type Probes struct {
 	cachesSynced atomic.Bool
 	// leader fails when this replica leads but has not renewed its lease
 	// in time; nil without leader election.
 	leader healthz.HealthChecker
 }
 
-func (p *probes) liveness() []healthz.HealthChecker {
+func (p *Probes) liveness() []healthz.HealthChecker {
 	checks := []healthz.HealthChecker{healthz.PingHealthz}
 	if p.leader != nil {
 		checks = append(checks, p.leader)
@@ -61,7 +82,7 @@ func (p *probes) liveness() []healthz.HealthChecker {
 	return checks
 }
 
-func (p *probes) readiness() []healthz.HealthChecker {
+func (p *Probes) readiness() []healthz.HealthChecker {
 	return []healthz.HealthChecker{
 		healthz.PingHealthz,
 		healthz.NamedCheck("informer-sync", func(*http.Request) error {
@@ -73,7 +94,56 @@ func (p *probes) readiness() []healthz.HealthChecker {
 	}
 }
 
-func probesHandler(p *probes) http.Handler {
+// NewProbes returns the probes' state: not ready until the caches have
+// synced. With leader election, /healthz also fails when the leader has not
+// renewed its Lease for 20 s past the lease duration (a stuck renewal loop):
+// the returned watchdog goes to the leader elector.
+func NewProbes(leaderElection bool) (*Probes, *leaderelection.HealthzAdaptor) {
+	p := &Probes{}
+	if !leaderElection {
+		return p, nil
+	}
+	watchdog := leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	p.leader = watchdog
+	return p, watchdog
+}
+
+// ReadyWhenSynced marks the replica ready once the caches have synced, or
+// never if ctx ends first.
+func (p *Probes) ReadyWhenSynced(ctx context.Context, synced ...cache.InformerSynced) {
+	if cache.WaitForCacheSync(ctx.Done(), synced...) {
+		p.cachesSynced.Store(true)
+		klog.FromContext(ctx).Info("Informer caches synced: ready")
+	}
+}
+
+// Start serves the health probes (plain HTTP, open: the kubelet calls them)
+// and the metrics (see metricsHandler) until the returned function is
+// called. Both listen before it returns: a port in use is an error here.
+func Start(ctx context.Context, o Options, kube kubernetes.Interface, p *Probes) (stop func(), err error) {
+	metrics, err := metricsHandler(kube, o.MetricsSecure)
+	if err != nil {
+		return nil, err
+	}
+	var metricsTLSConfig *tls.Config
+	if o.MetricsSecure && o.MetricsAddr != "0" && o.MetricsAddr != "" {
+		if metricsTLSConfig, err = metricsTLS(ctx, o.MetricsCertFile, o.MetricsKeyFile); err != nil {
+			return nil, err
+		}
+	}
+	stopProbes, err := serve(ctx, "health probes", o.ProbeAddr, probesHandler(p), nil)
+	if err != nil {
+		return nil, err
+	}
+	stopMetrics, err := serve(ctx, "metrics", o.MetricsAddr, metrics, metricsTLSConfig)
+	if err != nil {
+		stopProbes()
+		return nil, err
+	}
+	return func() { stopMetrics(); stopProbes() }, nil
+}
+
+func probesHandler(p *Probes) http.Handler {
 	mux := http.NewServeMux()
 	healthz.InstallHandler(mux, p.liveness()...)
 	healthz.InstallReadyzHandler(mux, p.readiness()...)

@@ -14,7 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package leader runs the controller's workers only while this replica holds
+// a Lease (coordination.k8s.io/v1), with client-go's leader election, and
+// exits the process as soon as it can no longer be sure it leads.
+package leader
 
 import (
 	"context"
@@ -29,17 +32,19 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// leaderOptions configure leader election among the controller's replicas.
-type leaderOptions struct {
-	enabled       bool
-	namespace     string
-	id            string
-	leaseDuration time.Duration
-	renewDeadline time.Duration
-	retryPeriod   time.Duration
+// Options configure leader election among the controller's replicas (the
+// -leader-elect flags).
+type Options struct {
+	Enabled bool
+	// Namespace and ID name the Lease.
+	Namespace     string
+	ID            string
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
 }
 
-// runAsLeader runs work only while this replica holds the Lease; the other
+// Run runs work only while this replica holds the Lease; the other
 // replicas wait with warm caches, so failover costs no relisting.
 //
 //   - Shutdown (ctx cancelled): work returns once its running syncs finish,
@@ -54,14 +59,14 @@ type leaderOptions struct {
 //     (exitWhenStale) exits as soon as the last one is older than the renew
 //     deadline, which is always shorter than the lease duration a standby
 //     waits for.
-func runAsLeader(ctx context.Context, client kubernetes.Interface, identity string, o leaderOptions,
+func Run(ctx context.Context, client kubernetes.Interface, identity string, o Options,
 	watchdog *leaderelection.HealthzAdaptor, work func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	lock := &resourcelock.LeaseLock{
 		Client:     client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
 	}
-	lock.LeaseMeta.Namespace, lock.LeaseMeta.Name = o.namespace, o.id
+	lock.LeaseMeta.Namespace, lock.LeaseMeta.Name = o.Namespace, o.ID
 	renewals := &renewalRecordingLock{Interface: lock}
 
 	// The elector's own context outlives ctx until work has returned.
@@ -74,21 +79,21 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, identity stri
 
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            renewals,
-		Name:            o.id,
-		LeaseDuration:   o.leaseDuration,
-		RenewDeadline:   o.renewDeadline,
-		RetryPeriod:     o.retryPeriod,
+		Name:            o.ID,
+		LeaseDuration:   o.LeaseDuration,
+		RenewDeadline:   o.RenewDeadline,
+		RetryPeriod:     o.RetryPeriod,
 		ReleaseOnCancel: true,
 		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leaderCtx context.Context) {
 				leading.Store(true)
-				go renewals.exitWhenStale(leaderCtx, o.renewDeadline, o.retryPeriod, &stopping, func() {
+				go renewals.exitWhenStale(leaderCtx, o.RenewDeadline, o.RetryPeriod, &stopping, func() {
 					logger.Error(nil, "Lost the lease: not renewed within the renew deadline; exiting so that no two replicas write",
-						"lease", o.namespace+"/"+o.id, "renewDeadline", o.renewDeadline)
+						"lease", o.Namespace+"/"+o.ID, "renewDeadline", o.RenewDeadline)
 					klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 				})
-				logger.Info("Acquired the lease: starting workers", "lease", o.namespace+"/"+o.id)
+				logger.Info("Acquired the lease: starting workers", "lease", o.Namespace+"/"+o.ID)
 				workErr = work(ctx)
 				close(workDone)
 			},
@@ -96,7 +101,7 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, identity stri
 				if stopping.Load() {
 					return
 				}
-				logger.Error(nil, "Lost the lease: exiting so that no two replicas write", "lease", o.namespace+"/"+o.id)
+				logger.Error(nil, "Lost the lease: exiting so that no two replicas write", "lease", o.Namespace+"/"+o.ID)
 				klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 			},
 			OnNewLeader: func(leader string) {
@@ -118,7 +123,7 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, identity stri
 		stopping.Store(true)
 		stopElector()
 	}()
-	logger.Info("Waiting to acquire the lease", "lease", o.namespace+"/"+o.id, "identity", identity)
+	logger.Info("Waiting to acquire the lease", "lease", o.Namespace+"/"+o.ID, "identity", identity)
 	elector.Run(electorCtx)
 	if leading.Load() {
 		<-workDone
@@ -127,9 +132,9 @@ func runAsLeader(ctx context.Context, client kubernetes.Interface, identity stri
 	return workErr
 }
 
-// defaultLeaderElectionNamespace is the namespace of the Pod's service
+// DefaultNamespace is the namespace of the Pod's service
 // account when running in a cluster, else "default".
-func defaultLeaderElectionNamespace() string {
+func DefaultNamespace() string {
 	if data, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
 		if ns := strings.TrimSpace(string(data)); ns != "" {
 			return ns

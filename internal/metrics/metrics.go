@@ -14,13 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package metrics registers the controller's own series in component-base's
+// legacy registry, which the metrics server serves: the reconcile metrics,
+// named as controller-runtime names them, the build info, and (by a blank
+// import) client-go's workqueue, REST client and leader-election metrics.
+package metrics
 
 import (
 	"time"
 
-	"k8s.io/component-base/metrics"
+	basemetrics "k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	"example.com/appservice-controller/internal/version"
 
 	// client-go's workqueue, REST client and leader-election metrics, in
 	// the Prometheus registry served on --metrics-bind-address, with the
@@ -38,37 +44,49 @@ const metricsControllerName = "appservice"
 const controllerLabel = "controller"
 
 var (
-	reconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+	reconcileTotal = basemetrics.NewCounterVec(&basemetrics.CounterOpts{
 		Name:           "controller_runtime_reconcile_total",
 		Help:           "Total number of reconciliations per controller, by result (success, error, requeue).",
-		StabilityLevel: metrics.ALPHA,
+		StabilityLevel: basemetrics.ALPHA,
 	}, []string{controllerLabel, "result"})
-	reconcileErrors = metrics.NewCounterVec(&metrics.CounterOpts{
+	reconcileErrors = basemetrics.NewCounterVec(&basemetrics.CounterOpts{
 		Name:           "controller_runtime_reconcile_errors_total",
 		Help:           "Total number of reconciliation errors per controller.",
-		StabilityLevel: metrics.ALPHA,
+		StabilityLevel: basemetrics.ALPHA,
 	}, []string{controllerLabel})
-	reconcileTime = metrics.NewHistogramVec(&metrics.HistogramOpts{
+	reconcileTime = basemetrics.NewHistogramVec(&basemetrics.HistogramOpts{
 		Name: "controller_runtime_reconcile_time_seconds",
 		Help: "Length of time per reconciliation per controller.",
 		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
 			1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60},
-		StabilityLevel: metrics.ALPHA,
+		StabilityLevel: basemetrics.ALPHA,
 	}, []string{controllerLabel})
+
+	// buildInfo is the constant 1, labelled with the version: join it to
+	// other series to see which build produced them (as
+	// kubernetes_build_info does for the Kubernetes components).
+	buildInfo = basemetrics.NewGaugeVec(&basemetrics.GaugeOpts{
+		Name: "appservice_controller_build_info",
+		Help: "A metric with a constant '1' value labelled by the version, commit, tree state, build date, Go version and platform " +
+			"of the running appservice-controller.",
+	}, []string{"git_version", "git_commit", "git_tree_state", "build_date", "go_version", "platform"})
 )
 
 func init() {
-	legacyregistry.MustRegister(reconcileTotal, reconcileErrors, reconcileTime)
+	legacyregistry.MustRegister(reconcileTotal, reconcileErrors, reconcileTime, buildInfo)
 	// Exposed at 0 from the start, as controller-runtime does, so that
 	// rate() and alerts work before the first error.
 	for _, result := range []string{"success", "error", "requeue"} {
 		reconcileTotal.WithLabelValues(metricsControllerName, result).Add(0)
 	}
 	reconcileErrors.WithLabelValues(metricsControllerName).Add(0)
+	v := version.Get()
+	buildInfo.WithLabelValues(v.GitVersion, v.GitCommit, v.GitTreeState, v.BuildDate, v.GoVersion, v.Platform).Set(1)
 }
 
-// observeReconcile records one sync's result and duration.
-func observeReconcile(result string, took time.Duration) {
+// ObserveReconcile records one sync's result ("success", "error" or
+// "requeue") and duration.
+func ObserveReconcile(result string, took time.Duration) {
 	reconcileTotal.WithLabelValues(metricsControllerName, result).Inc()
 	if result == "error" {
 		reconcileErrors.WithLabelValues(metricsControllerName).Inc()

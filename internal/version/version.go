@@ -14,7 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package version tells which build of the controller is running: -version
+// prints it, and the metrics carry it (appservice_controller_build_info).
+package version
 
 import (
 	"fmt"
@@ -23,9 +25,7 @@ import (
 	"strings"
 
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
-	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
-	"k8s.io/component-base/version"
+	componentversion "k8s.io/component-base/version"
 )
 
 // The version is stamped at link time into k8s.io/component-base/version,
@@ -33,9 +33,9 @@ import (
 // gitCommit, gitTreeState, buildDate). A binary built without them (go run,
 // go install) reports what the Go toolchain recorded of the commit instead.
 
-// buildVersion is this binary's version.
-func buildVersion() apimachineryversion.Info {
-	info := version.Get()
+// Get returns this binary's version.
+func Get() apimachineryversion.Info {
+	info := componentversion.Get()
 	if !strings.HasPrefix(info.GitCommit, "$Format") { // stamped
 		return info
 	}
@@ -61,23 +61,9 @@ func buildVersion() apimachineryversion.Info {
 	return info
 }
 
-func printVersion(w io.Writer) {
-	v := buildVersion()
+// Print writes the version on one line, as -version shows it.
+func Print(w io.Writer) {
+	v := Get()
 	fmt.Fprintf(w, "appservice-controller %s (commit %s, tree %s, built %s, %s, %s)\n",
 		v.GitVersion, v.GitCommit, v.GitTreeState, v.BuildDate, v.GoVersion, v.Platform)
-}
-
-// buildInfo is the constant 1, labelled with the version: join it to other
-// series to see which build produced them (as kubernetes_build_info does for
-// the Kubernetes components).
-var buildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
-	Name: "appservice_controller_build_info",
-	Help: "A metric with a constant '1' value labelled by the version, commit, tree state, build date, Go version and platform " +
-		"of the running appservice-controller.",
-}, []string{"git_version", "git_commit", "git_tree_state", "build_date", "go_version", "platform"})
-
-func init() {
-	legacyregistry.MustRegister(buildInfo)
-	v := buildVersion()
-	buildInfo.WithLabelValues(v.GitVersion, v.GitCommit, v.GitTreeState, v.BuildDate, v.GoVersion, v.Platform).Set(1)
 }

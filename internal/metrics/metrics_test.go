@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package metrics
 
 import (
 	"net/http"
@@ -22,20 +22,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/component-base/metrics/legacyregistry"
 )
 
 // TestMetrics: the reconcile series are served under controller-runtime's
-// names from the start, and a sync's result moves them. (client-go's series
+// names from the start, next to the build info, and a sync's result moves them. (client-go's series
 // appear once a queue or client exists: TestProbesAndMetrics in test/e2e
 // checks those on the running binary.)
 func TestMetrics(t *testing.T) {
 	scrape := func() string {
 		rec := httptest.NewRecorder()
-		metrics, err := metricsHandler(nil, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		metrics.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		legacyregistry.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 		if rec.Code != http.StatusOK {
 			t.Fatalf("/metrics = %d", rec.Code)
 		}
@@ -60,8 +58,11 @@ func TestMetrics(t *testing.T) {
 	} {
 		value(before, series)
 	}
+	if !strings.Contains(before, "appservice_controller_build_info{") {
+		t.Error("no appservice_controller_build_info in /metrics")
+	}
 
-	observeReconcile("error", 10*time.Millisecond)
+	ObserveReconcile("error", 10*time.Millisecond)
 	after := scrape()
 	for _, series := range []string{errorsSeries, errorTotal} {
 		if value(before, series) == value(after, series) {
