@@ -119,8 +119,9 @@ test-unit: ## The fast tests (no cluster), fuzz seeds and any kept failing input
 
 FUZZTIME ?= 30s
 .PHONY: test-fuzz
-test-fuzz: ## Fuzz the builders for FUZZTIME (30s); a failing input is kept in testdata/fuzz.
-	go test -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME) .
+test-fuzz: ## Fuzz the builders, then the status, for FUZZTIME (30s) each; a failing input is kept in that package's testdata/fuzz.
+	go test -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME) ./internal/children
+	go test -run '^$$' -fuzz '^FuzzStatus$$' -fuzztime $(FUZZTIME) .
 
 .PHONY: test-admission
 test-admission: ## Property test: every spec the CRD admits yields children the API server accepts.

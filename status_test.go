@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -286,4 +288,33 @@ func TestNewStatus(t *testing.T) {
 			fixtures.CheckEqual(t, "status", tc.want, gotAS.Status)
 		})
 	}
+}
+
+// FuzzStatus feeds the status any spec that decodes, with the Deployment
+// the builders make of it, as FuzzBuilders (internal/children) feeds the
+// builders: the status never panics, and it and every condition carry the
+// AppService's generation.
+//
+//	go test -run '^$' -fuzz FuzzStatus -fuzztime 1m .
+func FuzzStatus(f *testing.F) {
+	for _, seed := range fixtures.SpecSeeds() {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var spec appv1.AppServiceSpec
+		if err := json.Unmarshal(data, &spec); err != nil {
+			return
+		}
+		as := fixtures.AppService()
+		as.Spec = spec
+		st := newStatus(as, observed{deployment: children.NewDeployment(as)}, errors.New("boom"))
+		if st.ObservedGeneration != as.Generation {
+			t.Errorf("status observedGeneration %d, want %d", st.ObservedGeneration, as.Generation)
+		}
+		for _, c := range st.Conditions {
+			if c.ObservedGeneration != as.Generation {
+				t.Errorf("condition %s: observedGeneration %d, want %d", c.Type, c.ObservedGeneration, as.Generation)
+			}
+		}
+	})
 }
