@@ -49,9 +49,9 @@ fmt: ## go fmt.
 	go fmt ./...
 
 .PHONY: vet
-vet: ## go vet, including the e2e tests.
+vet: ## go vet, including the e2e and admission-property tests (build tag e2e).
 	go vet ./...
-	go vet -tags e2e . ./test/e2e/...
+	go vet -tags e2e ./test/...
 
 .PHONY: build
 build: ## Build the controller into bin/.
@@ -125,7 +125,7 @@ test-fuzz: ## Fuzz the builders, then the status, for FUZZTIME (30s) each; a fai
 
 .PHONY: test-admission
 test-admission: ## Property test: every spec the CRD admits yields children the API server accepts.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 20m -run '^TestAdmissionProperty$$' $(GO_TEST_FLAGS) .
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 20m -run '^TestAdmissionProperty$$' $(GO_TEST_FLAGS) ./test/admission
 
 .PHONY: test-demo
 test-demo: ## make demo on a local control plane, straight through, in Chinese; fails when a step does not end as narrated.
@@ -133,7 +133,7 @@ test-demo: ## make demo on a local control plane, straight through, in Chinese; 
 
 .PHONY: verify-docs
 verify-docs: ## The docs against the code: the Chinese files in step with the English, every name they use exists (metrics and kubectl flags: in test-e2e).
-	go test -count=1 -run '^TestDocs' . ./internal/docscheck
+	go test -count=1 -run '^TestDocs' ./test/docs ./internal/docscheck
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end and fault tests: the built controller against a local control plane.

@@ -18,7 +18,7 @@ limitations under the License.
 // check it: the headings and code blocks a translation must keep, and the
 // names a reader could look for — files, functions, library identifiers,
 // flags, metrics, make targets and commands. It decides what a name is; the
-// tests (docs_test.go, test/e2e) decide whether it exists.
+// tests (test/docs, test/e2e) decide whether it exists.
 package docscheck
 
 import (

@@ -61,6 +61,12 @@ func InstallGatewayAPI(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	return InstallCRDs(ctx, cfg, files...)
+}
+
+// InstallCRDs creates the CustomResourceDefinitions in files (one object a
+// file; any other kind is skipped) and waits until they are established.
+func InstallCRDs(ctx context.Context, cfg *rest.Config, files ...string) error {
 	client, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -76,7 +82,7 @@ func InstallGatewayAPI(ctx context.Context, cfg *rest.Config) error {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		if crd.Kind != "CustomResourceDefinition" {
-			continue // the upgrade guard (a ValidatingAdmissionPolicy): not needed here
+			continue // such as the Gateway API's upgrade guard (a ValidatingAdmissionPolicy): not needed here
 		}
 		if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating CRD %s: %w", crd.Name, err)

@@ -33,7 +33,7 @@ import (
 	"example.com/appservice-controller/internal/docscheck"
 )
 
-// TestDocsNamesRunning checks what docs_test.go at the top cannot without
+// TestDocsNamesRunning checks what test/docs cannot without
 // a running controller and kubectl: every metric the docs name is one the
 // controller serves, and every flag in a kubectl command they show is one
 // kubectl has.

@@ -14,10 +14,18 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package docs checks the docs as a reader would use them: every name they
+// give can be found, every command they show can be typed, and the Chinese
+// files say the same things in the same order. The metrics they name and
+// kubectl's flags in their commands are checked in test/e2e
+// (docs_test.go), where a controller and kubectl run; the kubectl commands
+// run there too.
+//
+//	go test ./test/docs   (make verify-docs; make test-unit runs it too)
+package docs
 
 import (
-	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -32,11 +40,15 @@ import (
 	"example.com/appservice-controller/internal/docscheck"
 )
 
-// The docs are checked as a reader would use them: every name they give can
-// be found, every command they show can be typed, and the Chinese files say
-// the same things in the same order. The metrics they name and kubectl's
-// flags in their commands are checked in test/e2e (docs_test.go), where a
-// controller and kubectl run.
+// TestMain runs the checks from the repository's top, where the docs'
+// paths, commands and make targets start.
+func TestMain(m *testing.M) {
+	if err := os.Chdir("../.."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
 
 // translations pairs each English doc with its Chinese translation.
 var translations = map[string]string{
@@ -137,7 +149,7 @@ func TestDocsNames(t *testing.T) {
 		libs[pkg] = declarations(t, sources...)
 		return libs[pkg]
 	}
-	flags := controllerFlags()
+	flags := controllerFlags(t)
 	targets := makeTargets(t)
 
 	for _, file := range docFiles(t) {
@@ -158,7 +170,7 @@ func TestDocsNames(t *testing.T) {
 			case docscheck.Ident:
 				problem = identProblem(lib(n.Parts[0]), n.Parts)
 			case docscheck.Flag:
-				if flags.Lookup(n.Parts[0]) == nil {
+				if !flags[n.Parts[0]] {
 					problem = "the controller has no such flag (another program's flag belongs in its command)"
 				}
 			case docscheck.Make:
@@ -294,7 +306,7 @@ func receiverType(e ast.Expr) string {
 // embeds; on a variable it is not checked (its type lives elsewhere).
 func identProblem(decls map[string]string, parts []string) string {
 	if decls == nil {
-		return "unknown package: name it in docPackages (docs_test.go) to have it checked"
+		return "unknown package: name it in docPackages (test/docs/docs_test.go) to have it checked"
 	}
 	kind, ok := decls[parts[1]]
 	if !ok {
@@ -337,11 +349,30 @@ func fileProblem(path string) string {
 	return ""
 }
 
-// controllerFlags is the controller's flag set, as main builds it.
-func controllerFlags() *flag.FlagSet {
-	flags := flag.NewFlagSet("appservice-controller", flag.ContinueOnError)
-	var o options
-	o.addFlags(flags)
+// goFlagRE matches a flag in the help of Go's flag package: "  -name" at
+// the start of a line, then its value's type or the usage.
+var goFlagRE = regexp.MustCompile(`(?m)^  -([a-zA-Z0-9][\w.-]*)`)
+
+// controllerFlags are the flags the controller's binary accepts, read from
+// its -help as a user would read them.
+func controllerFlags(t *testing.T) map[string]bool {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "appservice-controller")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// -help exits 0 after printing the flags to standard error.
+	help, err := exec.Command(bin, "-help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("appservice-controller -help: %v\n%s", err, help)
+	}
+	flags := map[string]bool{}
+	for _, m := range goFlagRE.FindAllStringSubmatch(string(help), -1) {
+		flags[m[1]] = true
+	}
+	if !flags["kubeconfig"] || !flags["leader-elect"] {
+		t.Fatalf("no -kubeconfig or -leader-elect in the controller's -help:\n%s", help)
+	}
 	return flags
 }
 
@@ -372,7 +403,7 @@ func targetsProblem(targets map[string]bool, names []string) string {
 // commandProblem checks what can be checked of a command without running
 // it: make's targets, a script's or go run's path, the controller's flags
 // after `go run .`, the files given to kubectl -f.
-func commandProblem(cmd []string, targets map[string]bool, flags *flag.FlagSet) string {
+func commandProblem(cmd []string, targets map[string]bool, flags map[string]bool) string {
 	switch {
 	case cmd[0] == "make":
 		return targetsProblem(targets, docscheck.MakeTargets(cmd[1:]))
@@ -391,7 +422,7 @@ func commandProblem(cmd []string, targets map[string]bool, flags *flag.FlagSet) 
 		for _, arg := range cmd[3:] {
 			name := strings.TrimLeft(arg, "-")
 			name, _, _ = strings.Cut(name, "=")
-			if strings.HasPrefix(arg, "-") && flags.Lookup(name) == nil {
+			if strings.HasPrefix(arg, "-") && !flags[name] {
 				return "the controller has no flag " + arg
 			}
 		}
@@ -407,4 +438,87 @@ func commandProblem(cmd []string, targets map[string]bool, flags *flag.FlagSet) 
 		}
 	}
 	return ""
+}
+
+// layoutTables are the READMEs' tables of the repository's layout, by their
+// header row.
+var layoutTables = map[string]string{
+	"README.md":       "| file | what |",
+	"README.zh-CN.md": "| 文件 | 内容 |",
+}
+
+// buildOutputs are the folders builds write to at the top (.gitignore keeps
+// them out of git).
+var buildOutputs = map[string]bool{"bin": true, "_output": true, "dist": true}
+
+var codeSpanRE = regexp.MustCompile("`([^`]+)`")
+
+// TestDocsLayout: the READMEs' layout table names every source file at the
+// top, every folder there, and every package under internal/ and test/, so
+// that a reader finds each room from the front page. (TestDocsNames checks
+// that what it names exists.)
+func TestDocsLayout(t *testing.T) {
+	var want []string
+	top, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range top {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, ".") || buildOutputs[name]:
+		case e.IsDir():
+			want = append(want, name)
+		case strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go"):
+			want = append(want, name)
+		}
+	}
+	for _, dir := range []string{"internal", "test"} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				want = append(want, dir+"/"+e.Name())
+			}
+		}
+	}
+	for file, header := range layoutTables {
+		named := layoutNames(t, file, header)
+		for _, w := range want {
+			if !named[w] {
+				t.Errorf("%s: the layout table does not name %s", file, w)
+			}
+		}
+	}
+}
+
+// layoutNames reads the code spans of the first column of the table that
+// starts with header, and each path's leading folders, so that
+// `hack/localcluster` names hack too.
+func layoutNames(t *testing.T, file, header string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, found := strings.Cut(string(data), "\n"+header+"\n")
+	if !found {
+		t.Fatalf("%s: no table headed %s", file, header)
+	}
+	named := map[string]bool{}
+	for line := range strings.SplitSeq(table, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		first := strings.SplitN(line, "|", 3)[1]
+		for _, m := range codeSpanRE.FindAllStringSubmatch(first, -1) {
+			path := strings.TrimSuffix(m[1], "/")
+			for p := path; p != "."; p = filepath.Dir(p) {
+				named[p] = true
+			}
+		}
+	}
+	return named
 }

@@ -16,7 +16,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package admission holds the admission property test: generated AppService
+// specs against a real kube-apiserver with the CRD, each child the
+// controller builds from an admitted spec dry-run there too.
+//
+//	go test -tags e2e -run '^TestAdmissionProperty$' ./test/admission   (make test-admission)
+//
+// It needs the local control plane's binaries (etcd and kube-apiserver):
+// APPSERVICE_BIN_DIR names their folder, else hack/ensure-binaries.sh
+// builds or finds them.
+package admission
 
 import (
 	"context"
@@ -35,7 +44,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -61,7 +69,7 @@ import (
 //     of it (defaults applied, node ports and clusterIP allocated): no spec
 //     the CRD admits can make the controller write in a loop.
 //
-// A spec that breaks it is written to testdata/admission as a regression
+// A spec that breaks it is written to testdata as a regression
 // case, the way go test -fuzz keeps its corpus, and every case there is
 // checked first on each run.
 //
@@ -79,7 +87,7 @@ var runtimeOnlyRefusals = []string{
 	"provided port is already allocated",
 }
 
-const corpusDir = "testdata/admission"
+const corpusDir = "testdata"
 
 type corpusCase struct {
 	Name string               `json:"name"`
@@ -98,6 +106,9 @@ func TestAdmissionProperty(t *testing.T) {
 	}
 
 	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.json"))
+	if len(files) == 0 {
+		t.Fatalf("no regression cases in %s", corpusDir)
+	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -270,7 +281,6 @@ func buildAll(as *appv1.AppService) (err error) {
 	if a := children.NewAutoscaler(as); a != nil {
 		children.UpdateAutoscaler(a, children.NewAutoscaler(as))
 	}
-	newStatus(as, observed{deployment: d}, nil)
 	return nil
 }
 
@@ -296,6 +306,10 @@ func saveCase(t *testing.T, c corpusCase) string {
 	return path
 }
 
+// repoRoot is the repository's top, from this package's folder (where go
+// test runs it).
+const repoRoot = "../.."
+
 // gateway is the Gateway API's client on the property test's API server.
 var gateway gatewayclient.Interface
 
@@ -306,7 +320,7 @@ func startAPIServer(t *testing.T) (kubernetes.Interface, clientset.Interface) {
 	t.Helper()
 	binDir := os.Getenv("APPSERVICE_BIN_DIR")
 	if binDir == "" {
-		out, err := exec.Command("hack/ensure-binaries.sh").Output()
+		out, err := exec.Command(filepath.Join(repoRoot, "hack/ensure-binaries.sh")).Output()
 		if err != nil {
 			t.Fatalf("hack/ensure-binaries.sh: %v", err)
 		}
@@ -324,7 +338,7 @@ func startAPIServer(t *testing.T) (kubernetes.Interface, clientset.Interface) {
 		t.Fatal(err)
 	}
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit
-	if err := ensureCRD(ctx, apiextensionsclient.NewForConfigOrDie(cfg), time.Minute); err != nil {
+	if err := localcluster.InstallCRDs(ctx, cfg, filepath.Join(repoRoot, "artifacts/examples/crd.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	if err := localcluster.InstallGatewayAPI(ctx, cfg); err != nil {
