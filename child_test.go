@@ -67,11 +67,7 @@ func TestSyncHandlerCreatesEveryChild(t *testing.T) {
 		ObservedGeneration: fixtures.Generation,
 		Selector:           fixtures.Selector,
 		URL:                "http://app.example.com/",
-		Conditions: []metav1.Condition{
-			condition(appv1.ConditionAvailable, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
-			condition(appv1.ConditionProgressing, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
-			notDegraded(),
-		},
+		Conditions:         newDeploymentConditions(),
 	}))
 	f.events = []string{normal(appv1.ReasonCreated, "Created ServiceAccount nginx-app, Deployment nginx-app, Service nginx-app, Ingress nginx-app, PodDisruptionBudget nginx-app, HorizontalPodAutoscaler nginx-app")}
 	if err := f.run(testKey); err != nil {
@@ -97,6 +93,12 @@ func TestSyncHandlerAutoscaledReplicas(t *testing.T) {
 			d.Spec.Template.Spec.ServiceAccountName = fixtures.Name
 			d.Spec.Template.Spec.DeprecatedServiceAccount = fixtures.Name //nolint:staticcheck // kept in sync
 			d.Spec.Replicas = new(int32(7))                               // the autoscaler's
+			d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Status.UpdatedReplicas = 7, 7, 7, 7
+			as.Status.Replicas, as.Status.ReadyReplicas, as.Status.AvailableReplicas, as.Status.UpdatedReplicas = 7, 7, 7, 7
+			for _, c := range readyConditions("7 of 7 replicas run the current template and are available") {
+				c.LastTransitionTime = lastTransition
+				setCondition(&as.Status, c)
+			}
 			f := newFixture(t, as)
 			f.deployments = []*appsv1.Deployment{d}
 			f.services = []*corev1.Service{fixtures.LiveService()}
@@ -108,6 +110,12 @@ func TestSyncHandlerAutoscaledReplicas(t *testing.T) {
 				want := d.DeepCopy()
 				want.Spec.Replicas = new(int32(2))
 				f.expectUpdate(want)
+				// Scaling down from the autoscaler's count: under way.
+				st := as.Status.DeepCopy()
+				for _, c := range reconcilingConditions(appv1.ReasonRollingOut, "7 replicas for 2 wanted: the others are terminating") {
+					setCondition(st, c)
+				}
+				f.expectStatusUpdate(withStatus(as, *st))
 				f.events = []string{normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: replicas")}
 			}
 			if err := f.run(testKey); err != nil {
@@ -163,7 +171,7 @@ func TestSyncHandlerRouteAPIMissing(t *testing.T) {
 	f.services = []*corev1.Service{fixtures.LiveService()}
 	st := currentStatus()
 	msg := "HTTPRoute: the cluster does not serve gateway.networking.k8s.io/v1 HTTPRoutes (the Gateway API is not installed); the route is created once it is"
-	setCondition(&st, degraded(appv1.ReasonRouteAPIMissing, msg))
+	setDegraded(&st, degraded(appv1.ReasonRouteAPIMissing, msg), true)
 	f.expectStatusUpdate(withStatus(as, st))
 	f.events = []string{warning(appv1.ReasonRouteAPIMissing, msg)}
 	if err := f.run(testKey); err == nil {

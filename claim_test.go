@@ -63,7 +63,7 @@ func TestSyncHandlerNotOurs(t *testing.T) {
 
 	deploymentInTheWay := missingDeploymentStatus(degraded(appv1.ReasonResourceExists, notOursMessage("Deployment")))
 	serviceInTheWay := currentStatus()
-	setCondition(&serviceInTheWay, degraded(appv1.ReasonResourceExists, notOursMessage("Service")))
+	setDegraded(&serviceInTheWay, degraded(appv1.ReasonResourceExists, notOursMessage("Service")), true)
 	for i := range serviceInTheWay.Conditions {
 		serviceInTheWay.Conditions[i].LastTransitionTime = metav1.Time{}
 	}
@@ -148,7 +148,7 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 
 	deploymentInTheWay := missingDeploymentStatus(degraded(appv1.ReasonResourceExists, notOursMessage("Deployment")))
 	serviceInTheWay := currentStatus()
-	setCondition(&serviceInTheWay, degraded(appv1.ReasonResourceExists, notOursMessage("Service")))
+	setDegraded(&serviceInTheWay, degraded(appv1.ReasonResourceExists, notOursMessage("Service")), true)
 
 	tests := []struct {
 		name     string
@@ -202,7 +202,7 @@ func TestSyncHandlerReleases(t *testing.T) {
 	}
 	deploymentInTheWay := missingDeploymentStatus(degraded(appv1.ReasonResourceExists, notOursMessage("Deployment")))
 	serviceInTheWay := currentStatus()
-	setCondition(&serviceInTheWay, degraded(appv1.ReasonResourceExists, notOursMessage("Service")))
+	setDegraded(&serviceInTheWay, degraded(appv1.ReasonResourceExists, notOursMessage("Service")), true)
 
 	tests := []struct {
 		name   string
@@ -358,7 +358,7 @@ func TestSyncHandlerChildBeingDeleted(t *testing.T) {
 		name  string
 		child func(*appsv1.Deployment)
 	}{
-		{"ours, drifted", func(d *appsv1.Deployment) { deleting(d); d.Spec.Replicas = new(int32(5)) }},
+		{"ours, drifted", func(d *appsv1.Deployment) { deleting(d); fixtures.Container(d).Image = "drifted" }},
 		{"an orphan labelled for us", func(d *appsv1.Deployment) { deleting(d); d.OwnerReferences = nil }},
 	}
 	for _, tc := range tests {

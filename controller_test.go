@@ -41,11 +41,7 @@ func TestSyncHandlerCreatesChildren(t *testing.T) {
 	f.expectStatusUpdate(withStatus(as, appv1.AppServiceStatus{
 		ObservedGeneration: fixtures.Generation,
 		Selector:           fixtures.Selector,
-		Conditions: []metav1.Condition{
-			condition(appv1.ConditionAvailable, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
-			condition(appv1.ConditionProgressing, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
-			notDegraded(),
-		},
+		Conditions:         newDeploymentConditions(),
 	}))
 	// One Event for both children.
 	f.events = []string{
@@ -86,6 +82,10 @@ type childCase struct {
 	liveSvc    func(*corev1.Service)
 	wantDeploy func(*appsv1.Deployment) // nil: no update
 	wantSvc    func(*corev1.Service)    // nil: no update
+	// wantStatus changes currentStatus into the status written; nil: none
+	// (the generation does not change here, so only the rollout's
+	// progress can call for a write).
+	wantStatus func(*appv1.AppServiceStatus)
 	events     []string
 }
 
@@ -109,6 +109,11 @@ func (tc childCase) run(t *testing.T) {
 		want := s.DeepCopy()
 		tc.wantSvc(want)
 		f.expectUpdate(want)
+	}
+	if tc.wantStatus != nil {
+		st := currentStatus()
+		tc.wantStatus(&st)
+		f.expectStatusUpdate(withStatus(as, st))
 	}
 	f.events = tc.events
 	if err := f.run(testKey); err != nil {
@@ -178,7 +183,13 @@ func TestSyncHandlerUpdates(t *testing.T) {
 			name:       "size",
 			spec:       func(s *appv1.AppServiceSpec) { s.Size = new(int32(3)) },
 			wantDeploy: func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(3)) },
-			events:     []string{deploymentUpdated + "replicas"},
+			// A third replica to start: the rollout is under way again.
+			wantStatus: func(st *appv1.AppServiceStatus) {
+				for _, c := range reconcilingConditions(appv1.ReasonRollingOut, "2 of 3 replicas updated") {
+					setCondition(st, c)
+				}
+			},
+			events: []string{deploymentUpdated + "replicas"},
 		},
 		{
 			name:       "image, same pull policy",

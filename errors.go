@@ -35,7 +35,8 @@ import (
 //     going. Nothing to retry, nothing to report.
 //   - everything else: reported in the Degraded condition and a Warning
 //     Event (a childError carries the condition's reason), then retried with
-//     backoff.
+//     backoff. Those only the user can fix (needsUser) make the AppService
+//     Stalled; the others keep it Reconciling.
 
 // childError is a failure to bring a child in line with the spec, with the
 // reason the Degraded condition and the Warning Event give for it.
@@ -78,6 +79,32 @@ func onlyStale(errs ...error) bool {
 		some = some || err != nil
 	}
 	return some
+}
+
+// needsUser returns the first of a sync's errors that retrying cannot fix,
+// only the user (Stalled): an object of a child's name in the way, the
+// Gateway API missing for a route, or a child the API server refuses as
+// invalid, forbidden (a quota, an admission policy) or malformed. nil when
+// every error may pass on retry (the API server down or overloaded).
+func needsUser(err error) *childError {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if ce := needsUser(e); ce != nil {
+				return ce
+			}
+		}
+		return nil
+	}
+	var ce *childError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	switch {
+	case ce.reason == appv1.ReasonResourceExists, ce.reason == appv1.ReasonRouteAPIMissing,
+		apierrors.IsInvalid(ce.err), apierrors.IsForbidden(ce.err), apierrors.IsBadRequest(ce.err):
+		return ce
+	}
+	return nil
 }
 
 // writeFailed wraps a failed write (verb: create, update, …) of the

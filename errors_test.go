@@ -60,11 +60,13 @@ func TestSyncHandlerWriteErrors(t *testing.T) {
 		name         string
 		reactor      reactor
 		wantDegraded string // message of Degraded=True, UpdateFailed; "" for no status write
+		stalled      bool   // the failure needs the user (Stalled), else it is retried (Reconciling)
 	}{
 		{
 			name:         "Deployment update invalid (422)",
 			reactor:      errorReactor("update", "deployments", invalid),
 			wantDegraded: "failed to update Deployment default/nginx-app: " + invalid.Error(),
+			stalled:      true,
 		},
 		{
 			name:         "Service update internal error (500)",
@@ -98,7 +100,7 @@ func TestSyncHandlerWriteErrors(t *testing.T) {
 			}
 			if tc.wantDegraded != "" {
 				st := currentStatus()
-				setCondition(&st, degraded(appv1.ReasonUpdateFailed, tc.wantDegraded))
+				setDegraded(&st, degraded(appv1.ReasonUpdateFailed, tc.wantDegraded), tc.stalled)
 				f.expectStatusUpdate(withStatus(as, st))
 				f.events = append(f.events, warning(appv1.ReasonUpdateFailed, tc.wantDegraded))
 			}
@@ -158,6 +160,43 @@ func TestOnlyStale(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := onlyStale(tc.errs...); got != tc.want {
 				t.Errorf("onlyStale = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNeedsUser: what only the user can fix makes the AppService Stalled;
+// what a retry may fix does not.
+func TestNeedsUser(t *testing.T) {
+	as := fixtures.AppService()
+	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	invalid := writeFailed(as, appv1.ReasonCreateFailed, "create", "Deployment",
+		apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, fixtures.Name, nil))
+	quota := writeFailed(as, appv1.ReasonUpdateFailed, "update", "Deployment", apierrors.NewForbidden(gr, fixtures.Name, errors.New("exceeded quota")))
+	unavailable := writeFailed(as, appv1.ReasonUpdateFailed, "update", "Service", apierrors.NewServiceUnavailable("etcd is down"))
+	tests := []struct {
+		name string
+		err  error
+		want error // the error reported as needing the user; nil: none
+	}{
+		{"none", nil, nil},
+		{"an object in the way", notOurs(as, fixtures.LiveService(), "Service"), nil /* itself, below */},
+		{"the Gateway API missing", errRouteAPIMissing, errRouteAPIMissing},
+		{"refused as invalid", invalid, invalid},
+		{"forbidden by a quota", quota, quota},
+		{"the API server unavailable", unavailable, nil},
+		{"not a child's failure", errors.New("connection refused"), nil},
+		{"the first that needs the user, among others", errors.Join(unavailable, fmt.Errorf("sync: %w", quota), invalid), quota},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			if tc.name == "an object in the way" {
+				want = tc.err
+			}
+			got := needsUser(tc.err)
+			if want == nil && got != nil || want != nil && (got == nil || error(got) != want) {
+				t.Errorf("needsUser = %v, want %v", got, want)
 			}
 		})
 	}

@@ -85,6 +85,70 @@ func notDegraded() metav1.Condition {
 	return condition(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected, "Every child matches the spec")
 }
 
+// rolledOut is the message of Ready when the seed's two replicas run the
+// current template.
+const rolledOut = "2 of 2 replicas run the current template and are available"
+
+// readyConditions are Ready, Reconciling and Stalled when everything is in
+// line.
+func readyConditions(message string) []metav1.Condition {
+	return []metav1.Condition{
+		condition(appv1.ConditionReady, metav1.ConditionTrue, appv1.ReasonRolloutComplete, message),
+		condition(appv1.ConditionReconciling, metav1.ConditionFalse, appv1.ReasonRolloutComplete, message),
+		notStalled(),
+	}
+}
+
+// reconcilingConditions are Ready, Reconciling and Stalled while something
+// is under way (or being retried).
+func reconcilingConditions(reason, message string) []metav1.Condition {
+	return []metav1.Condition{
+		condition(appv1.ConditionReady, metav1.ConditionFalse, reason, message),
+		condition(appv1.ConditionReconciling, metav1.ConditionTrue, reason, message),
+		notStalled(),
+	}
+}
+
+// stalledConditions are Ready, Reconciling and Stalled when progress needs
+// the user.
+func stalledConditions(reason, message string) []metav1.Condition {
+	return []metav1.Condition{
+		condition(appv1.ConditionReady, metav1.ConditionFalse, reason, message),
+		condition(appv1.ConditionReconciling, metav1.ConditionFalse, reason, "Stalled: "+message),
+		condition(appv1.ConditionStalled, metav1.ConditionTrue, reason, message),
+	}
+}
+
+func notStalled() metav1.Condition {
+	return condition(appv1.ConditionStalled, metav1.ConditionFalse, appv1.ReasonAsExpected, "Nothing needs the user")
+}
+
+// setDegraded sets c, a Degraded=True condition, in st, and what kstatus
+// reads of the same failure: Stalled when only the user can fix it,
+// Reconciling (retrying) otherwise. The three take c's lastTransitionTime.
+func setDegraded(st *appv1.AppServiceStatus, c metav1.Condition, stalled bool) {
+	setCondition(st, c)
+	cs := reconcilingConditions(appv1.ReasonRetrying, "Retrying: "+c.Message)
+	if stalled {
+		cs = stalledConditions(c.Reason, c.Message)
+	}
+	for _, k := range cs {
+		k.LastTransitionTime = c.LastTransitionTime
+		setCondition(st, k)
+	}
+}
+
+// newDeploymentConditions are the conditions right after the seed's
+// Deployment is created: nothing reported yet, its rollout under way.
+func newDeploymentConditions() []metav1.Condition {
+	const msg = "The Deployment has not reported this condition yet"
+	return append([]metav1.Condition{
+		condition(appv1.ConditionAvailable, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, msg),
+		condition(appv1.ConditionProgressing, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, msg),
+		notDegraded(),
+	}, reconcilingConditions(appv1.ReasonRollingOut, "0 of 2 replicas updated")...)
+}
+
 // currentStatus is the status the seed has when liveDeployment is rolled
 // out and nothing is wrong.
 func currentStatus() appv1.AppServiceStatus {
@@ -93,6 +157,7 @@ func currentStatus() appv1.AppServiceStatus {
 		condition(appv1.ConditionProgressing, metav1.ConditionTrue, "NewReplicaSetAvailable", `ReplicaSet "nginx-app-5d59d67564" has successfully progressed.`),
 		notDegraded(),
 	}
+	conds = append(conds, readyConditions(rolledOut)...)
 	for i := range conds {
 		conds[i].LastTransitionTime = lastTransition
 	}
@@ -105,18 +170,26 @@ func currentStatus() appv1.AppServiceStatus {
 }
 
 // missingDeploymentStatus is the status when the AppService has no
-// Deployment, with the given Degraded condition.
+// Deployment, with the given Degraded condition: a True one with a reason
+// only the user can fix (an object in the way, the Gateway API missing)
+// makes it Stalled; any other Reconciling.
 func missingDeploymentStatus(degraded metav1.Condition) appv1.AppServiceStatus {
 	const msg = "The Deployment does not exist yet"
-	return appv1.AppServiceStatus{
+	st := appv1.AppServiceStatus{
 		ObservedGeneration: fixtures.Generation,
 		Selector:           fixtures.Selector,
 		Conditions: []metav1.Condition{
 			condition(appv1.ConditionAvailable, metav1.ConditionFalse, appv1.ReasonDeploymentMissing, msg),
 			condition(appv1.ConditionProgressing, metav1.ConditionFalse, appv1.ReasonDeploymentMissing, msg),
-			degraded,
 		},
 	}
+	if degraded.Status != metav1.ConditionTrue {
+		st.Conditions = append(st.Conditions, degraded)
+		st.Conditions = append(st.Conditions, reconcilingConditions(appv1.ReasonRollingOut, msg)...)
+		return st
+	}
+	setDegraded(&st, degraded, degraded.Reason == appv1.ReasonResourceExists || degraded.Reason == appv1.ReasonRouteAPIMissing)
+	return st
 }
 
 // degraded is a Degraded=True condition (new, so any lastTransitionTime).

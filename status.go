@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -61,7 +62,103 @@ func newStatus(as *appv1.AppService, seen observed, syncErr error) appv1.AppServ
 	meta.SetStatusCondition(&st.Conditions, mirrorCondition(as, d, appv1.ConditionAvailable, appsv1.DeploymentAvailable))
 	meta.SetStatusCondition(&st.Conditions, mirrorCondition(as, d, appv1.ConditionProgressing, appsv1.DeploymentProgressing))
 	meta.SetStatusCondition(&st.Conditions, degradedCondition(as, syncErr))
+	for _, c := range kstatusConditions(as, d, syncErr) {
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
 	return st
+}
+
+// kstatusConditions are Ready, Reconciling and Stalled, the conditions
+// kstatus reads: Stalled when progress needs the user, else Reconciling
+// while anything is still under way, else Ready. Ready False gives the
+// reason and message of whichever of the other two is True.
+func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error) []metav1.Condition {
+	cond := func(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, ObservedGeneration: as.Generation, Reason: reason, Message: message}
+	}
+	f, t := metav1.ConditionFalse, metav1.ConditionTrue
+	notStalled := cond(appv1.ConditionStalled, f, appv1.ReasonAsExpected, "Nothing needs the user")
+
+	p := progress(as, d)
+	switch ce := needsUser(syncErr); {
+	case ce != nil:
+		p = rollout{stalled: true, reason: ce.reason, message: ce.Error()}
+	case syncErr != nil:
+		p = rollout{reason: appv1.ReasonRetrying, message: "Retrying: " + syncErr.Error()}
+	}
+	switch {
+	case p.stalled:
+		return []metav1.Condition{
+			cond(appv1.ConditionReady, f, p.reason, p.message),
+			cond(appv1.ConditionReconciling, f, p.reason, "Stalled: "+p.message),
+			cond(appv1.ConditionStalled, t, p.reason, p.message),
+		}
+	case !p.done:
+		return []metav1.Condition{
+			cond(appv1.ConditionReady, f, p.reason, p.message),
+			cond(appv1.ConditionReconciling, t, p.reason, p.message),
+			notStalled,
+		}
+	default:
+		return []metav1.Condition{
+			cond(appv1.ConditionReady, t, appv1.ReasonRolloutComplete, p.message),
+			cond(appv1.ConditionReconciling, f, appv1.ReasonRolloutComplete, p.message),
+			notStalled,
+		}
+	}
+}
+
+// rollout is how far the Deployment is from running the current template
+// on every replica it should have.
+type rollout struct {
+	done, stalled   bool
+	reason, message string
+}
+
+// progress judges the Deployment's rollout as kstatus judges a
+// Deployment: the current generation observed, as many replicas as the
+// spec asks for updated, none beyond them left (old ones, or the surplus
+// of a scale-down), and as many available; past the progress deadline, it
+// is stalled. With autoscaling, the autoscaler must also have reached
+// the AppService's minimum.
+func progress(as *appv1.AppService, d *appsv1.Deployment) rollout {
+	inProgress := func(format string, args ...any) rollout {
+		return rollout{reason: appv1.ReasonRollingOut, message: fmt.Sprintf(format, args...)}
+	}
+	if d == nil {
+		return inProgress("The Deployment does not exist yet")
+	}
+	if d.Status.ObservedGeneration < d.Generation {
+		return inProgress("Waiting for the Deployment's controller to observe generation %d", d.Generation)
+	}
+	if c := deploymentCondition(d, appsv1.DeploymentProgressing); c != nil && c.Reason == appv1.ReasonProgressDeadlineExceeded {
+		return rollout{stalled: true, reason: appv1.ReasonProgressDeadlineExceeded,
+			message: fmt.Sprintf("The Deployment's rollout made no progress within its deadline: %s", c.Message)}
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	switch {
+	case st.UpdatedReplicas < want:
+		return inProgress("%d of %d replicas updated", st.UpdatedReplicas, want)
+	case st.Replicas > want:
+		return inProgress("%d replicas for %d wanted: the others are terminating", st.Replicas, want)
+	case st.AvailableReplicas < want:
+		return inProgress("%d of %d replicas available", st.AvailableReplicas, want)
+	}
+	if a := as.Spec.Autoscaling; a != nil {
+		least := int32(1)
+		if a.MinReplicas != nil {
+			least = *a.MinReplicas
+		}
+		if want < least {
+			return rollout{reason: appv1.ReasonScalingToMinimum,
+				message: fmt.Sprintf("The autoscaler has %d replicas, below the minimum of %d", want, least)}
+		}
+	}
+	return rollout{done: true, message: fmt.Sprintf("%d of %d replicas run the current template and are available", st.AvailableReplicas, want)}
 }
 
 // mirrorCondition copies a condition of the Deployment onto the AppService.

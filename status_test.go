@@ -68,20 +68,27 @@ func TestSyncHandlerStatus(t *testing.T) {
 				st.ReadyReplicas, st.AvailableReplicas = 1, 1
 				setCondition(st, condition(appv1.ConditionAvailable, metav1.ConditionFalse,
 					"MinimumReplicasUnavailable", "Deployment does not have minimum availability."))
+				for _, c := range reconcilingConditions(appv1.ReasonRollingOut, "1 of 2 replicas available") {
+					setCondition(st, c)
+				}
 			},
 		},
 		{
-			name: "Degraded cleared once the object in the way is gone",
-			as:   func(as *appv1.AppService) { setCondition(&as.Status, serviceInTheWay()) },
-			want: func(st *appv1.AppServiceStatus) { setCondition(st, notDegraded()) },
+			name: "Degraded and Stalled cleared once the object in the way is gone",
+			as:   func(as *appv1.AppService) { setDegraded(&as.Status, serviceInTheWay(), true) },
+			want: func(st *appv1.AppServiceStatus) {
+				for _, c := range append(readyConditions(rolledOut), notDegraded()) {
+					setCondition(st, c) // changed: now
+				}
+			},
 		},
 		{
 			name:       "still Degraded for the same reason, replicas changed: no new Warning",
-			as:         func(as *appv1.AppService) { setCondition(&as.Status, serviceInTheWay()) },
+			as:         func(as *appv1.AppService) { setDegraded(&as.Status, serviceInTheWay(), true) },
 			liveSvc:    func(s *corev1.Service) { notLabelledForUs(s) },
 			liveDeploy: func(d *appsv1.Deployment) { d.Status.ReadyReplicas = 1 },
 			want: func(st *appv1.AppServiceStatus) {
-				setCondition(st, serviceInTheWay())
+				setDegraded(st, serviceInTheWay(), true)
 				st.ReadyReplicas = 1
 			},
 			wantReason: appv1.ReasonResourceExists,
@@ -91,13 +98,11 @@ func TestSyncHandlerStatus(t *testing.T) {
 			as: func(as *appv1.AppService) {
 				c := serviceInTheWay()
 				c.Message = notOursMessage("Deployment")
-				setCondition(&as.Status, c)
+				setDegraded(&as.Status, c, true)
 			},
 			liveSvc: func(s *corev1.Service) { notLabelledForUs(s) },
 			want: func(st *appv1.AppServiceStatus) {
-				c := serviceInTheWay()
-				c.LastTransitionTime = lastTransition // still True: kept
-				setCondition(st, c)
+				setDegraded(st, serviceInTheWay(), true) // still True: lastTransitionTime kept
 			},
 			events:     []string{warning(appv1.ReasonResourceExists, notOursMessage("Service"))},
 			wantReason: appv1.ReasonResourceExists,
@@ -165,7 +170,7 @@ func TestSyncHandlerNoWarningWithoutStatus(t *testing.T) {
 	st := currentStatus()
 	c := serviceInTheWay()
 	c.LastTransitionTime = metav1.Time{} // a transition now: any time
-	setCondition(&st, c)
+	setDegraded(&st, c, true)
 	f.expectStatusUpdate(withStatus(as, st))
 	f.events = nil // no Warning: the status that would say Degraded was not written
 	if err := f.run(testKey); !apierrors.IsConflict(err) {
@@ -212,7 +217,8 @@ func TestNewStatus(t *testing.T) {
 			deploy: func(d *appsv1.Deployment) { d.Status = appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1} },
 			want: appv1.AppServiceStatus{
 				ObservedGeneration: fixtures.Generation, Replicas: 1, UpdatedReplicas: 1, Selector: fixtures.Selector,
-				Conditions: []metav1.Condition{unknown(appv1.ConditionAvailable), unknown(appv1.ConditionProgressing), notDegraded()},
+				Conditions: append([]metav1.Condition{unknown(appv1.ConditionAvailable), unknown(appv1.ConditionProgressing), notDegraded()},
+					reconcilingConditions(appv1.ReasonRollingOut, "Waiting for the Deployment's controller to observe generation 1")...),
 			},
 		},
 		{
@@ -233,7 +239,7 @@ func TestNewStatus(t *testing.T) {
 			syncErr: errors.Join(nil, fmt.Errorf("sync: %w", inTheWay)),
 			want: func() appv1.AppServiceStatus {
 				st := currentStatus()
-				setCondition(&st, degraded(appv1.ReasonResourceExists, "Service default/nginx-app is in the way"))
+				setDegraded(&st, degraded(appv1.ReasonResourceExists, "Service default/nginx-app is in the way"), true)
 				return st
 			}(),
 		},
@@ -243,7 +249,7 @@ func TestNewStatus(t *testing.T) {
 			syncErr: errors.New("connection refused"),
 			want: func() appv1.AppServiceStatus {
 				st := currentStatus()
-				setCondition(&st, degraded(appv1.ReasonSyncFailed, "connection refused"))
+				setDegraded(&st, degraded(appv1.ReasonSyncFailed, "connection refused"), false)
 				return st
 			}(),
 		},
@@ -263,9 +269,10 @@ func TestNewStatus(t *testing.T) {
 			}(),
 			want: func() appv1.AppServiceStatus {
 				st := currentStatus()
-				st.Conditions[0].LastTransitionTime = earlier
-				st.Conditions[1].LastTransitionTime = earlier
-				st.Conditions[2].LastTransitionTime = metav1.Time{} // changed: now
+				for i := range st.Conditions {
+					st.Conditions[i].LastTransitionTime = earlier
+				}
+				st.Conditions[2].LastTransitionTime = metav1.Time{} // Degraded changed: now
 				return st
 			}(),
 		},
@@ -317,4 +324,71 @@ func FuzzStatus(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestProgress: the rollout is judged as kstatus judges a Deployment, and
+// with autoscaling the autoscaler must have reached the minimum.
+func TestProgress(t *testing.T) {
+	tests := []struct {
+		name        string
+		deploy      func(*appsv1.Deployment) // applied to LiveDeployment
+		noDepl      bool
+		minReplicas *int32 // autoscaling's, when set
+		want        rollout
+	}{
+		{name: "rolled out", want: rollout{done: true, message: rolledOut}},
+		{name: "no Deployment", noDepl: true, want: rollout{reason: appv1.ReasonRollingOut, message: "The Deployment does not exist yet"}},
+		{
+			name:   "generation not observed yet",
+			deploy: func(d *appsv1.Deployment) { d.Generation = 2 },
+			want:   rollout{reason: appv1.ReasonRollingOut, message: "Waiting for the Deployment's controller to observe generation 2"},
+		},
+		{
+			name:   "replicas being updated",
+			deploy: func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 },
+			want:   rollout{reason: appv1.ReasonRollingOut, message: "1 of 2 replicas updated"},
+		},
+		{
+			name:   "old replicas terminating",
+			deploy: func(d *appsv1.Deployment) { d.Status.Replicas = 3 },
+			want:   rollout{reason: appv1.ReasonRollingOut, message: "3 replicas for 2 wanted: the others are terminating"},
+		},
+		{
+			name:   "updated replicas not available yet",
+			deploy: func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 0 },
+			want:   rollout{reason: appv1.ReasonRollingOut, message: "0 of 2 replicas available"},
+		},
+		{
+			name: "past the progress deadline",
+			deploy: func(d *appsv1.Deployment) {
+				d.Status.UpdatedReplicas = 1
+				d.Status.Conditions[1] = appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+					Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "nginx-app-6d4cf56db6" has timed out progressing.`}
+			},
+			want: rollout{stalled: true, reason: appv1.ReasonProgressDeadlineExceeded,
+				message: `The Deployment's rollout made no progress within its deadline: ReplicaSet "nginx-app-6d4cf56db6" has timed out progressing.`},
+		},
+		{
+			name:        "autoscaler below the minimum",
+			minReplicas: new(int32(3)),
+			want:        rollout{reason: appv1.ReasonScalingToMinimum, message: "The autoscaler has 2 replicas, below the minimum of 3"},
+		},
+		{name: "autoscaler at the minimum", minReplicas: new(int32(2)), want: rollout{done: true, message: rolledOut}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := fixtures.AppService()
+			if tc.minReplicas != nil {
+				as.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: tc.minReplicas, MaxReplicas: 5}
+			}
+			var d *appsv1.Deployment
+			if !tc.noDepl {
+				d = fixtures.LiveDeployment()
+				fixtures.Tweak(tc.deploy, d)
+			}
+			if got := progress(as, d); got != tc.want {
+				t.Errorf("progress = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
 }

@@ -60,6 +60,46 @@ const (
 	// ConditionDegraded is True when the controller cannot bring the
 	// children in line with the spec; its message says why.
 	ConditionDegraded = "Degraded"
+
+	// ConditionReady, ConditionReconciling and ConditionStalled are the
+	// conditions kstatus (sigs.k8s.io/cli-utils/pkg/kstatus) reads, and with
+	// it Flux's health checks, kpt and `kubectl wait --for=condition=Ready`.
+	// Ready is True when every child the spec asks for is in line and the
+	// Deployment has rolled the current template out to every replica.
+	ConditionReady = "Ready"
+	// ConditionReconciling ("abnormal-true") is True while the controller or
+	// the Deployment is still working toward the spec: the Deployment being
+	// created or rolled out, the autoscaler still scaling up to its minimum,
+	// a sync failing in a way that retrying may fix.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled ("abnormal-true") is True when progress needs the
+	// user: an object of a child's name in the way, the Gateway API missing
+	// for a route, a child the API server refuses, a rollout past its
+	// progress deadline.
+	ConditionStalled = "Stalled"
+)
+
+// Reasons of the Ready, Reconciling and Stalled conditions. Ready False
+// carries the reason of Stalled when that is True, else of Reconciling.
+// Stalled True for a child's failure carries that failure's reason (as
+// Degraded does: ResourceExists, RouteAPIMissing, CreateFailed, ...).
+const (
+	// ReasonRolloutComplete: every child is in line and every replica runs
+	// the current template (Ready True, Reconciling False).
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonRollingOut: the Deployment is being created, has not observed
+	// the current generation, or is replacing or scaling its Pods.
+	ReasonRollingOut = "RollingOut"
+	// ReasonScalingToMinimum: the autoscaler has not yet brought the
+	// Deployment to the AppService's minReplicas.
+	ReasonScalingToMinimum = "ScalingToMinimum"
+	// ReasonRetrying: a sync failed in a way retrying may fix (the API
+	// server unreachable or overloaded); it is retried with backoff.
+	ReasonRetrying = "Retrying"
+	// ReasonProgressDeadlineExceeded: the Deployment's rollout made no
+	// progress within its progressDeadlineSeconds (the Deployment's own
+	// reason).
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 )
 
 // Reasons of the Available and Progressing conditions while the Deployment

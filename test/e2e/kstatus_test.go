@@ -1,0 +1,175 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"example.com/appservice-controller/internal/localcluster"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+var appServicesGVR = schema.GroupVersionResource{Group: "app.example.com", Version: "v1", Resource: "appservices"}
+
+// TestKstatus asks kstatus itself (sigs.k8s.io/cli-utils, what Flux's
+// health checks and kpt use) what it makes of a live AppService, read as
+// those tools read it (unstructured, through the dynamic client), at each
+// phase of its life: InProgress while its Pods start, Current once they are
+// available, InProgress again mid-rollout, Failed while an unowned
+// Deployment holds its name and Current once that is gone, Failed when a
+// rollout cannot finish before its progress deadline. kubectl wait
+// --for=condition=Ready returns once it is Current.
+func TestKstatus(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	compute := func(name string) (*status.Result, *unstructured.Unstructured, error) {
+		u, err := dyn.Resource(appServicesGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := status.Compute(u)
+		return res, u, err
+	}
+	// observed waits until the controller has written the status of the
+	// AppService's current generation, then returns kstatus's verdict.
+	observed := func(name string) *status.Result {
+		t.Helper()
+		var res *status.Result
+		eventually(t, time.Minute, func() error {
+			r, u, err := compute(name)
+			if err != nil {
+				return err
+			}
+			gen, _, _ := unstructured.NestedInt64(u.Object, "metadata", "generation")
+			seen, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+			if seen != gen {
+				return fmt.Errorf("status.observedGeneration %d, generation %d", seen, gen)
+			}
+			res = r
+			return nil
+		})
+		return res
+	}
+	// becomes waits until kstatus says want.
+	becomes := func(name string, want status.Status, timeout time.Duration) {
+		t.Helper()
+		eventually(t, timeout, func() error {
+			r, _, err := compute(name)
+			if err != nil {
+				return err
+			}
+			if r.Status != want {
+				return fmt.Errorf("kstatus: %s (%s), want %s", r.Status, r.Message, want)
+			}
+			t.Logf("%s became %s (%s)", name, r.Status, r.Message)
+			return nil
+		})
+	}
+	check := func(phase string, got *status.Result, want status.Status) {
+		t.Helper()
+		if got.Status != want {
+			t.Fatalf("%s: kstatus says %s (%s), want %s", phase, got.Status, got.Message, want)
+		}
+		t.Logf("%s: %s (%s)", phase, got.Status, got.Message)
+	}
+
+	// Pods that count as available only after 15 s ready: the rollout
+	// takes long enough to be seen in progress.
+	spec := appv1.AppServiceSpec{Size: int32p(2), Image: "nginx:1.27", MinReadySeconds: int32p(15)}
+	createAppService(t, ns, "app", spec)
+	check("just created", observed("app"), status.InProgressStatus)
+	becomes("app", status.CurrentStatus, 2*time.Minute)
+	as, err := getAppService(ns, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := condition(as, appv1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != as.Generation {
+		t.Fatalf("Current, but Ready is %+v", c)
+	}
+	if out, err := kubectl("wait", "--for=condition=Ready", "appsvc/app", "-n", ns, "--timeout=10s"); err != nil {
+		t.Fatalf("kubectl wait --for=condition=Ready: %v: %s", err, out)
+	}
+
+	updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	check("mid-rollout after an image change", observed("app"), status.InProgressStatus)
+	becomes("app", status.CurrentStatus, 2*time.Minute)
+
+	// An unowned Deployment of the AppService's name: only the user can
+	// resolve that.
+	labels := map[string]string{"app": "theirs"}
+	theirs, err := kube.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "blocked", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: int32p(1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	createAppService(t, ns, "blocked", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
+	check("an unowned Deployment of its name", observed("blocked"), status.FailedStatus)
+	as, err = getAppService(ns, "blocked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := condition(as, appv1.ConditionStalled); c == nil || c.Reason != appv1.ReasonResourceExists {
+		t.Errorf("Stalled is %+v, want True with reason ResourceExists", c)
+	}
+	uid := theirs.UID
+	if err := kube.AppsV1().Deployments(ns).Delete(ctx, "blocked", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
+		t.Fatal(err)
+	}
+	becomes("blocked", status.CurrentStatus, 2*time.Minute)
+
+	// Pods no node can take, and a short progress deadline: the rollout
+	// cannot finish, and the Deployment controller says so.
+	createAppService(t, ns, "stuck", appv1.AppServiceSpec{
+		Size: int32p(1), Image: "nginx:1.27", ProgressDeadlineSeconds: int32p(5),
+		NodeSelector: map[string]string{"kstatus.example.com/no-such-node": "true"},
+	})
+	becomes("stuck", status.FailedStatus, 2*time.Minute)
+	as, err = getAppService(ns, "stuck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := condition(as, appv1.ConditionStalled); c == nil || c.Reason != appv1.ReasonProgressDeadlineExceeded {
+		t.Errorf("Stalled is %+v, want True with reason ProgressDeadlineExceeded", c)
+	}
+}
