@@ -133,6 +133,29 @@ func tourSteps() []step {
 			return t.event(ctx, "nginx-app", "Created", "Created Deployment nginx-app, Service nginx-app")
 		},
 	}, {
+		title: text{"Ready, as GitOps tools read it", "Ready：GitOps 工具读到的健康状态"},
+		say: text{
+			"Ready, Reconciling and Stalled are the conditions kstatus reads, and with it Flux and kpt;\n" +
+				"Argo CD reads them through artifacts/argocd/health.lua. Ready is True once every replica runs the current template.",
+			"Ready、Reconciling 和 Stalled 是 kstatus 读取的 condition，Flux 和 kpt 也经由它读取；\n" +
+				"Argo CD 通过 artifacts/argocd/health.lua 读取它们。每个副本都运行当前模板之后，Ready 才为 True。",
+		},
+		cmds: []command{
+			kubectl("wait", "--for=condition=Ready", "appsvc/nginx-app", "--timeout=2m"),
+			kubectl("get", "appsvc", "nginx-app", "-o",
+				`jsonpath={range .status.conditions[*]}{.type}={.status} ({.reason}){"\n"}{end}`),
+		},
+		expect: text{"Ready=True (RolloutComplete), Reconciling=False, Stalled=False", "已就绪：Ready=True（RolloutComplete），Reconciling=False，Stalled=False"},
+		check: func(ctx context.Context, t *tour) error {
+			for typ, want := range map[string]string{"Ready": "True/RolloutComplete", "Reconciling": "False/RolloutComplete", "Stalled": "False/AsExpected"} {
+				path := `{.status.conditions[?(@.type=="` + typ + `")].status}/{.status.conditions[?(@.type=="` + typ + `")].reason}`
+				if err := t.equals(ctx, "appservice/nginx-app", path, want); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}, {
 		title: text{"Scale it", "扩容"},
 		say: text{
 			"AppService has the scale subresource, so kubectl scale (and a HorizontalPodAutoscaler) work on it.\n" +
@@ -259,11 +282,14 @@ func tourSteps() []step {
 			kubectl("get", "appsvc", "other-app", "-o", `jsonpath={.status.conditions[?(@.type=="Degraded")].message}{"\n"}`),
 		},
 		expect: text{
-			"Degraded (ResourceExists) with a Warning Event; the other Deployment is untouched",
-			"Degraded（ResourceExists），有 Warning Event；那个 Deployment 毫发无损",
+			"Degraded and Stalled (ResourceExists) with a Warning Event; the other Deployment is untouched",
+			"Degraded 与 Stalled（ResourceExists），有 Warning Event；那个 Deployment 毫发无损",
 		},
 		check: func(ctx context.Context, t *tour) error {
 			if err := t.equals(ctx, "appservice/other-app", `{.status.conditions[?(@.type=="Degraded")].reason}`, "ResourceExists"); err != nil {
+				return err
+			}
+			if err := t.equals(ctx, "appservice/other-app", `{.status.conditions[?(@.type=="Stalled")].status}`, "True"); err != nil {
 				return err
 			}
 			if err := t.event(ctx, "other-app", "ResourceExists", "is not controlled by AppService other-app"); err != nil {

@@ -118,6 +118,7 @@ var docPackages = map[string]string{
 	"wait":           "k8s.io/apimachinery/pkg/util/wait",
 	"klog":           "k8s.io/klog/v2",
 	"healthz":        "k8s.io/apiserver/pkg/server/healthz",
+	"status":         "sigs.k8s.io/cli-utils/pkg/kstatus/status",
 	"children":       "example.com/appservice-controller/internal/children",
 	"leader":         "example.com/appservice-controller/internal/leader",
 	"servers":        "example.com/appservice-controller/internal/servers",

@@ -21,6 +21,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +36,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
+	"example.com/appservice-controller/internal/argocdhealth"
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -39,9 +44,10 @@ import (
 var appServicesGVR = schema.GroupVersionResource{Group: "app.example.com", Version: "v1", Resource: "appservices"}
 
 // TestKstatus asks kstatus itself (sigs.k8s.io/cli-utils, what Flux's
-// health checks and kpt use) what it makes of a live AppService, read as
-// those tools read it (unstructured, through the dynamic client), at each
-// phase of its life: InProgress while its Pods start, Current once they are
+// health checks and kpt use), and Argo CD's health check
+// (artifacts/argocd/health.lua, run as Argo CD runs it), what they make of
+// a live AppService, read as those tools read it (unstructured, through the
+// dynamic client), at each phase of its life: InProgress while its Pods start, Current once they are
 // available, InProgress again mid-rollout, Failed while an unowned
 // Deployment holds its name and Current once that is gone, Failed when a
 // rollout cannot finish before its progress deadline. kubectl wait
@@ -54,6 +60,21 @@ func TestKstatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	dyn := dynamic.NewForConfigOrDie(cfg)
+	script, err := os.ReadFile(filepath.Join(repoRoot, "artifacts/argocd/health.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// argo checks what Argo CD says of the object kstatus judged.
+	argo := func(phase string, u *unstructured.Unstructured, want string) {
+		t.Helper()
+		got, err := argocdhealth.Evaluate(string(script), u.Object)
+		if err != nil {
+			t.Fatalf("%s: Argo CD's health check: %v", phase, err)
+		}
+		if got.Status != want {
+			t.Fatalf("%s: Argo CD's health check says %s (%s), want %s", phase, got.Status, got.Message, want)
+		}
+	}
 	compute := func(name string) (*status.Result, *unstructured.Unstructured, error) {
 		u, err := dyn.Resource(appServicesGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -63,10 +84,12 @@ func TestKstatus(t *testing.T) {
 		return res, u, err
 	}
 	// observed waits until the controller has written the status of the
-	// AppService's current generation, then returns kstatus's verdict.
-	observed := func(name string) *status.Result {
+	// AppService's current generation; then kstatus must say want, and
+	// Argo CD wantArgo.
+	observed := func(phase, name string, want status.Status, wantArgo string) {
 		t.Helper()
 		var res *status.Result
+		var obj *unstructured.Unstructured
 		eventually(t, time.Minute, func() error {
 			r, u, err := compute(name)
 			if err != nil {
@@ -77,40 +100,40 @@ func TestKstatus(t *testing.T) {
 			if seen != gen {
 				return fmt.Errorf("status.observedGeneration %d, generation %d", seen, gen)
 			}
-			res = r
+			res, obj = r, u
 			return nil
 		})
-		return res
+		if res.Status != want {
+			t.Fatalf("%s: kstatus says %s (%s), want %s", phase, res.Status, res.Message, want)
+		}
+		argo(phase, obj, wantArgo)
+		t.Logf("%s: %s (%s)", phase, res.Status, res.Message)
 	}
-	// becomes waits until kstatus says want.
-	becomes := func(name string, want status.Status, timeout time.Duration) {
+	// becomes waits until kstatus says want; then Argo CD must say wantArgo.
+	becomes := func(phase, name string, want status.Status, wantArgo string, timeout time.Duration) {
 		t.Helper()
+		var obj *unstructured.Unstructured
 		eventually(t, timeout, func() error {
-			r, _, err := compute(name)
+			r, u, err := compute(name)
 			if err != nil {
 				return err
 			}
 			if r.Status != want {
 				return fmt.Errorf("kstatus: %s (%s), want %s", r.Status, r.Message, want)
 			}
-			t.Logf("%s became %s (%s)", name, r.Status, r.Message)
+			t.Logf("%s: %s became %s (%s)", phase, name, r.Status, r.Message)
+			obj = u
 			return nil
 		})
-	}
-	check := func(phase string, got *status.Result, want status.Status) {
-		t.Helper()
-		if got.Status != want {
-			t.Fatalf("%s: kstatus says %s (%s), want %s", phase, got.Status, got.Message, want)
-		}
-		t.Logf("%s: %s (%s)", phase, got.Status, got.Message)
+		argo(phase, obj, wantArgo)
 	}
 
 	// Pods that count as available only after 15 s ready: the rollout
 	// takes long enough to be seen in progress.
 	spec := appv1.AppServiceSpec{Size: int32p(2), Image: "nginx:1.27", MinReadySeconds: int32p(15)}
 	createAppService(t, ns, "app", spec)
-	check("just created", observed("app"), status.InProgressStatus)
-	becomes("app", status.CurrentStatus, 2*time.Minute)
+	observed("just created", "app", status.InProgressStatus, "Progressing")
+	becomes("all Pods available", "app", status.CurrentStatus, "Healthy", 2*time.Minute)
 	as, err := getAppService(ns, "app")
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +146,8 @@ func TestKstatus(t *testing.T) {
 	}
 
 	updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
-	check("mid-rollout after an image change", observed("app"), status.InProgressStatus)
-	becomes("app", status.CurrentStatus, 2*time.Minute)
+	observed("mid-rollout after an image change", "app", status.InProgressStatus, "Progressing")
+	becomes("rolled out", "app", status.CurrentStatus, "Healthy", 2*time.Minute)
 
 	// An unowned Deployment of the AppService's name: only the user can
 	// resolve that.
@@ -144,7 +167,7 @@ func TestKstatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	createAppService(t, ns, "blocked", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
-	check("an unowned Deployment of its name", observed("blocked"), status.FailedStatus)
+	observed("an unowned Deployment of its name", "blocked", status.FailedStatus, "Degraded")
 	as, err = getAppService(ns, "blocked")
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +179,7 @@ func TestKstatus(t *testing.T) {
 	if err := kube.AppsV1().Deployments(ns).Delete(ctx, "blocked", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
 		t.Fatal(err)
 	}
-	becomes("blocked", status.CurrentStatus, 2*time.Minute)
+	becomes("that Deployment removed", "blocked", status.CurrentStatus, "Healthy", 2*time.Minute)
 
 	// Pods no node can take, and a short progress deadline: the rollout
 	// cannot finish, and the Deployment controller says so.
@@ -164,12 +187,70 @@ func TestKstatus(t *testing.T) {
 		Size: int32p(1), Image: "nginx:1.27", ProgressDeadlineSeconds: int32p(5),
 		NodeSelector: map[string]string{"kstatus.example.com/no-such-node": "true"},
 	})
-	becomes("stuck", status.FailedStatus, 2*time.Minute)
+	becomes("a rollout past its progress deadline", "stuck", status.FailedStatus, "Degraded", 2*time.Minute)
 	as, err = getAppService(ns, "stuck")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := condition(as, appv1.ConditionStalled); c == nil || c.Reason != appv1.ReasonProgressDeadlineExceeded {
 		t.Errorf("Stalled is %+v, want True with reason ProgressDeadlineExceeded", c)
+	}
+}
+
+// TestArgoCDHealthCheckInstall runs the README's command that adds the
+// health check to Argo CD's argocd-cm, as a user would paste it, on an
+// argocd-cm that already holds settings: the script lands under its key,
+// byte for byte, and every other key is kept.
+func TestArgoCDHealthCheckInstall(t *testing.T) {
+	ctx := context.Background()
+	const key = "resource.customizations.health.app.example.com_AppService"
+	var line string
+	for _, d := range readDocs(t) {
+		if d.Path != "README.md" {
+			continue
+		}
+		for _, b := range d.Blocks {
+			for _, l := range b.Lines {
+				if strings.Contains(l, "argocd-cm") && strings.Contains(l, key) {
+					line = l
+				}
+			}
+		}
+	}
+	if line == "" {
+		t.Fatal("README.md shows no command adding the health check to argocd-cm")
+	}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(ctx, "argocd", metav1.DeleteOptions{}) })
+	settings := map[string]string{"url": "https://argocd.example.com", "timeout.reconciliation": "180s"}
+	if _, err := kube.CoreV1().ConfigMaps("argocd").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm"}, Data: settings,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command("bash", "-o", "pipefail", "-c", line)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	cm, err := kube.CoreV1().ConfigMaps("argocd").Get(ctx, "argocd-cm", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(repoRoot, "artifacts/argocd/health.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data[key] != string(script) {
+		t.Errorf("argocd-cm's %s is not artifacts/argocd/health.lua:\n%s", key, cm.Data[key])
+	}
+	for k, v := range settings {
+		if cm.Data[k] != v {
+			t.Errorf("argocd-cm's %s = %q after the install, want %q kept", k, cm.Data[k], v)
+		}
 	}
 }
