@@ -17,7 +17,6 @@ limitations under the License.
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -304,16 +303,7 @@ func TestNewStatus(t *testing.T) {
 //
 //	go test -run '^$' -fuzz FuzzStatus -fuzztime 1m .
 func FuzzStatus(f *testing.F) {
-	for _, seed := range fixtures.SpecSeeds() {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var spec appv1.AppServiceSpec
-		if err := json.Unmarshal(data, &spec); err != nil {
-			return
-		}
-		as := fixtures.AppService()
-		as.Spec = spec
+	fixtures.FuzzSpecs(f, func(t *testing.T, as *appv1.AppService) {
 		st := newStatus(as, observed{deployment: children.NewDeployment(as)}, errors.New("boom"))
 		if st.ObservedGeneration != as.Generation {
 			t.Errorf("status observedGeneration %d, want %d", st.ObservedGeneration, as.Generation)

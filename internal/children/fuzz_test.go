@@ -17,7 +17,6 @@ limitations under the License.
 package children
 
 import (
-	"encoding/json"
 	"testing"
 
 	"example.com/appservice-controller/internal/fixtures"
@@ -37,16 +36,7 @@ import (
 // Inputs that fail are kept in testdata/fuzz/FuzzBuilders and run by every
 // go test.
 func FuzzBuilders(f *testing.F) {
-	for _, seed := range fixtures.SpecSeeds() {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var spec appv1.AppServiceSpec
-		if err := json.Unmarshal(data, &spec); err != nil {
-			return
-		}
-		as := fixtures.AppService()
-		as.Spec = spec
+	fixtures.FuzzSpecs(f, func(t *testing.T, as *appv1.AppService) {
 
 		d := NewDeployment(as)
 		if d == nil || len(d.Spec.Template.Spec.Containers) != 1 || d.Spec.Template.Spec.Containers[0].Name != as.Name {
@@ -59,8 +49,8 @@ func FuzzBuilders(f *testing.F) {
 			if updated, changed := UpdateService(s, NewService(as)); updated != nil {
 				t.Errorf("a Service just built differs from itself in %v", changed)
 			}
-		} else if len(spec.Ports) > 0 {
-			t.Errorf("no Service for %d ports", len(spec.Ports))
+		} else if len(as.Spec.Ports) > 0 {
+			t.Errorf("no Service for %d ports", len(as.Spec.Ports))
 		}
 		checkBuiltInLine(t, "ServiceAccount", NewServiceAccount(as), NewServiceAccount(as), UpdateServiceAccount)
 		checkBuiltInLine(t, "Ingress", NewIngress(as), NewIngress(as), UpdateIngress)

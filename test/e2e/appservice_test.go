@@ -628,22 +628,8 @@ func TestDriftIsRepaired(t *testing.T) {
 func TestUnownedObjectsAreLeftAlone(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	labels := map[string]string{"app": "theirs"}
-	theirs := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "taken", Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: int32p(1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
-			},
-		},
-	}
-	d, err := kube.AppsV1().Deployments(ns).Create(ctx, theirs, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := createTheirDeployment(t, ns, "taken")
+	labels := d.Spec.Selector.MatchLabels
 	svc, err := kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "taken"},
 		Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 8080}}},

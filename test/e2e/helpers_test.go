@@ -131,6 +131,28 @@ func updateAppService(t *testing.T, ns, name string, mutate func(*appv1.AppServi
 	})
 }
 
+// createTheirDeployment creates a Deployment that someone else made: not
+// labelled for any AppService, without an owner.
+func createTheirDeployment(t *testing.T, ns, name string) *appsv1.Deployment {
+	t.Helper()
+	labels := map[string]string{"app": "theirs"}
+	d, err := kube.AppsV1().Deployments(ns).Create(context.Background(), &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: int32p(1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func getAppService(ns, name string) (*appv1.AppService, error) {
 	return apps.AppV1().AppServices(ns).Get(context.Background(), name, metav1.GetOptions{})
 }

@@ -28,7 +28,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -151,21 +150,7 @@ func TestKstatus(t *testing.T) {
 
 	// An unowned Deployment of the AppService's name: only the user can
 	// resolve that.
-	labels := map[string]string{"app": "theirs"}
-	theirs, err := kube.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "blocked", Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: int32p(1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
-			},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	theirs := createTheirDeployment(t, ns, "blocked")
 	createAppService(t, ns, "blocked", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
 	observed("an unowned Deployment of its name", "blocked", status.FailedStatus, "Degraded")
 	as, err = getAppService(ns, "blocked")
