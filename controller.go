@@ -34,6 +34,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -84,7 +85,10 @@ type Controller struct {
 	autoscalers       childCache[*autoscalingv2.HorizontalPodAutoscaler]
 	// routes is nil when the controller runs without the Gateway API's
 	// client (in unit tests).
-	routes       *routeInformer
+	routes *routeInformer
+	// configs watches the ConfigMaps and Secrets that AppServices with
+	// rolloutOnConfigChange read (configs.go).
+	configs      *configWatch
 	cachesSynced []cache.InformerSynced
 
 	// queue holds the keys of AppServices to sync. Keys, not objects: the
@@ -98,10 +102,12 @@ type Controller struct {
 // carrying appv1.LabelAppService (see main.go): that is all the controller
 // needs, and it keeps a large cluster's other objects out of its memory.
 // Start kubeInformers after NewController: it asks for the informers it
-// needs.
+// needs. metadataClient watches ConfigMaps and Secrets, as metadata only,
+// where rolloutOnConfigChange asks for it (see configs.go).
 func NewController(
 	ctx context.Context,
 	kubeClient kubernetes.Interface,
+	metadataClient metadata.Interface,
 	appClient clientset.Interface,
 	kubeInformers kubeinformers.SharedInformerFactory,
 	appServiceInformer informers.AppServiceInformer,
@@ -121,14 +127,19 @@ func NewController(
 		recorder: recorder,
 	}
 
+	var err error
+	if c.configs, err = newConfigWatch(ctx, metadataClient, kubeClient, appServiceInformer.Informer(), c.queue.Add); err != nil {
+		return nil, err
+	}
+
 	logger.V(4).Info("Setting up event handlers")
 	// Every change of an AppService, and every periodic resync, queues it: a
 	// sync that finds nothing to do writes nothing, and the resync is what
 	// notices an object in our way disappearing (it is not watched).
 	if _, err := appServiceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueAppService,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueAppService(obj) },
-		DeleteFunc: c.enqueueAppService,
+		AddFunc:    c.handleAppService,
+		UpdateFunc: func(_, obj interface{}) { c.handleAppService(obj) },
+		DeleteFunc: c.handleAppService,
 	}); err != nil {
 		return nil, err
 	}
@@ -148,7 +159,6 @@ func NewController(
 	c.autoscalers = watchChild[*autoscalingv2.HorizontalPodAutoscaler](c,
 		kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers().Informer(), childHandler, &errs)
 	if gateway != nil {
-		var err error
 		c.routes, err = newRouteInformer(kubeClient.Discovery(), gateway, childHandler)
 		errs = append(errs, err)
 	}
@@ -169,9 +179,10 @@ func watchChild[T any](c *Controller, informer cache.SharedIndexInformer, handle
 	return cc
 }
 
-// enqueueAppService queues the key of an AppService (or of the last known
-// state of a deleted one).
-func (c *Controller) enqueueAppService(obj interface{}) {
+// handleAppService queues the key of an AppService (or of the last known
+// state of a deleted one), and has the ConfigMaps and Secrets of its
+// namespace watched while an AppService there needs it.
+func (c *Controller) handleAppService(obj interface{}) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -180,6 +191,7 @@ func (c *Controller) enqueueAppService(obj interface{}) {
 		utilruntime.HandleError(err)
 		return
 	}
+	c.configs.track(objectRef.Namespace)
 	c.queue.Add(objectRef)
 }
 
@@ -335,14 +347,16 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// cannot be created before it exists.
 	s := &appSync{c: c, as: as}
 	_, saErr := s.serviceAccounts().sync(ctx, s, children.NewServiceAccount(as))
-	deployment, deployErr := s.deployments().ensure(ctx, s, children.NewDeployment(as))
+	desiredDeployment := children.NewDeployment(as)
+	configErr := s.setConfigDigest(ctx, desiredDeployment)
+	deployment, deployErr := s.deployments().ensure(ctx, s, desiredDeployment)
 	_, serviceErr := s.services().sync(ctx, s, children.NewService(as))
 	ingress, ingressErr := s.ingresses().sync(ctx, s, children.NewIngress(as))
 	route, routeErr := s.syncHTTPRoute(ctx)
 	_, budgetErr := s.disruptionBudgets().sync(ctx, s, children.NewDisruptionBudget(as))
 	_, autoscalerErr := s.autoscalers().sync(ctx, s, children.NewAutoscaler(as))
 	s.changes.record(c.recorder, as)
-	errs := []error{saErr, deployErr, serviceErr, ingressErr, routeErr, budgetErr, autoscalerErr}
+	errs := []error{saErr, configErr, deployErr, serviceErr, ingressErr, routeErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
 	if errors.Is(syncErr, errNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")

@@ -468,8 +468,8 @@ func TestEnqueueAppService(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newTestController(t)
-			c.enqueueAppService(tc.obj)
-			c.enqueueAppService(tc.obj) // de-duplicated by the queue
+			c.handleAppService(tc.obj)
+			c.handleAppService(tc.obj) // de-duplicated by the queue
 			if got := queued(c); !equality.Semantic.DeepEqual(got, tc.want) {
 				t.Errorf("queued %v, want %v", got, tc.want)
 			}

@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -296,7 +297,8 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	deployments := kubeInformers.Apps().V1().Deployments()
 	services := kubeInformers.Core().V1().Services()
 	appServices := appInformers.App().V1().AppServices()
-	c, err := NewController(ctx, f.kubeClient, f.appClient, kubeInformers, appServices, nil, f.recorder)
+	c, err := NewController(ctx, f.kubeClient, metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()),
+		f.appClient, kubeInformers, appServices, nil, f.recorder)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}
@@ -321,7 +323,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	return c
 }
 
-func mustAdd(t *testing.T, indexer cache.Indexer, obj interface{}) {
+func mustAdd(t *testing.T, indexer cache.Store, obj interface{}) {
 	t.Helper()
 	if err := indexer.Add(obj); err != nil {
 		t.Fatalf("adding %T to the indexer: %v", obj, err)

@@ -40,6 +40,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
@@ -199,7 +200,7 @@ func run(ctx context.Context, o options) error {
 	defer shutdownBroadcaster(broadcaster, o.shutdownWait)
 
 	f := newInformerFactories(c, o)
-	controller, err := NewController(ctx, c.kube, c.apps, f.kube, f.apps.App().V1().AppServices(),
+	controller, err := NewController(ctx, c.kube, c.metadata, c.apps, f.kube, f.apps.App().V1().AppServices(),
 		&GatewayAPI{Client: c.gateway, Informers: f.gateway}, recorder)
 	if err != nil {
 		return err
@@ -250,8 +251,10 @@ func replicaIdentity() (string, error) {
 // (see clientConfigs).
 type clients struct {
 	kube kubernetes.Interface
-	apps clientset.Interface
-	crds apiextensionsclient.Interface
+	// metadata watches ConfigMaps and Secrets as metadata only.
+	metadata metadata.Interface
+	apps     clientset.Interface
+	crds     apiextensionsclient.Interface
 	// gateway is the Gateway API's (HTTPRoutes), which the cluster may not
 	// serve.
 	gateway gatewayclient.Interface
@@ -266,6 +269,9 @@ func newClients(o options, identity string) (*clients, error) {
 	c := &clients{}
 	if c.kube, err = kubernetes.NewForConfig(kubeCfg); err != nil {
 		return nil, fmt.Errorf("building kubernetes clientset: %w", err)
+	}
+	if c.metadata, err = metadata.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("building metadata client: %w", err)
 	}
 	if c.apps, err = clientset.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("building appservice clientset: %w", err)

@@ -36,7 +36,8 @@ import (
 // minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds; our
 // label on the object and its Pod template, and the template's labels and
 // annotations from podLabels and podAnnotations (the keys recorded in the
-// Deployment's AnnotationPodLabels and AnnotationPodAnnotations); the Pods'
+// Deployment's AnnotationPodLabels and AnnotationPodAnnotations), and its
+// AnnotationConfigDigest (config.go); the Pods'
 // service account and whether they mount its token, image pull secrets, node selector, tolerations,
 // affinity, topology spread constraints, priority class, termination grace
 // period and security context, and the volumes from spec.volumes (recorded
@@ -372,6 +373,12 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	setOwned(&changed, "revisionHistoryLimit", &out.Spec.RevisionHistoryLimit, desired.Spec.RevisionHistoryLimit)
 	setOwned(&changed, "progressDeadlineSeconds", &out.Spec.ProgressDeadlineSeconds, desired.Spec.ProgressDeadlineSeconds)
 	tmpl := &out.Spec.Template
+	// The config digest (rolloutOnConfigChange) is ours alone: admission
+	// keeps it out of podAnnotations. Set first, so that the annotations
+	// below find it in place.
+	if what := syncConfigDigest(&tmpl.Annotations, desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest]); what != "" {
+		changed = append(changed, what)
+	}
 	// The template's labels and annotations from podLabels and
 	// podAnnotations: the keys recorded last time that the spec no longer
 	// has go, the others' keys stay; then the record follows the spec.

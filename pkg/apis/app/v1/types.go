@@ -335,6 +335,19 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	Volumes []Volume `json:"volumes,omitempty"`
 
+	// RolloutOnConfigChange rolls the Pods when the data of a ConfigMap or
+	// Secret they read changes: one mounted as a volume (configMap, secret
+	// or a projected source), named in envFrom, or in an env var's
+	// configMapKeyRef or secretKeyRef. The controller keeps a digest of each
+	// in the pod template's app.example.com/config-digest annotation, so a
+	// change of data changes the template and the Deployment rolls out as
+	// for a new image. A change of labels or annotations only does not roll;
+	// a missing optional object has a digest of its own; a missing required
+	// one keeps the digest the Pods were started with. Off by default:
+	// turning it off removes the annotation (one rollout).
+	// +optional
+	RolloutOnConfigChange bool `json:"rolloutOnConfigChange,omitempty"`
+
 	// VolumeMounts mount volumes in the container (core/v1
 	// Container.volumeMounts); each names one of volumes, and mount paths
 	// are unique.

@@ -43,6 +43,16 @@ const (
 // the template, and their mounts (in any container), are kept.
 const AnnotationVolumes = "app.example.com/volumes"
 
+// AnnotationConfigDigest, on the pod template of a Deployment whose
+// AppService sets rolloutOnConfigChange, lists (comma-separated, sorted)
+// a digest of the data of every ConfigMap and Secret the Pods read:
+// "configmap/NAME=DIGEST", "secret/NAME=DIGEST", or "=missing" for one
+// that does not exist. A new digest changes the template, so the Pods
+// roll. The digest is an HMAC keyed by the object's UID, so it tells
+// nothing of a Secret's data to those who can read Pods. The controller
+// alone sets it: podAnnotations may not.
+const AnnotationConfigDigest = "app.example.com/config-digest"
+
 // AnnotationAnnotations, on a child other than the Deployment (the
 // ServiceAccount, the Ingress), lists (comma-separated, sorted) the keys of
 // its annotations that came from the AppService: the controller owns those,
@@ -134,6 +144,10 @@ const (
 	// ReasonRouteAPIMissing: the spec asks for an HTTPRoute and the cluster
 	// does not serve them (the Gateway API is not installed).
 	ReasonRouteAPIMissing = "RouteAPIMissing"
+	// ReasonConfigUnreadable: a ConfigMap or Secret the Pods read could not
+	// be read to compute its digest (rolloutOnConfigChange), e.g. for lack
+	// of RBAC; its digest on the pod template is kept until it can be.
+	ReasonConfigUnreadable = "ConfigUnreadable"
 	// ReasonSyncFailed is any other failure of a sync, such as a read the
 	// API server refused.
 	ReasonSyncFailed = "SyncFailed"

@@ -179,6 +179,17 @@ type AppServiceSpecApplyConfiguration struct {
 	// persistentVolumeClaim, projected or downwardAPI, each a focused
 	// version of its core/v1 namesake (see volumes.go). Names are unique.
 	Volumes []VolumeApplyConfiguration `json:"volumes,omitempty"`
+	// RolloutOnConfigChange rolls the Pods when the data of a ConfigMap or
+	// Secret they read changes: one mounted as a volume (configMap, secret
+	// or a projected source), named in envFrom, or in an env var's
+	// configMapKeyRef or secretKeyRef. The controller keeps a digest of each
+	// in the pod template's app.example.com/config-digest annotation, so a
+	// change of data changes the template and the Deployment rolls out as
+	// for a new image. A change of labels or annotations only does not roll;
+	// a missing optional object has a digest of its own; a missing required
+	// one keeps the digest the Pods were started with. Off by default:
+	// turning it off removes the annotation (one rollout).
+	RolloutOnConfigChange *bool `json:"rolloutOnConfigChange,omitempty"`
 	// VolumeMounts mount volumes in the container (core/v1
 	// Container.volumeMounts); each names one of volumes, and mount paths
 	// are unique.
@@ -500,6 +511,14 @@ func (b *AppServiceSpecApplyConfiguration) WithVolumes(values ...*VolumeApplyCon
 		}
 		b.Volumes = append(b.Volumes, *values[i])
 	}
+	return b
+}
+
+// WithRolloutOnConfigChange sets the RolloutOnConfigChange field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RolloutOnConfigChange field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithRolloutOnConfigChange(value bool) *AppServiceSpecApplyConfiguration {
+	b.RolloutOnConfigChange = &value
 	return b
 }
 

@@ -1,0 +1,294 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+
+	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/fixtures"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+var configMapsResource = corev1.SchemeGroupVersion.WithResource("configmaps")
+
+// settings is a ConfigMap the Pods read through envFrom.
+func settings() *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: fixtures.Namespace, UID: "settings-uid", ResourceVersion: "7"},
+		Data:       map[string]string{"LOG_LEVEL": "info"},
+	}
+}
+
+// readingSettings makes the seed read settings, with rolloutOnConfigChange.
+func readingSettings(s *appv1.AppServiceSpec) {
+	s.RolloutOnConfigChange = true
+	s.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
+}
+
+// TestSyncPutsConfigDigestOnTemplate: with rolloutOnConfigChange, the sync
+// reads the ConfigMap and writes its digest on the pod template, in one
+// update with one Event.
+func TestSyncPutsConfigDigestOnTemplate(t *testing.T) {
+	as := withStatus(fixtures.AppService(), currentStatus())
+	readingSettings(&as.Spec)
+	live := fixtures.LiveDeployment()
+	fixtures.Container(live).EnvFrom = as.Spec.EnvFrom
+
+	f := newFixture(t, as)
+	f.deployments = []*appsv1.Deployment{live}
+	f.services = []*corev1.Service{fixtures.LiveService()}
+	f.apiOnly = []runtime.Object{settings()}
+	f.kubeActions = append(f.kubeActions, core.NewGetAction(configMapsResource, fixtures.Namespace, "settings"))
+	want := live.DeepCopy()
+	digest := "configmap/settings=" + children.ConfigMapDigest(settings())
+	children.SetConfigDigest(want, digest)
+	f.expectUpdate(want)
+	f.events = []string{normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: config digest added (rolloutOnConfigChange is on)")}
+	if err := f.run(testKey); err != nil {
+		t.Fatalf("syncHandler: %v", err)
+	}
+}
+
+// configWatchFor is a config watch over kube's objects, with the
+// AppServices in its index and, for each namespace given, a store standing
+// for the namespace's watch.
+func configWatchFor(t *testing.T, kube *k8sfake.Clientset, appServices []*appv1.AppService, stores map[string]cache.Store) *configWatch {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &appv1.AppService{}, 0, cache.Indexers{})
+	w, err := newConfigWatch(ctx, metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()), kube, informer, func(cache.ObjectName) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, as := range appServices {
+		mustAdd(t, w.appServices, as)
+	}
+	for ns, store := range stores {
+		w.namespaces[ns] = &namespaceWatch{stop: func() {}, stores: map[string]cache.Store{children.ConfigMapRef: store, children.SecretRef: cache.NewStore(cache.MetaNamespaceKeyFunc)}}
+	}
+	return w
+}
+
+// watched is the metadata the namespace's watch holds of cm.
+func watched(cm *corev1.ConfigMap) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, ResourceVersion: cm.ResourceVersion}}
+}
+
+func countGets(kube *k8sfake.Clientset) int {
+	n := 0
+	for _, a := range kube.Actions() {
+		if a.GetVerb() == "get" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestConfigDigestReadsOnlyNewVersions: the data is read once per
+// resourceVersion the watch shows; a label-only edit is read once more and
+// gives the same digest.
+func TestConfigDigestReadsOnlyNewVersions(t *testing.T) {
+	as := fixtures.AppService()
+	readingSettings(&as.Spec)
+	cm := settings()
+	kube := k8sfake.NewClientset(cm)
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	mustAdd(t, store, watched(cm))
+	w := configWatchFor(t, kube, []*appv1.AppService{as}, map[string]cache.Store{fixtures.Namespace: store})
+	ctx := context.Background()
+	want := "configmap/settings=" + children.ConfigMapDigest(cm)
+
+	for range 3 {
+		got, err := w.configDigest(ctx, as, "")
+		if err != nil || got != want {
+			t.Fatalf("configDigest: got %q, %v; want %q", got, err, want)
+		}
+	}
+	if n := countGets(kube); n != 1 {
+		t.Errorf("%d reads of an unchanged ConfigMap, want 1", n)
+	}
+
+	relabelled := cm.DeepCopy()
+	relabelled.Labels = map[string]string{"team": "web"}
+	relabelled.ResourceVersion = "8"
+	if _, err := kube.CoreV1().ConfigMaps(cm.Namespace).Update(ctx, relabelled, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, store, watched(relabelled))
+	kube.ClearActions()
+	for range 2 {
+		if got, err := w.configDigest(ctx, as, ""); err != nil || got != want {
+			t.Errorf("after a label-only edit: got %q, %v; want %q", got, err, want)
+		}
+	}
+	if n := countGets(kube); n != 1 {
+		t.Errorf("%d reads after a new resourceVersion, want 1", n)
+	}
+}
+
+func mustUpdate(t *testing.T, store cache.Store, obj any) {
+	t.Helper()
+	if err := store.Update(obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConfigDigestMissingAndUnreadable: what an object that is missing or
+// cannot be read contributes, with the live template's digests given.
+func TestConfigDigestMissingAndUnreadable(t *testing.T) {
+	forbidden := apierrors.NewForbidden(configMapsResource.GroupResource(), "settings", errors.New("RBAC"))
+	tests := []struct {
+		name     string
+		optional bool
+		getErr   error
+		live     string
+		want     string
+		wantErr  bool
+	}{
+		{name: "missing optional", optional: true, live: "configmap/settings=aa", want: "configmap/settings=missing"},
+		{name: "missing required keeps the running Pods' digest", live: "configmap/settings=aa", want: "configmap/settings=aa"},
+		{name: "missing required, no Deployment yet", want: "configmap/settings=missing"},
+		{name: "unreadable keeps the running Pods' digest", getErr: forbidden, live: "configmap/settings=aa", want: "configmap/settings=aa", wantErr: true},
+		{name: "unreadable, no digest yet", getErr: forbidden, want: "", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := fixtures.AppService()
+			readingSettings(&as.Spec)
+			as.Spec.EnvFrom[0].ConfigMapRef.Optional = new(tc.optional)
+			kube := k8sfake.NewClientset()
+			if tc.getErr != nil {
+				kube.PrependReactor("get", "configmaps", func(core.Action) (bool, runtime.Object, error) { return true, nil, tc.getErr })
+			}
+			w := configWatchFor(t, kube, []*appv1.AppService{as}, nil)
+			got, err := w.configDigest(context.Background(), as, tc.live)
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			var ce *childError
+			switch {
+			case !tc.wantErr && err != nil:
+				t.Errorf("error: %v", err)
+			case tc.wantErr && (!errors.As(err, &ce) || ce.reason != appv1.ReasonConfigUnreadable || needsUser(err) == nil):
+				t.Errorf("error %v: want a %s error that needs the user", err, appv1.ReasonConfigUnreadable)
+			}
+		})
+	}
+}
+
+// TestConfigWatchFollowsAppServices: a namespace is watched while an
+// AppService there reads ConfigMaps or Secrets with rolloutOnConfigChange;
+// a change of one queues its readers only; the digests known there are
+// dropped when the watch stops.
+func TestConfigWatchFollowsAppServices(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	partial := func(name string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: fixtures.Namespace, ResourceVersion: "1", Labels: map[string]string{"big": "label"}},
+		}
+	}
+	scheme := metadatafake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	meta := metadatafake.NewSimpleMetadataClient(scheme, partial("settings"), partial("unrelated"))
+	var mu sync.Mutex
+	var queued []cache.ObjectName
+	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &appv1.AppService{}, 0, cache.Indexers{})
+	w, err := newConfigWatch(ctx, meta, k8sfake.NewClientset(), informer, func(key cache.ObjectName) {
+		mu.Lock()
+		defer mu.Unlock()
+		queued = append(queued, key)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := fixtures.AppService()
+	readingSettings(&reader.Spec)
+	bystander := fixtures.AppService()
+	bystander.Name = "bystander" // reads the same, but has the feature off
+	bystander.Spec.EnvFrom = reader.Spec.EnvFrom
+	other := fixtures.AppService()
+	other.Namespace = "elsewhere"
+	for _, as := range []*appv1.AppService{reader, bystander, other} {
+		mustAdd(t, w.appServices, as)
+		w.track(as.Namespace)
+	}
+	if got := slices.Sorted(func(yield func(string) bool) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		for ns := range w.namespaces {
+			yield(ns)
+		}
+	}); !slices.Equal(got, []string{fixtures.Namespace}) {
+		t.Fatalf("watched namespaces: %v, want [%s]", got, fixtures.Namespace)
+	}
+
+	// The watch's first list adds both ConfigMaps: only the reader is queued.
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(queued) > 0, nil
+	}); err != nil {
+		t.Fatalf("no AppService queued: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond) // room for a wrong one to show up
+	mu.Lock()
+	fixtures.CheckEqual(t, "queued", []cache.ObjectName{{Namespace: fixtures.Namespace, Name: fixtures.Name}}, queued)
+	mu.Unlock()
+	w.mu.Lock()
+	item, _, _ := w.namespaces[fixtures.Namespace].stores[children.ConfigMapRef].GetByKey(fixtures.Namespace + "/settings")
+	w.mu.Unlock()
+	if m, ok := item.(*metav1.PartialObjectMetadata); !ok || m.ResourceVersion != "1" || m.Labels != nil {
+		t.Errorf("cached %#v: want only name, namespace and resourceVersion", item)
+	}
+
+	w.mu.Lock()
+	w.known[configKey{kind: children.ConfigMapRef, namespace: fixtures.Namespace, name: "settings"}] = knownDigest{"1", "aa"}
+	w.mu.Unlock()
+	if err := w.appServices.Delete(reader); err != nil {
+		t.Fatal(err)
+	}
+	w.track(fixtures.Namespace)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.namespaces) != 0 || len(w.known) != 0 {
+		t.Errorf("after the last reader went: watching %d namespaces, %d digests known; want none", len(w.namespaces), len(w.known))
+	}
+}
