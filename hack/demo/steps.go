@@ -33,7 +33,7 @@ const (
 
 // The objects the tour makes; the first step checks none is left from an
 // earlier tour, and the last deletes them.
-var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app"}
+var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app", "configmap/nginx-settings"}
 
 // tourSteps is the tour, in order. Each step's check holds only if the
 // commands before it did what its narration says.
@@ -200,6 +200,36 @@ func tourSteps() []step {
 			return t.event(ctx, "nginx-app", "Updated", "Updated Deployment nginx-app: image")
 		},
 	}, {
+		title: text{"A config change rolls the Pods", "配置一改，Pod 就滚动更新"},
+		say: text{
+			"Env vars never change in a running Pod. With rolloutOnConfigChange the controller keeps a digest of every\n" +
+				"ConfigMap and Secret the Pods read on the Pod template: edit the data and the Deployment rolls out.",
+			"运行中的 Pod 里环境变量永远不会变。打开 rolloutOnConfigChange 后，控制器把 Pod 读取的每个 ConfigMap 和 Secret\n" +
+				"的摘要写在 Pod 模板上：改了数据，Deployment 就会滚动更新。",
+		},
+		cmds: []command{
+			kubectl("create", "configmap", "nginx-settings", "--from-literal=LOG_LEVEL=info"),
+			kubectl("patch", "appsvc", "nginx-app", "--type=merge", "-p",
+				`{"spec":{"rolloutOnConfigChange":true,"envFrom":[{"configMapRef":{"name":"nginx-settings"}}]}}`),
+			kubectl("rollout", "status", "deploy/nginx-app", "--timeout=2m"),
+			kubectl("patch", "configmap", "nginx-settings", "--type=merge", "-p", `{"data":{"LOG_LEVEL":"debug"}}`),
+			kubectl("rollout", "status", "deploy/nginx-app", "--timeout=2m"),
+			kubectl("get", "events", "--field-selector", "involvedObject.name=nginx-app,reason=Updated"),
+		},
+		expect: text{
+			"the ConfigMap's edit rolled the Pods, and an Updated Event names it",
+			"ConfigMap 的修改让 Pod 滚动更新了，Updated Event 写明了是哪个 ConfigMap",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			if err := t.event(ctx, "nginx-app", "Updated", "config of ConfigMap nginx-settings"); err != nil {
+				return err
+			}
+			return t.eventually(ctx, func() (bool, string, error) {
+				out, err := t.get(ctx, "deployment/nginx-app", "{.status.updatedReplicas}/{.status.availableReplicas}/{.status.replicas}")
+				return err == nil && out == "3/3/3", out, err
+			})
+		},
+	}, {
 		title: text{"Delete the Service", "删掉 Service"},
 		say: text{
 			"The Service's deletion reaches the controller through its watch; the next sync creates it again,\n" +
@@ -351,12 +381,13 @@ func tourSteps() []step {
 		},
 		cmds: []command{
 			kubectl("delete", "appsvc", "nginx-app", "other-app"),
+			kubectl("delete", "configmap", "nginx-settings"),
 			kubectl("wait", "--for=delete", "deploy/nginx-app", "svc/nginx-app", "deploy/other-app", "svc/other-app", "--timeout=2m"),
 			kubectl("get", "deploy,svc", "-l", "app.example.com/appservice"),
 		},
 		expect: text{"the Deployments and Services are gone", "Deployment 和 Service 都没了"},
 		check: func(ctx context.Context, t *tour) error {
-			for _, o := range []string{"deployment/nginx-app", "service/nginx-app", "deployment/other-app", "service/other-app"} {
+			for _, o := range []string{"deployment/nginx-app", "service/nginx-app", "deployment/other-app", "service/other-app", "configmap/nginx-settings"} {
 				if err := t.equals(ctx, o, "{.metadata.name}", ""); err != nil {
 					return err
 				}

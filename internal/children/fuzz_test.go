@@ -19,6 +19,8 @@ package children
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"example.com/appservice-controller/internal/fixtures"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -52,6 +54,7 @@ func FuzzBuilders(f *testing.F) {
 		} else if len(as.Spec.Ports) > 0 {
 			t.Errorf("no Service for %d ports", len(as.Spec.Ports))
 		}
+		checkConfigDigest(t, as, d)
 		checkBuiltInLine(t, "ServiceAccount", NewServiceAccount(as), NewServiceAccount(as), UpdateServiceAccount)
 		checkBuiltInLine(t, "Ingress", NewIngress(as), NewIngress(as), UpdateIngress)
 		if in := NewIngress(as); in != nil {
@@ -76,5 +79,39 @@ func checkBuiltInLine[T comparable](t *testing.T, kind string, a, b T, diff func
 	}
 	if updated, changed := diff(a, b); updated != none {
 		t.Errorf("a %s just built differs from itself in %v", kind, changed)
+	}
+}
+
+// checkConfigDigest: the ConfigMaps and Secrets an AppService reads come
+// once each, sorted, named; a digest annotation of them, put on the
+// Deployment, reads back as written and is in line after one update.
+func checkConfigDigest(t *testing.T, as *appv1.AppService, d *appsv1.Deployment) {
+	t.Helper()
+	refs := ConfigRefs(as)
+	digests := map[string]string{}
+	for i, r := range refs {
+		if r.Name == "" || (r.Kind != ConfigMapRef && r.Kind != SecretRef) || (i > 0 && refs[i-1].Key() >= r.Key()) {
+			t.Fatalf("ConfigRefs: %v: want named configmap and secret references, each once, sorted", refs)
+		}
+		digests[r.Key()] = MissingDigest
+	}
+	if len(refs) > 0 && !as.Spec.RolloutOnConfigChange {
+		t.Fatalf("ConfigRefs with rolloutOnConfigChange off: %v", refs)
+	}
+	value := FormatConfigDigest(digests)
+	if got := ParseConfigDigest(value); len(got) != len(digests) {
+		t.Errorf("ParseConfigDigest(%q): %v, want %v", value, got, digests)
+	}
+	desired := NewDeployment(as)
+	SetConfigDigest(desired, value)
+	updated, _ := UpdateDeployment(d, desired)
+	if updated == nil {
+		updated = d
+	}
+	if ConfigDigestOf(updated) != value {
+		t.Errorf("the config digest after an update: %q, want %q", ConfigDigestOf(updated), value)
+	}
+	if again, changed := UpdateDeployment(updated, desired); again != nil {
+		t.Errorf("a second update with the config digest: %v", changed)
 	}
 }

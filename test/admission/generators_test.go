@@ -350,11 +350,13 @@ func genPodFields(r *specRand, s *appv1.AppServiceSpec) {
 			if bad(r) {
 				k = pick(r, "kubernetes.io/config.mirror", "scheduler.alpha.kubernetes.io/tolerations", "controller.kubernetes.io/pod-deletion-cost",
 					"seccomp.security.alpha.kubernetes.io/pod", "container.apparmor.security.beta.kubernetes.io/app", "a b", "/x", strings.Repeat("k", 64),
-					"pod.beta.kubernetes.io/init-containers", "Pod.Alpha.Kubernetes.io/init-container-statuses", "kubectl.kubernetes.io/restartedAt")
+					"pod.beta.kubernetes.io/init-containers", "Pod.Alpha.Kubernetes.io/init-container-statuses", "kubectl.kubernetes.io/restartedAt",
+					appv1.AnnotationConfigDigest)
 			}
 			s.PodAnnotations[k] = pick(r, "true", "", "any text: {\"json\": 1}", strings.Repeat("v", 4096))
 		}
 	}
+	s.RolloutOnConfigChange = r.IntN(2) == 0
 	for range r.IntN(3) {
 		s.Tolerations = append(s.Tolerations, genToleration(r))
 	}

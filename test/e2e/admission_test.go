@@ -82,6 +82,7 @@ func TestAdmission(t *testing.T) {
 		{"pod-template-hash pod label", `spec: {image: nginx, podLabels: {pod-template-hash: abc}}`, "spec.podLabels", "pod-template-hash"},
 		{"pod annotation the API server drops", `spec: {image: nginx, podAnnotations: {pod.beta.kubernetes.io/init-containers: "[]"}}`, "spec.podAnnotations", "drops"},
 		{"rollout restart's annotation", `spec: {image: nginx, podAnnotations: {kubectl.kubernetes.io/restartedAt: "2026-01-01T00:00:00Z"}}`, "spec.podAnnotations", "rollout"},
+		{"the controller's config digest", "spec: {image: nginx, podAnnotations: {" + appv1.AnnotationConfigDigest + ": x}}", "spec.podAnnotations", "rolloutOnConfigChange"},
 		{"reserved pod annotation", `spec: {image: nginx, podAnnotations: {controller.kubernetes.io/pod-deletion-cost: "1"}}`, "spec.podAnnotations", "Kubernetes reads"},
 		{"toleration value with Exists", `spec: {image: nginx, tolerations: [{key: a, operator: Exists, value: x}]}`, "spec.tolerations[0].value", "Exists"},
 		{"envFrom secretRef without a name", `spec: {image: nginx, envFrom: [{secretRef: {}}]}`, "spec.envFrom[0].secretRef.name", "Required"},

@@ -91,8 +91,13 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	waitAvailable(t, ns, "rbac", 1)
 
 	forbidden := map[string]func() error{
-		"list secrets": func() error {
-			_, err := asController.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+		// rolloutOnConfigChange reads Secrets; it never writes one.
+		"update a Secret": func() error {
+			_, err := asController.CoreV1().Secrets(ns).Update(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "mine"}}, metav1.UpdateOptions{})
+			return err
+		},
+		"create a ConfigMap": func() error {
+			_, err := asController.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mine"}}, metav1.CreateOptions{})
 			return err
 		},
 		"list pods": func() error {

@@ -42,7 +42,8 @@ import (
 )
 
 // 6. Zero writes: a restart of the controller over a few hundred AppServices
-// in sync, then a minute with nothing changing (six resyncs), and the audit
+// in sync (a hundred with every field, rolloutOnConfigChange among them),
+// then a minute with nothing changing (six resyncs), and the audit
 // log shows not one write by the controller but the leader's Lease renewals. A controller comparing the
 // desired objects naively with the defaulted live ones fails here.
 func TestNoWritesInSteadyState(t *testing.T) {
@@ -62,6 +63,19 @@ func TestNoWritesInSteadyState(t *testing.T) {
 	// The claim the every-field AppServices mount, bound ahead to a volume
 	// of its own: the scheduler places no Pod with an unbound claim.
 	createBoundClaim(t, ns, "data")
+	// What the every-field AppServices read, with rolloutOnConfigChange:
+	// the ConfigMap app and Secret db exist, the Secret tls does not (a
+	// missing required object).
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"app.conf": "steady"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"}, StringData: map[string]string{"PASSWORD": "steady"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	const n = 300
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -84,6 +98,7 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				// defaults in play.
 				s := &as.Spec
 				s.ImagePullPolicy = corev1.PullIfNotPresent
+				s.RolloutOnConfigChange = true
 				s.Command, s.Args, s.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
 				s.MinReadySeconds, s.RevisionHistoryLimit, s.ProgressDeadlineSeconds = int32p(1), int32p(3), int32p(300)
 				s.Strategy = &appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: new(intstr.FromInt32(1))}}

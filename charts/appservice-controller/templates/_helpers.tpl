@@ -57,6 +57,11 @@ compares them). */}}
 - apiGroups: ["autoscaling"]
   resources: ["horizontalpodautoscalers"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+# rolloutOnConfigChange: ConfigMaps and Secrets watched as metadata and read
+# when they change, for the digest of their data; never written.
+- apiGroups: [""]
+  resources: ["configmaps", "secrets"]
+  verbs: ["get", "list", "watch"]
 # Events through the broadcaster (it patches to count repeats).
 - apiGroups: ["", "events.k8s.io"]
   resources: ["events"]
