@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -97,7 +98,7 @@ func main() {
 	flag.StringVar(&specKind, "spec", specRealistic, "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), "+
 		"minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, "+
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler).")
-	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated (for quick tuning runs).")
+	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated, config (for quick tuning runs).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild {
 		fatalf("bad -spec %q: realistic, minimal or every-child", specKind)
@@ -155,6 +156,7 @@ type Results struct {
 	Steady      Steady        `json:"steadyState"`
 	Unrelated   Unrelated     `json:"unrelatedObjects"`
 	Restart     Restart       `json:"restart"`
+	Config      Config        `json:"rolloutOnConfigChange"`
 }
 
 // Convergence of N AppServices created at once, against the limit.
@@ -202,6 +204,24 @@ type Unrelated struct {
 	DifferencePct    float64 `json:"differencePercent"`
 	ConvergenceEmpty float64 `json:"convergenceEmptySeconds"`
 	ConvergenceBusy  float64 `json:"convergenceCrowdedSeconds"`
+}
+
+// Config is what rolloutOnConfigChange costs: RSS with N AppServices using
+// it, alone and next to many ConfigMaps and Secrets they do not read (in
+// another namespace, and in theirs, where they are watched as metadata),
+// and the writes one config change makes.
+type Config struct {
+	N                      int            `json:"n"`
+	Unrelated              int            `json:"unrelatedConfigMapsAndSecretsEach"`
+	ObjectBytes            int            `json:"unrelatedObjectDataBytes"`
+	RSSAloneBytes          int64          `json:"rssAloneBytes"`
+	RSSOtherNamespaceBytes int64          `json:"rssOtherNamespaceBytes"`
+	RSSSameNamespaceBytes  int64          `json:"rssSameNamespaceBytes"`
+	OtherNamespacePct      float64        `json:"otherNamespaceDifferencePercent"`
+	SameNamespacePct       float64        `json:"sameNamespaceDifferencePercent"`
+	SameNamespacePerObject float64        `json:"sameNamespaceBytesPerObject"`
+	WritesPerChange        map[string]int `json:"writesPerDataChange"`
+	WritesPerLabelEdit     int            `json:"writesPerLabelOnlyEdit"`
 }
 
 // Restart over N AppServices in sync.
@@ -273,6 +293,14 @@ func run(o options) (*Results, error) {
 			return nil, err
 		}
 		res.Unrelated = unr
+	}
+	if !o.skip["config"] && specKind != specMinimal {
+		logf("rolloutOnConfigChange")
+		cfg, err := measureConfig(o, 100, 10000, 10<<10)
+		if err != nil {
+			return nil, err
+		}
+		res.Config = cfg
 	}
 	return res, nil
 }
@@ -856,6 +884,155 @@ func measureUnrelated(o options, n, unrelated int) (Unrelated, error) {
 	return u, nil
 }
 
+// measureConfig runs n AppServices with rolloutOnConfigChange three times:
+// alone, next to unrelated ConfigMaps and as many Secrets of size bytes
+// each in another namespace, and next to them in the AppServices' own
+// namespace. On the first run it also counts the writes of one ConfigMap's
+// data edit and of a label-only edit.
+func measureConfig(o options, n, unrelated, size int) (Config, error) {
+	c := Config{N: n, Unrelated: unrelated, ObjectBytes: size}
+	for _, placement := range []string{"", "others", "bench"} {
+		e, err := newEnv(o, "config-"+placement)
+		if err != nil {
+			return c, err
+		}
+		rss, err := func() (int64, error) {
+			defer e.cluster.Stop()
+			ctx := context.Background()
+			if placement != "" {
+				if err := createUnrelatedConfig(ctx, e, placement, unrelated, size); err != nil {
+					return 0, err
+				}
+			}
+			// What the realistic AppServices read: a shared ConfigMap in
+			// envFrom, and one of their own mounted as a volume.
+			if err := inParallel(n+1, func(i int) error {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"LOG_LEVEL": "info"}}
+				if i < n {
+					cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: appService(i).Name + "-config"}, Data: map[string]string{"app.conf": "v1"}}
+				}
+				_, err := e.kube.CoreV1().ConfigMaps("bench").Create(ctx, cm, metav1.CreateOptions{})
+				return err
+			}); err != nil {
+				return 0, err
+			}
+			ctrl, err := startController(o, e)
+			if err != nil {
+				return 0, err
+			}
+			defer stop(ctrl)
+			if _, err := waitReady(ctrl); err != nil {
+				return 0, err
+			}
+			tr, err := newTracker(e)
+			if err != nil {
+				return 0, err
+			}
+			defer tr.close()
+			if err := inParallel(n, func(i int) error {
+				as := appService(i)
+				as.Spec.RolloutOnConfigChange = true
+				_, err := e.apps.AppV1().AppServices("bench").Create(ctx, as, metav1.CreateOptions{})
+				return err
+			}); err != nil {
+				return 0, err
+			}
+			if err := tr.waitAll(n, 5*time.Minute); err != nil {
+				return 0, err
+			}
+			time.Sleep(settle)
+			rss, _, err := ctrl.Usage()
+			if err != nil || placement != "" {
+				return rss, err
+			}
+			c.WritesPerChange, err = configChangeWrites(ctx, e, appService(0).Name, `{"data":{"app.conf":"v2"}}`)
+			if err != nil {
+				return rss, err
+			}
+			labelEdit, err := configChangeWrites(ctx, e, appService(0).Name, `{"metadata":{"labels":{"edited":"by-hand"}}}`)
+			for _, w := range labelEdit {
+				c.WritesPerLabelEdit += w
+			}
+			return rss, err
+		}()
+		if err != nil {
+			return c, err
+		}
+		switch placement {
+		case "":
+			c.RSSAloneBytes = rss
+		case "others":
+			c.RSSOtherNamespaceBytes = rss
+		default:
+			c.RSSSameNamespaceBytes = rss
+		}
+	}
+	pct := func(b int64) float64 { return 100 * float64(b-c.RSSAloneBytes) / float64(c.RSSAloneBytes) }
+	c.OtherNamespacePct, c.SameNamespacePct = pct(c.RSSOtherNamespaceBytes), pct(c.RSSSameNamespaceBytes)
+	c.SameNamespacePerObject = float64(c.RSSSameNamespaceBytes-c.RSSAloneBytes) / float64(2*unrelated)
+	return c, nil
+}
+
+// createUnrelatedConfig creates n ConfigMaps and n Secrets of size bytes of
+// data each in namespace (created if need be).
+func createUnrelatedConfig(ctx context.Context, e *env, namespace string, n, size int) error {
+	if namespace != "bench" {
+		if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	value := strings.Repeat("x", size)
+	return inParallel(2*n, func(i int) error {
+		name := fmt.Sprintf("unrelated-%05d", i/2)
+		var err error
+		if i%2 == 0 {
+			_, err = e.kube.CoreV1().ConfigMaps(namespace).Create(ctx, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"data": value}}, metav1.CreateOptions{})
+		} else {
+			_, err = e.kube.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string][]byte{"data": []byte(value)}}, metav1.CreateOptions{})
+		}
+		return err
+	})
+}
+
+// configChangeWrites patches the ConfigMap app's AppService mounts, waits
+// for the controller's writes to end (none for 3 s, after at least 3 s),
+// and returns them by verb and resource (those the API server refused, a
+// conflict retried, apart).
+func configChangeWrites(ctx context.Context, e *env, app, patch string) (map[string]int, error) {
+	since := time.Now()
+	if _, err := e.kube.CoreV1().ConfigMaps("bench").Patch(ctx, app+"-config", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		time.Sleep(time.Second)
+		writes, err := e.cluster.Writes(controllerUser, since)
+		if err != nil {
+			return nil, err
+		}
+		quiet := len(writes) == 0 || time.Since(writes[len(writes)-1].StageTimestamp) > 3*time.Second
+		if time.Since(since) > 3*time.Second && quiet {
+			out := map[string]int{}
+			for _, w := range writes {
+				res := w.ObjectRef.Resource
+				if w.ObjectRef.Subresource != "" {
+					res += "/" + w.ObjectRef.Subresource
+				}
+				if w.ResponseStatus != nil && w.ResponseStatus.Code >= 300 {
+					res += fmt.Sprintf(" (refused, %d)", w.ResponseStatus.Code)
+				}
+				out[w.Verb+" "+res]++
+			}
+			return out, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the controller still writes a minute after %s", patch)
+		}
+	}
+}
+
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -892,5 +1069,17 @@ func (r *Results) markdown() string {
 	fmt.Fprintf(&b, "| restart over %d AppServices in sync | ready in %.2f s, %d writes |\n", r.Restart.N, r.Restart.ReadySeconds, r.Restart.Writes)
 	fmt.Fprintf(&b, "| RSS, %d AppServices: empty cluster vs %d unrelated Deployments + Services | %s vs %s (%+.1f%%) |\n",
 		r.Unrelated.N, r.Unrelated.Unrelated, mib(r.Unrelated.RSSEmptyBytes), mib(r.Unrelated.RSSCrowdedBytes), r.Unrelated.DifferencePct)
+	if c := r.Config; c.N > 0 {
+		fmt.Fprintf(&b, "| RSS, %d AppServices with rolloutOnConfigChange: alone vs %d unrelated ConfigMaps + %d Secrets of %d KiB "+
+			"in another namespace vs in theirs | %s vs %s (%+.1f%%) vs %s (%+.1f%%, %.0f bytes per object) |\n",
+			c.N, c.Unrelated, c.Unrelated, c.ObjectBytes>>10, mib(c.RSSAloneBytes), mib(c.RSSOtherNamespaceBytes), c.OtherNamespacePct,
+			mib(c.RSSSameNamespaceBytes), c.SameNamespacePct, c.SameNamespacePerObject)
+		var writes []string
+		for _, k := range slices.Sorted(maps.Keys(c.WritesPerChange)) {
+			writes = append(writes, fmt.Sprintf("%d %s", c.WritesPerChange[k], k))
+		}
+		fmt.Fprintf(&b, "| writes per config change (one AppService's ConfigMap: its data; its labels only) | %s; %d |\n",
+			strings.Join(writes, ", "), c.WritesPerLabelEdit)
+	}
 	return b.String()
 }
