@@ -68,6 +68,13 @@ import (
 // writes apart from the benchmark's own.
 const controllerUser = "appservice-controller"
 
+// The benchmark's AppServices live in benchNamespace; the objects that are
+// not theirs, in othersNamespace.
+const (
+	benchNamespace  = "bench"
+	othersNamespace = "others"
+)
+
 // parallelClients write the "limit" and create the AppServices.
 const parallelClients = 16
 
@@ -340,7 +347,7 @@ func newEnv(o options, name string) (*env, error) {
 		cluster: c, cfg: cfg, kube: kubernetes.NewForConfigOrDie(proto),
 		apps: clientset.NewForConfigOrDie(cfg), gateway: gatewayclient.NewForConfigOrDie(cfg),
 	}
-	bench := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}
+	bench := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}
 	if _, err := e.kube.CoreV1().Namespaces().Create(context.Background(), bench, metav1.CreateOptions{}); err != nil {
 		c.Stop()
 		return nil, err
@@ -389,7 +396,7 @@ var specKind = "realistic"
 func appService(i int) *appv1.AppService {
 	size := int32(1)
 	as := &appv1.AppService{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: "bench"},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: benchNamespace},
 		Spec: appv1.AppServiceSpec{
 			Size: &size, Image: "nginx:1.27",
 			Ports:       []corev1.ServicePort{{Port: 80}},
@@ -502,10 +509,10 @@ func measureLimit(o options, n int) (float64, error) {
 	start := time.Now()
 	err = inParallel(n, func(i int) error {
 		d, s := ownedChildren(i)
-		if _, err := e.kube.AppsV1().Deployments("bench").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		if _, err := e.kube.AppsV1().Deployments(benchNamespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		if _, err := e.kube.CoreV1().Services("bench").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		if _, err := e.kube.CoreV1().Services(benchNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 		return createOtherChildren(ctx, e, i)
@@ -551,8 +558,8 @@ type tracker struct {
 
 func newTracker(e *env) (*tracker, error) {
 	t := &tracker{stop: make(chan struct{})}
-	kf := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(e.cfg), 0, informers.WithNamespace("bench"))
-	af := appinformers.NewSharedInformerFactoryWithOptions(e.apps, 0, appinformers.WithNamespace("bench"))
+	kf := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(e.cfg), 0, informers.WithNamespace(benchNamespace))
+	af := appinformers.NewSharedInformerFactoryWithOptions(e.apps, 0, appinformers.WithNamespace(benchNamespace))
 	if _, err := kf.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			t.deployments.Add(1)
@@ -637,7 +644,7 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 	ctx := context.Background()
 	start := time.Now()
 	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices("bench").Create(ctx, appService(i), metav1.CreateOptions{})
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return c, err
@@ -702,7 +709,7 @@ func measureBacklog(o options, n int) (float64, error) {
 		return 0, err
 	}
 	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices("bench").Create(context.Background(), appService(i), metav1.CreateOptions{})
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(context.Background(), appService(i), metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return 0, err
@@ -761,7 +768,7 @@ func measureLatency(o options, rate float64, d time.Duration) (Latency, error) {
 	// controller's.
 	warm := appService(0)
 	warm.Name = "warm-up"
-	if _, err := e.apps.AppV1().AppServices("bench").Create(context.Background(), warm, metav1.CreateOptions{}); err != nil {
+	if _, err := e.apps.AppV1().AppServices(benchNamespace).Create(context.Background(), warm, metav1.CreateOptions{}); err != nil {
 		return Latency{}, err
 	}
 	if err := tr.waitAll(1, time.Minute); err != nil {
@@ -782,7 +789,7 @@ func measureLatency(o options, rate float64, d time.Duration) (Latency, error) {
 		wg.Go(func() {
 			as := appService(i)
 			created[i] = time.Now()
-			if _, err := e.apps.AppV1().AppServices("bench").Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
+			if _, err := e.apps.AppV1().AppServices(benchNamespace).Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
 				errs <- err
 			}
 		})
@@ -825,16 +832,16 @@ func measureUnrelated(o options, n, unrelated int) (Unrelated, error) {
 			defer e.cluster.Stop()
 			ctx := context.Background()
 			if crowded {
-				others := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "others"}}
+				others := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: othersNamespace}}
 				if _, err := e.kube.CoreV1().Namespaces().Create(ctx, others, metav1.CreateOptions{}); err != nil {
 					return err
 				}
 				if err := inParallel(unrelated, func(i int) error {
-					d, s := unrelatedChildren(i, "others")
-					if _, err := e.kube.AppsV1().Deployments("others").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+					d, s := unrelatedChildren(i, othersNamespace)
+					if _, err := e.kube.AppsV1().Deployments(othersNamespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 						return err
 					}
-					_, err := e.kube.CoreV1().Services("others").Create(ctx, s, metav1.CreateOptions{})
+					_, err := e.kube.CoreV1().Services(othersNamespace).Create(ctx, s, metav1.CreateOptions{})
 					return err
 				}); err != nil {
 					return err
@@ -855,7 +862,7 @@ func measureUnrelated(o options, n, unrelated int) (Unrelated, error) {
 			defer tr.close()
 			start := time.Now()
 			if err := inParallel(n, func(i int) error {
-				_, err := e.apps.AppV1().AppServices("bench").Create(ctx, appService(i), metav1.CreateOptions{})
+				_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
 				return err
 			}); err != nil {
 				return err
@@ -891,7 +898,7 @@ func measureUnrelated(o options, n, unrelated int) (Unrelated, error) {
 // data edit and of a label-only edit.
 func measureConfig(o options, n, unrelated, size int) (Config, error) {
 	c := Config{N: n, Unrelated: unrelated, ObjectBytes: size}
-	for _, placement := range []string{"", "others", "bench"} {
+	for _, placement := range []string{"", othersNamespace, benchNamespace} {
 		e, err := newEnv(o, "config-"+placement)
 		if err != nil {
 			return c, err
@@ -911,7 +918,7 @@ func measureConfig(o options, n, unrelated, size int) (Config, error) {
 				if i < n {
 					cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: appService(i).Name + "-config"}, Data: map[string]string{"app.conf": "v1"}}
 				}
-				_, err := e.kube.CoreV1().ConfigMaps("bench").Create(ctx, cm, metav1.CreateOptions{})
+				_, err := e.kube.CoreV1().ConfigMaps(benchNamespace).Create(ctx, cm, metav1.CreateOptions{})
 				return err
 			}); err != nil {
 				return 0, err
@@ -932,7 +939,7 @@ func measureConfig(o options, n, unrelated, size int) (Config, error) {
 			if err := inParallel(n, func(i int) error {
 				as := appService(i)
 				as.Spec.RolloutOnConfigChange = true
-				_, err := e.apps.AppV1().AppServices("bench").Create(ctx, as, metav1.CreateOptions{})
+				_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, as, metav1.CreateOptions{})
 				return err
 			}); err != nil {
 				return 0, err
@@ -961,7 +968,7 @@ func measureConfig(o options, n, unrelated, size int) (Config, error) {
 		switch placement {
 		case "":
 			c.RSSAloneBytes = rss
-		case "others":
+		case othersNamespace:
 			c.RSSOtherNamespaceBytes = rss
 		default:
 			c.RSSSameNamespaceBytes = rss
@@ -976,7 +983,7 @@ func measureConfig(o options, n, unrelated, size int) (Config, error) {
 // createUnrelatedConfig creates n ConfigMaps and n Secrets of size bytes of
 // data each in namespace (created if need be).
 func createUnrelatedConfig(ctx context.Context, e *env, namespace string, n, size int) error {
-	if namespace != "bench" {
+	if namespace != benchNamespace {
 		if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -1002,7 +1009,7 @@ func createUnrelatedConfig(ctx context.Context, e *env, namespace string, n, siz
 // conflict retried, apart).
 func configChangeWrites(ctx context.Context, e *env, app, patch string) (map[string]int, error) {
 	since := time.Now()
-	if _, err := e.kube.CoreV1().ConfigMaps("bench").Patch(ctx, app+"-config", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := e.kube.CoreV1().ConfigMaps(benchNamespace).Patch(ctx, app+"-config", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(time.Minute)
@@ -1074,7 +1081,7 @@ func (r *Results) markdown() string {
 			"in another namespace vs in theirs | %s vs %s (%+.1f%%) vs %s (%+.1f%%, %.0f bytes per object) |\n",
 			c.N, c.Unrelated, c.Unrelated, c.ObjectBytes>>10, mib(c.RSSAloneBytes), mib(c.RSSOtherNamespaceBytes), c.OtherNamespacePct,
 			mib(c.RSSSameNamespaceBytes), c.SameNamespacePct, c.SameNamespacePerObject)
-		var writes []string
+		writes := make([]string, 0, len(c.WritesPerChange))
 		for _, k := range slices.Sorted(maps.Keys(c.WritesPerChange)) {
 			writes = append(writes, fmt.Sprintf("%d %s", c.WritesPerChange[k], k))
 		}
