@@ -27,11 +27,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
 	"example.com/appservice-controller/internal/children"
@@ -43,13 +44,16 @@ import (
 // Secrets the Pods read without holding the cluster's ConfigMaps and
 // Secrets in memory:
 //
-//   - It watches them as metadata only (client-go's metadata informers),
-//     each cached object trimmed to its name, namespace and
-//     resourceVersion, and only in the namespaces where an AppService turns
+//   - It watches them as metadata only (client-go's metadata client and
+//     reflector), and only in the namespaces where an AppService turns
 //     rolloutOnConfigChange on: the AppServices' handler starts and stops
 //     those watches.
-//   - An event for one queues the AppServices that read it, found through
-//     an index of the AppService informer (configRefIndex).
+//   - The reflectors' store (versionStore) keeps nothing of an object no
+//     AppService reads; an informer's cache would hold every ConfigMap and
+//     Secret of those namespaces. Of one that is read, the watch keeps the
+//     resourceVersion last seen and queues its readers when it changes;
+//     they are found through an index of the AppService informer
+//     (configRefIndex).
 //   - The sync reads an object's data only when its resourceVersion is not
 //     the one its digest was computed from, and keeps only the digest
 //     (children.ConfigMapDigest, SecretDigest). A label-only edit costs one
@@ -98,8 +102,13 @@ type configKey struct{ kind, namespace, name string }
 
 func (k configKey) String() string { return k.namespace + "/" + k.kind + "/" + k.name }
 
-// knownDigest is the digest of an object's data at a resourceVersion.
-type knownDigest struct{ resourceVersion, digest string }
+// configVersion is what the config watch knows of an object AppServices
+// read: the resourceVersion its watch last saw ("" for none yet), and the
+// digest of its data at the resourceVersion it was read at.
+type configVersion struct {
+	watched               string
+	digestVersion, digest string
+}
 
 // configWatch watches the ConfigMaps and Secrets that AppServices read, and
 // knows their digests.
@@ -113,16 +122,11 @@ type configWatch struct {
 	enqueue func(cache.ObjectName)
 
 	mu sync.Mutex
-	// namespaces holds the running watches, by namespace.
-	namespaces map[string]*namespaceWatch
-	// known holds the digests computed so far.
-	known map[configKey]knownDigest
-}
-
-// namespaceWatch is the metadata watches of one namespace.
-type namespaceWatch struct {
-	stop   context.CancelFunc
-	stores map[string]cache.Store // by kind
+	// namespaces holds the running watches, by namespace: the function
+	// that stops them.
+	namespaces map[string]context.CancelFunc
+	// versions holds what is known of the objects AppServices read.
+	versions map[configKey]*configVersion
 }
 
 func newConfigWatch(ctx context.Context, client metadata.Interface, kube kubernetes.Interface,
@@ -132,7 +136,7 @@ func newConfigWatch(ctx context.Context, client metadata.Interface, kube kuberne
 	}
 	return &configWatch{
 		ctx: ctx, metadata: client, kube: kube, appServices: appServices.GetIndexer(), enqueue: enqueue,
-		namespaces: map[string]*namespaceWatch{}, known: map[configKey]knownDigest{},
+		namespaces: map[string]context.CancelFunc{}, versions: map[configKey]*configVersion{},
 	}, nil
 }
 
@@ -149,40 +153,85 @@ func (w *configWatch) track(namespace string) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	nw, running := w.namespaces[namespace]
+	stop, running := w.namespaces[namespace]
 	switch {
 	case len(users) > 0 && !running:
 		w.namespaces[namespace] = w.watch(namespace)
 	case len(users) == 0 && running:
-		nw.stop()
+		stop()
 		delete(w.namespaces, namespace)
-		for k := range w.known {
+		for k := range w.versions {
 			if k.namespace == namespace {
-				delete(w.known, k)
+				delete(w.versions, k)
 			}
 		}
 	}
 }
 
-// watch starts the metadata watches of one namespace.
-func (w *configWatch) watch(namespace string) *namespaceWatch {
+// watch starts the metadata watches of one namespace and returns the
+// function that stops them. No resync: the AppServices have their own.
+func (w *configWatch) watch(namespace string) context.CancelFunc {
 	ctx, stop := context.WithCancel(w.ctx)
-	nw := &namespaceWatch{stop: stop, stores: map[string]cache.Store{}}
 	for kind, gvr := range configKinds {
-		// No resync (the AppServices have their own) and no index: only
-		// what the sync looks up by key.
-		informer := metadatainformer.NewFilteredMetadataInformer(w.metadata, gvr, namespace, 0, cache.Indexers{}, nil).Informer()
-		if err := informer.SetTransform(trimToVersion); err != nil {
-			utilruntime.HandleError(err)
-		}
-		if _, err := informer.AddEventHandler(w.handler(kind)); err != nil {
-			utilruntime.HandleError(err)
-		}
-		nw.stores[kind] = informer.GetStore()
-		go informer.RunWithContext(ctx)
+		client := w.metadata.Resource(gvr).Namespace(namespace)
+		// As client-go's metadata informer builds it: a client that
+		// cannot stream the first list (a fake) gets a plain one.
+		lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+				return client.List(ctx, opts)
+			},
+			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+				return client.Watch(ctx, opts)
+			},
+		}, w.metadata)
+		r := cache.NewReflectorWithOptions(lw, &metav1.PartialObjectMetadata{}, &versionStore{w: w, kind: kind, namespace: namespace},
+			cache.ReflectorOptions{Name: "config watch " + namespace + "/" + gvr.Resource, TypeDescription: gvr.Resource + " metadata"})
+		go r.RunWithContext(ctx)
 	}
-	return nw
+	return stop
 }
+
+// versionStore is a reflector's store for one kind in one namespace. It
+// holds nothing itself: it hands each object to configWatch.observe, which
+// keeps the resourceVersion of those AppServices read.
+type versionStore struct {
+	w               *configWatch
+	kind, namespace string
+}
+
+func (s *versionStore) Add(obj any) error    { s.w.observe(s.kind, obj, false); return nil }
+func (s *versionStore) Update(obj any) error { s.w.observe(s.kind, obj, false); return nil }
+func (s *versionStore) Delete(obj any) error { s.w.observe(s.kind, obj, true); return nil }
+func (s *versionStore) Resync() error        { return nil }
+
+// Replace takes a whole list (the first one, or a new one after the watch
+// was interrupted): every object in it is observed, and one known that it
+// lacks was deleted meanwhile.
+func (s *versionStore) Replace(list []any, _ string) error {
+	listed := make(map[string]bool, len(list))
+	for _, obj := range list {
+		if m, err := meta.Accessor(obj); err == nil {
+			listed[m.GetName()] = true
+		}
+		s.w.observe(s.kind, obj, false)
+	}
+	s.w.mu.Lock()
+	var gone []configKey
+	for k := range s.w.versions {
+		if k.kind == s.kind && k.namespace == s.namespace && !listed[k.name] {
+			gone = append(gone, k)
+		}
+	}
+	s.w.mu.Unlock()
+	for _, k := range gone {
+		s.w.observeKey(k, "", true)
+	}
+	return nil
+}
+
+// Transformer trims the objects of a streamed first list, which the
+// reflector holds together for a moment (cache.TransformingStore).
+func (s *versionStore) Transformer() cache.TransformFunc { return trimToVersion }
 
 // trimToVersion keeps only what the config watch reads of an object: its
 // name, namespace and resourceVersion.
@@ -196,24 +245,9 @@ func trimToVersion(obj any) (any, error) {
 	}}, nil
 }
 
-// handler queues the AppServices that read an object of kind when it is
-// created, deleted, or changed (a new resourceVersion).
-func (w *configWatch) handler(kind string) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { w.changed(kind, obj, false) },
-		UpdateFunc: func(oldObj, obj any) {
-			o, err1 := meta.Accessor(oldObj)
-			n, err2 := meta.Accessor(obj)
-			if err1 == nil && err2 == nil && o.GetResourceVersion() == n.GetResourceVersion() {
-				return
-			}
-			w.changed(kind, obj, false)
-		},
-		DeleteFunc: func(obj any) { w.changed(kind, obj, true) },
-	}
-}
-
-func (w *configWatch) changed(kind string, obj any, deleted bool) {
+// observe takes an object of kind a watch saw listed, created, changed or
+// deleted.
+func (w *configWatch) observe(kind string, obj any, deleted bool) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -222,17 +256,32 @@ func (w *configWatch) changed(kind string, obj any, deleted bool) {
 		utilruntime.HandleError(fmt.Errorf("decoding object: %T is not an object", obj))
 		return
 	}
-	key := configKey{kind: kind, namespace: m.GetNamespace(), name: m.GetName()}
-	if deleted {
-		w.mu.Lock()
-		delete(w.known, key)
-		w.mu.Unlock()
-	}
+	w.observeKey(configKey{kind: kind, namespace: m.GetNamespace(), name: m.GetName()}, m.GetResourceVersion(), deleted)
+}
+
+// observeKey keeps the resourceVersion of an object AppServices read, and
+// queues them when the object is new to the watch, changed or deleted. Of
+// an object no AppService reads, nothing is kept.
+func (w *configWatch) observeKey(key configKey, version string, deleted bool) {
 	readers, err := w.appServices.ByIndex(configRefIndex, key.String())
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
 	}
+	w.mu.Lock()
+	v := w.versions[key]
+	switch {
+	case deleted || len(readers) == 0:
+		delete(w.versions, key)
+	case v == nil:
+		w.versions[key] = &configVersion{watched: version}
+	case v.watched == version:
+		w.mu.Unlock()
+		return // seen already: listed again after an interrupted watch
+	default:
+		v.watched = version
+	}
+	w.mu.Unlock()
 	for _, obj := range readers {
 		if as, ok := obj.(*appv1.AppService); ok {
 			w.enqueue(cache.ObjectName{Namespace: as.Namespace, Name: as.Name})
@@ -293,8 +342,9 @@ func (w *configWatch) configDigest(ctx context.Context, as *appv1.AppService, li
 
 // digest is the digest of one object's data, children.MissingDigest when it
 // does not exist. The data is read only when the watch's resourceVersion is
-// not the one the digest was computed from, or the watch does not have the
-// object (not synced yet, or created a moment ago).
+// not the one the digest was computed from, or the watch has not told of
+// the object (not listed yet, created a moment ago, or listed before an
+// AppService read it).
 func (w *configWatch) digest(ctx context.Context, namespace string, ref children.ConfigRef) (string, error) {
 	key := configKey{kind: ref.Kind, namespace: namespace, name: ref.Name}
 	if d, ok := w.cached(key); ok {
@@ -318,7 +368,16 @@ func (w *configWatch) digest(ctx context.Context, namespace string, ref children
 		return "", fmt.Errorf("unknown kind %q", ref.Kind)
 	}
 	w.mu.Lock()
-	w.known[key] = knownDigest{resourceVersion: version, digest: d}
+	v := w.versions[key]
+	if v == nil {
+		v = &configVersion{}
+		w.versions[key] = v
+	}
+	if v.watched == "" {
+		// The watch has not told of it yet; its next change will.
+		v.watched = version
+	}
+	v.digestVersion, v.digest = version, d
 	w.mu.Unlock()
 	return d, nil
 }
@@ -328,20 +387,11 @@ func (w *configWatch) digest(ctx context.Context, namespace string, ref children
 func (w *configWatch) cached(key configKey) (string, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	known, ok := w.known[key]
-	nw := w.namespaces[key.namespace]
-	if !ok || nw == nil {
+	v := w.versions[key]
+	if v == nil || v.watched == "" || v.watched != v.digestVersion {
 		return "", false
 	}
-	item, exists, err := nw.stores[key.kind].GetByKey(key.namespace + "/" + key.name)
-	if err != nil || !exists {
-		return "", false
-	}
-	m, err := meta.Accessor(item)
-	if err != nil || m.GetResourceVersion() != known.resourceVersion {
-		return "", false
-	}
-	return known.digest, true
+	return v.digest, true
 }
 
 // readFailed is the outcome of a failed read: missing for an object that
@@ -349,7 +399,7 @@ func (w *configWatch) cached(key configKey) (string, bool) {
 func (w *configWatch) readFailed(key configKey, err error) (string, error) {
 	if apierrors.IsNotFound(err) {
 		w.mu.Lock()
-		delete(w.known, key)
+		delete(w.versions, key)
 		w.mu.Unlock()
 		return children.MissingDigest, nil
 	}

@@ -83,9 +83,9 @@ func TestSyncPutsConfigDigestOnTemplate(t *testing.T) {
 }
 
 // configWatchFor is a config watch over kube's objects, with the
-// AppServices in its index and, for each namespace given, a store standing
-// for the namespace's watch.
-func configWatchFor(t *testing.T, kube *k8sfake.Clientset, appServices []*appv1.AppService, stores map[string]cache.Store) *configWatch {
+// AppServices in its index; its watches are not started (tests tell it what
+// they see with observeKey).
+func configWatchFor(t *testing.T, kube *k8sfake.Clientset, appServices ...*appv1.AppService) *configWatch {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &appv1.AppService{}, 0, cache.Indexers{})
@@ -96,15 +96,12 @@ func configWatchFor(t *testing.T, kube *k8sfake.Clientset, appServices []*appv1.
 	for _, as := range appServices {
 		mustAdd(t, w.appServices, as)
 	}
-	for ns, store := range stores {
-		w.namespaces[ns] = &namespaceWatch{stop: func() {}, stores: map[string]cache.Store{children.ConfigMapRef: store, children.SecretRef: cache.NewStore(cache.MetaNamespaceKeyFunc)}}
-	}
 	return w
 }
 
-// watched is the metadata the namespace's watch holds of cm.
-func watched(cm *corev1.ConfigMap) *metav1.PartialObjectMetadata {
-	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, ResourceVersion: cm.ResourceVersion}}
+// keyOf is the config watch's key of cm.
+func keyOf(cm *corev1.ConfigMap) configKey {
+	return configKey{kind: children.ConfigMapRef, namespace: cm.Namespace, name: cm.Name}
 }
 
 func countGets(kube *k8sfake.Clientset) int {
@@ -125,9 +122,8 @@ func TestConfigDigestReadsOnlyNewVersions(t *testing.T) {
 	readingSettings(&as.Spec)
 	cm := settings()
 	kube := k8sfake.NewClientset(cm)
-	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	mustAdd(t, store, watched(cm))
-	w := configWatchFor(t, kube, []*appv1.AppService{as}, map[string]cache.Store{fixtures.Namespace: store})
+	w := configWatchFor(t, kube, as)
+	w.observeKey(keyOf(cm), cm.ResourceVersion, false)
 	ctx := context.Background()
 	want := "configmap/settings=" + children.ConfigMapDigest(cm)
 
@@ -147,7 +143,7 @@ func TestConfigDigestReadsOnlyNewVersions(t *testing.T) {
 	if _, err := kube.CoreV1().ConfigMaps(cm.Namespace).Update(ctx, relabelled, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	mustUpdate(t, store, watched(relabelled))
+	w.observeKey(keyOf(cm), relabelled.ResourceVersion, false)
 	kube.ClearActions()
 	for range 2 {
 		if got, err := w.configDigest(ctx, as, ""); err != nil || got != want {
@@ -156,13 +152,6 @@ func TestConfigDigestReadsOnlyNewVersions(t *testing.T) {
 	}
 	if n := countGets(kube); n != 1 {
 		t.Errorf("%d reads after a new resourceVersion, want 1", n)
-	}
-}
-
-func mustUpdate(t *testing.T, store cache.Store, obj any) {
-	t.Helper()
-	if err := store.Update(obj); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -193,7 +182,7 @@ func TestConfigDigestMissingAndUnreadable(t *testing.T) {
 			if tc.getErr != nil {
 				kube.PrependReactor("get", "configmaps", func(core.Action) (bool, runtime.Object, error) { return true, nil, tc.getErr })
 			}
-			w := configWatchFor(t, kube, []*appv1.AppService{as}, nil)
+			w := configWatchFor(t, kube, as)
 			got, err := w.configDigest(context.Background(), as, tc.live)
 			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
@@ -211,8 +200,8 @@ func TestConfigDigestMissingAndUnreadable(t *testing.T) {
 
 // TestConfigWatchFollowsAppServices: a namespace is watched while an
 // AppService there reads ConfigMaps or Secrets with rolloutOnConfigChange;
-// a change of one queues its readers only; the digests known there are
-// dropped when the watch stops.
+// of what the watch lists, only what is read is kept, and only its readers
+// are queued; what is known there is dropped when the watch stops.
 func TestConfigWatchFollowsAppServices(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
@@ -273,22 +262,56 @@ func TestConfigWatchFollowsAppServices(t *testing.T) {
 	fixtures.CheckEqual(t, "queued", []cache.ObjectName{{Namespace: fixtures.Namespace, Name: fixtures.Name}}, queued)
 	mu.Unlock()
 	w.mu.Lock()
-	item, _, _ := w.namespaces[fixtures.Namespace].stores[children.ConfigMapRef].GetByKey(fixtures.Namespace + "/settings")
-	w.mu.Unlock()
-	if m, ok := item.(*metav1.PartialObjectMetadata); !ok || m.ResourceVersion != "1" || m.Labels != nil {
-		t.Errorf("cached %#v: want only name, namespace and resourceVersion", item)
+	if v := w.versions[keyOf(settings())]; len(w.versions) != 1 || v == nil || *v != (configVersion{watched: "1"}) {
+		t.Errorf("kept of what the watch listed: %d objects, settings %+v; want settings alone, at version 1", len(w.versions), v)
 	}
-
-	w.mu.Lock()
-	w.known[configKey{kind: children.ConfigMapRef, namespace: fixtures.Namespace, name: "settings"}] = knownDigest{"1", "aa"}
 	w.mu.Unlock()
+
 	if err := w.appServices.Delete(reader); err != nil {
 		t.Fatal(err)
 	}
 	w.track(fixtures.Namespace)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.namespaces) != 0 || len(w.known) != 0 {
-		t.Errorf("after the last reader went: watching %d namespaces, %d digests known; want none", len(w.namespaces), len(w.known))
+	if len(w.namespaces) != 0 || len(w.versions) != 0 {
+		t.Errorf("after the last reader went: watching %d namespaces, %d objects known; want none", len(w.namespaces), len(w.versions))
+	}
+}
+
+// TestVersionStore: what the reflector hands its store queues the readers
+// of an object new to the watch, changed or deleted, and nothing else; a new
+// list after an interrupted watch tells of deletions missed meanwhile.
+func TestVersionStore(t *testing.T) {
+	as := fixtures.AppService()
+	readingSettings(&as.Spec)
+	var queued int
+	w := configWatchFor(t, k8sfake.NewClientset(), as)
+	w.enqueue = func(cache.ObjectName) { queued++ }
+	s := &versionStore{w: w, kind: children.ConfigMapRef, namespace: fixtures.Namespace}
+	obj := func(name, version string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: fixtures.Namespace, ResourceVersion: version}}
+	}
+	steps := []struct {
+		name   string
+		do     func() error
+		queued int
+		known  int
+	}{
+		{"first list", func() error { return s.Replace([]any{obj("settings", "1"), obj("other", "1")}, "1") }, 1, 1},
+		{"listed again, unchanged", func() error { return s.Replace([]any{obj("settings", "1"), obj("other", "2")}, "2") }, 0, 1},
+		{"an unread object changed", func() error { return s.Update(obj("other", "3")) }, 0, 1},
+		{"changed", func() error { return s.Update(obj("settings", "4")) }, 1, 1},
+		{"deleted while the watch was down", func() error { return s.Replace([]any{obj("other", "3")}, "5") }, 1, 0},
+		{"created", func() error { return s.Add(obj("settings", "6")) }, 1, 1},
+		{"deleted", func() error { return s.Delete(cache.DeletedFinalStateUnknown{Obj: obj("settings", "6")}) }, 1, 0},
+	}
+	for _, step := range steps {
+		queued = 0
+		if err := step.do(); err != nil {
+			t.Fatal(err)
+		}
+		if queued != step.queued || len(w.versions) != step.known {
+			t.Errorf("%s: queued %d, %d known; want %d, %d", step.name, queued, len(w.versions), step.queued, step.known)
+		}
 	}
 }
