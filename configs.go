@@ -309,9 +309,10 @@ func (s *appSync) setConfigDigest(ctx context.Context, desired *appsv1.Deploymen
 // configDigest is the value of the pod template's AnnotationConfigDigest
 // for an AppService ("" when it needs none), given the one on its live
 // Deployment. An object that cannot be read keeps the digest the live
-// template has for it, and its error is returned; so does a missing
-// object that is not optional: the Pods cannot start without it, and
-// rolling the running ones into that would only stop the app.
+// template has for it, and its error is returned. A missing object that is
+// not optional keeps it too, without an error: the Pods cannot start
+// without it, and rolling the running ones into that would only stop the
+// app.
 func (w *configWatch) configDigest(ctx context.Context, as *appv1.AppService, live string) (string, error) {
 	refs := children.ConfigRefs(as)
 	if len(refs) == 0 {
