@@ -143,6 +143,7 @@ func TestKstatus(t *testing.T) {
 	if out, err := kubectl("wait", "--for=condition=Ready", "appsvc/app", "-n", ns, "--timeout=10s"); err != nil {
 		t.Fatalf("kubectl wait --for=condition=Ready: %v: %s", err, out)
 	}
+	statusColumn(t, ns, "app", appv1.ReasonRolloutComplete)
 
 	updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 	observed("mid-rollout after an image change", "app", status.InProgressStatus, "Progressing")
@@ -160,6 +161,7 @@ func TestKstatus(t *testing.T) {
 	if c := condition(as, appv1.ConditionStalled); c == nil || c.Reason != appv1.ReasonResourceExists {
 		t.Errorf("Stalled is %+v, want True with reason ResourceExists", c)
 	}
+	statusColumn(t, ns, "blocked", appv1.ReasonResourceExists)
 	uid := theirs.UID
 	if err := kube.AppsV1().Deployments(ns).Delete(ctx, "blocked", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil {
 		t.Fatal(err)
@@ -179,6 +181,22 @@ func TestKstatus(t *testing.T) {
 	}
 	if c := condition(as, appv1.ConditionStalled); c == nil || c.Reason != appv1.ReasonProgressDeadlineExceeded {
 		t.Errorf("Stalled is %+v, want True with reason ProgressDeadlineExceeded", c)
+	}
+}
+
+// statusColumn checks the STATUS column of kubectl get: the reason of the
+// Ready condition.
+func statusColumn(t *testing.T, ns, name, want string) {
+	t.Helper()
+	out, err := kubectl("get", "appsvc", name, "-n", ns)
+	if err != nil {
+		t.Fatalf("kubectl get appsvc: %v: %s", err, out)
+	}
+	// Columns line up under their header; empty cells leave no field.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	header, row := lines[0], lines[len(lines)-1]
+	if i := strings.Index(header, "STATUS"); i < 0 || i >= len(row) || !strings.HasPrefix(row[i:], want+" ") {
+		t.Errorf("kubectl get appsvc %s: want STATUS %s:\n%s", name, want, out)
 	}
 }
 
