@@ -456,7 +456,7 @@ func TestHandleChildUpdate(t *testing.T) {
 	}
 }
 
-func TestEnqueueAppService(t *testing.T) {
+func TestHandleAppService(t *testing.T) {
 	tests := []struct {
 		name string
 		obj  interface{}
