@@ -24,7 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -104,5 +106,26 @@ func TestCRDFitsKubectlApply(t *testing.T) {
 	t.Logf("the CRD is %d bytes as JSON (the annotation limit is %d)", len(asJSON), limit)
 	if len(asJSON) > limit*3/4 {
 		t.Errorf("the CRD is %d bytes as JSON, over three quarters of the %d bytes kubectl apply's annotation may hold", len(asJSON), limit)
+	}
+}
+
+// TestCRDIsValid runs the API server's own validation of a
+// CustomResourceDefinition on the CRD, offline: a structural schema, rules
+// that compile, and rules whose estimated CEL cost stays within the API
+// server's budget, per rule and for the whole schema. The e2e tests and
+// the admission property test install it in a real API server too; this
+// says so in a second, and names the rules that cost too much.
+func TestCRDIsValid(t *testing.T) {
+	var v1 apiextensionsv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(crdYAML, &v1); err != nil {
+		t.Fatal(err)
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(&v1)
+	var crd apiextensions.CustomResourceDefinition
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(&v1, &crd, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), &crd) {
+		t.Error(err)
 	}
 }

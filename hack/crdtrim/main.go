@@ -26,6 +26,9 @@ limitations under the License.
 // `httproute.spec.rules`) away, and each field's own description names the
 // type it is.
 //
+// Then it gives the init containers and sidecars the schema and rules of the
+// app container's fields (share.go).
+//
 // It reads the CRD on stdin and writes it on stdout; hack/update-codegen.sh
 // runs it on kustomize's output.
 package main
@@ -52,6 +55,13 @@ func main() {
 }
 
 func run(in io.Reader, out io.Writer) error {
+	return process(in, out, shareContainerSchemas)
+}
+
+// process trims the CRD read from in, then gives the spec's schema to
+// share (shareContainerSchemas; nil in a test of the trimming alone), and
+// writes the CRD to out.
+func process(in io.Reader, out io.Writer, share func(spec *apiextensionsv1.JSONSchemaProps) error) error {
 	data, err := io.ReadAll(in)
 	if err != nil {
 		return err
@@ -73,6 +83,11 @@ func run(in io.Reader, out io.Writer) error {
 		for _, path := range fields {
 			if err := trimAt(&spec, path); err != nil {
 				return fmt.Errorf("version %s: spec.%s: %w", v.Name, strings.Join(path, "."), err)
+			}
+		}
+		if share != nil {
+			if err := share(&spec); err != nil {
+				return fmt.Errorf("version %s: %w", v.Name, err)
 			}
 		}
 		v.Schema.OpenAPIV3Schema.Properties["spec"] = spec

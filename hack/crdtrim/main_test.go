@@ -19,12 +19,14 @@ package main
 import (
 	"bytes"
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -113,7 +115,7 @@ spec:
 	}
 	in += renderFields(tree, "              ")
 	var out bytes.Buffer
-	if err := run(strings.NewReader(in), &out); err != nil {
+	if err := process(strings.NewReader(in), &out, nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(out.String(), "DROPPED") {
@@ -177,6 +179,63 @@ func renderFields(tree map[string]any, indent string) string {
 			continue
 		}
 		out += indent + name + ":\n" + indent + "  type: object\n" + indent + "  properties:\n" + renderFields(children, indent+"    ")
+	}
+	return out
+}
+
+// TestShareContainerSchemas, on the CRD as generated: a sidecar's fields
+// have the schema and rules of the app container's, with the sidecar's own
+// description and list bounds; an init container's sidecar-only fields
+// are refused.
+func TestShareContainerSchemas(t *testing.T) {
+	data, err := os.ReadFile("../../artifacts/examples/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		t.Fatal(err)
+	}
+	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	sidecar := spec.Properties["sidecars"].Items.Schema
+	init := spec.Properties["initContainers"].Items.Schema
+	for _, field := range sharedFields {
+		app := specName(field)
+		got, want := sidecar.Properties[field], spec.Properties[app]
+		if got.Description == "" || got.Description == want.Description {
+			t.Errorf("sidecars[].%s: description %q, want its own", field, got.Description)
+		}
+		got.Description, want.Description = "", ""
+		got.MaxItems, want.MaxItems = nil, nil
+		if diff := cmp.Diff(withoutDescriptions(toMap(t, want)), withoutDescriptions(toMap(t, got))); diff != "" {
+			t.Errorf("sidecars[].%s differs from spec.%s (-app +sidecar):\n%s", field, app, diff)
+		}
+	}
+	if got := *sidecar.Properties["env"].MaxItems; got != 64 {
+		t.Errorf("sidecars[].env has maxItems %d, want the container's own 64", got)
+	}
+	for _, field := range sidecarOnly {
+		if init.Properties[field].XPreserveUnknownFields == nil && init.Properties[field].Items == nil {
+			t.Errorf("initContainers[].%s is not the opaque stub", field)
+		}
+		if !slices.ContainsFunc(init.XValidations, func(r apiextensionsv1.ValidationRule) bool { return r.FieldPath == "."+field }) {
+			t.Errorf("initContainers[].%s has no rule refusing it", field)
+		}
+	}
+	if _, ok := init.Properties["env"]; !ok {
+		t.Error("initContainers[] has no env")
+	}
+}
+
+func toMap(t *testing.T, s apiextensionsv1.JSONSchemaProps) map[string]any {
+	t.Helper()
+	data, err := yaml.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := yaml.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

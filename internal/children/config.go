@@ -65,7 +65,7 @@ func (r ConfigRef) String() string { return describeConfigKey(r.Key()) }
 // ConfigRefs are the ConfigMaps and Secrets the AppService's Pods read,
 // each once, sorted by key: nil unless rolloutOnConfigChange is set. They
 // come from the volumes (configMap, secret and projected sources), envFrom
-// and the env vars' configMapKeyRef and secretKeyRef.
+// and the env vars' configMapKeyRef and secretKeyRef, of every container.
 func ConfigRefs(as *appv1.AppService) []ConfigRef {
 	if !as.Spec.RolloutOnConfigChange {
 		return nil
@@ -101,7 +101,13 @@ func ConfigRefs(as *appv1.AppService) []ConfigRef {
 			}
 		}
 	}
-	for _, e := range as.Spec.EnvFrom {
+	// The app container's environment, then the init containers' and the
+	// sidecars'.
+	envFroms, envs := [][]corev1.EnvFromSource{as.Spec.EnvFrom}, [][]corev1.EnvVar{as.Spec.Envs}
+	for _, c := range slices.Concat(as.Spec.InitContainers, as.Spec.Sidecars) {
+		envFroms, envs = append(envFroms, c.EnvFrom), append(envs, c.Env)
+	}
+	for _, e := range slices.Concat(envFroms...) {
 		if e.ConfigMapRef != nil {
 			add(ConfigMapRef, e.ConfigMapRef.Name, e.ConfigMapRef.Optional)
 		}
@@ -109,7 +115,7 @@ func ConfigRefs(as *appv1.AppService) []ConfigRef {
 			add(SecretRef, e.SecretRef.Name, e.SecretRef.Optional)
 		}
 	}
-	for _, e := range as.Spec.Envs {
+	for _, e := range slices.Concat(envs...) {
 		if e.ValueFrom == nil {
 			continue
 		}

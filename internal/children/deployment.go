@@ -17,6 +17,7 @@ limitations under the License.
 package children
 
 import (
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -78,9 +79,10 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 					// The selector label last: podLabels may not set it
 					// (admission refuses it), and here cannot.
 					Labels:      mergeLabels(as.Spec.PodLabels, SelectorLabels(as)),
-					Annotations: as.Spec.PodAnnotations,
+					Annotations: podAnnotations(as),
 				},
 				Spec: corev1.PodSpec{
+					InitContainers:     newInitContainers(as),
 					Containers:         []corev1.Container{newContainer(as)},
 					ServiceAccountName: ServiceAccountName(as),
 					// The API server keeps this alias equal to
@@ -123,10 +125,24 @@ func podMetadataRecords(as *appv1.AppService) map[string]string {
 		}
 		records[appv1.AnnotationVolumes] = ownedKeys(names)
 	}
+	if names := containerNames(as); len(names) > 0 {
+		records[appv1.AnnotationContainers] = ownedKeys(names)
+	}
 	if len(records) == 0 {
 		return nil
 	}
 	return records
+}
+
+// podAnnotations are the pod template's annotations: podAnnotations, and
+// the default container while the Pods have others (see
+// annotationDefaultContainer).
+func podAnnotations(as *appv1.AppService) map[string]string {
+	_, set := as.Spec.PodAnnotations[annotationDefaultContainer]
+	if set || len(as.Spec.InitContainers)+len(as.Spec.Sidecars) == 0 {
+		return as.Spec.PodAnnotations
+	}
+	return mergeLabels(as.Spec.PodAnnotations, map[string]string{annotationDefaultContainer: as.Name})
 }
 
 // The API server's defaults for a Deployment's revisionHistoryLimit and
@@ -379,6 +395,22 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	if what := syncConfigDigest(&tmpl.Annotations, desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest]); what != "" {
 		changed = append(changed, what)
 	}
+	// The default container, ours unless podAnnotations sets it (synced
+	// below, then): set while the Pods have init containers or sidecars,
+	// removed after, when it still names the app container. Set first, as
+	// the config digest.
+	if !slices.Contains(recordedKeys(desired.Annotations[appv1.AnnotationPodAnnotations]), annotationDefaultContainer) {
+		want, have := desired.Spec.Template.Annotations[annotationDefaultContainer], tmpl.Annotations[annotationDefaultContainer]
+		switch {
+		case want != "" && have != want:
+			tmpl.Annotations = mergeLabels(tmpl.Annotations, map[string]string{annotationDefaultContainer: want})
+			changed = append(changed, "default container")
+		case want == "" && have != "" && have == desired.Name && live.Annotations[appv1.AnnotationContainers] != "":
+			setRecord(&tmpl.Annotations, annotationDefaultContainer, "")
+			changed = append(changed, "default container")
+		}
+	}
+
 	// The template's labels and annotations from podLabels and
 	// podAnnotations: the keys recorded last time that the spec no longer
 	// has go, the others' keys stay; then the record follows the spec.
@@ -405,28 +437,7 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 		changed = append(changed, "volumes")
 	}
 
-	want := desired.Spec.Template.Spec.Containers[0]
-	i := containerIndex(tmpl.Spec.Containers, want.Name)
-	if i < 0 {
-		tmpl.Spec.Containers = append(tmpl.Spec.Containers, want)
-		return out, append(changed, "container "+want.Name)
-	}
-	c := &tmpl.Spec.Containers[i]
-	setOwned(&changed, "image", &c.Image, want.Image)
-	setOwned(&changed, "imagePullPolicy", &c.ImagePullPolicy, want.ImagePullPolicy)
-	setOwned(&changed, "command", &c.Command, want.Command)
-	setOwned(&changed, "args", &c.Args, want.Args)
-	setOwned(&changed, "workingDir", &c.WorkingDir, want.WorkingDir)
-	setOwned(&changed, "livenessProbe", &c.LivenessProbe, want.LivenessProbe)
-	setOwned(&changed, "readinessProbe", &c.ReadinessProbe, want.ReadinessProbe)
-	setOwned(&changed, "startupProbe", &c.StartupProbe, want.StartupProbe)
-	setOwned(&changed, "lifecycle", &c.Lifecycle, want.Lifecycle)
-	setOwned(&changed, "securityContext", &c.SecurityContext, want.SecurityContext)
-	setOwned(&changed, "env", &c.Env, want.Env)
-	setOwned(&changed, "envFrom", &c.EnvFrom, want.EnvFrom)
-	setOwned(&changed, "resources", &c.Resources, want.Resources)
-	setOwned(&changed, "ports", &c.Ports, want.Ports)
-	// The container's mounts of our volumes (those recorded last time and
+	// The containers' mounts of our volumes (those recorded last time and
 	// those of the spec) are ours; mounts of others' volumes stay.
 	ours := map[string]bool{}
 	for _, name := range ownedVolumes {
@@ -435,9 +446,26 @@ func UpdateDeployment(live, desired *appsv1.Deployment) (*appsv1.Deployment, []s
 	for _, v := range desired.Spec.Template.Spec.Volumes {
 		ours[v.Name] = true
 	}
-	if syncVolumeMounts(&c.VolumeMounts, want.VolumeMounts, ours) {
-		changed = append(changed, "volumeMounts")
+	// The init containers and sidecars (containers.go), by the names
+	// recorded last time and the spec's.
+	ownedContainers := recordedKeys(live.Annotations[appv1.AnnotationContainers])
+	recordChanged = setRecord(&out.Annotations, appv1.AnnotationContainers, desired.Annotations[appv1.AnnotationContainers])
+	if what := syncInitContainers(&tmpl.Spec.InitContainers, desired.Spec.Template.Spec.InitContainers, ownedContainers, ours); len(what) > 0 {
+		changed = append(changed, what...)
+	} else if recordChanged {
+		changed = append(changed, "init containers")
 	}
+
+	// The app container: first among the containers when it is added (so
+	// that kubectl picks it by default); where it is otherwise, so that a
+	// container another writer put first is not fought over.
+	want := desired.Spec.Template.Spec.Containers[0]
+	i := containerIndex(tmpl.Spec.Containers, want.Name)
+	if i < 0 {
+		tmpl.Spec.Containers = slices.Insert(tmpl.Spec.Containers, 0, want)
+		return out, append(changed, "container "+want.Name)
+	}
+	syncContainer(&changed, "", &tmpl.Spec.Containers[i], &want, ours)
 
 	if len(changed) == 0 {
 		return nil, nil

@@ -17,6 +17,7 @@ limitations under the License.
 package children
 
 import (
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -607,16 +608,130 @@ func TestUpdateDeployment(t *testing.T) {
 			wantChanged: []string{"minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"},
 		},
 		{
-			name: "our container missing: appended",
+			name: "init containers and sidecars: equal after defaulting",
+			spec: withContainers,
+			live: liveContainers,
+		},
+		{
+			name: "init containers and sidecars added, in order, after others'",
+			spec: withContainers,
+			live: func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "istio-init", Image: "proxyv2"}}
+			},
+			want: func(d *appsv1.Deployment) {
+				desired := containersDeployment()
+				d.Annotations = desired.Annotations
+				d.Spec.Template.Annotations = desired.Spec.Template.Annotations
+				d.Spec.Template.Spec.Volumes = desired.Spec.Template.Spec.Volumes
+				d.Spec.Template.Spec.InitContainers = append([]corev1.Container{{Name: "istio-init", Image: "proxyv2"}}, desired.Spec.Template.Spec.InitContainers...)
+			},
+			wantChanged: []string{"default container", "volumes", "init container migrate added", "sidecar shipper added"},
+		},
+		{
+			name: "a sidecar's image and probe; others' init container and container kept in place",
+			spec: func(s *appv1.AppServiceSpec) {
+				withContainers(s)
+				s.Sidecars[0].Image = "fluent-bit:4"
+				s.Sidecars[0].ReadinessProbe.PeriodSeconds = 5
+			},
+			live: func(d *appsv1.Deployment) {
+				liveContainers(d)
+				pod := &d.Spec.Template.Spec
+				pod.InitContainers = slices.Insert(pod.InitContainers, 1, corev1.Container{Name: "injected", Image: "x"})
+				pod.Containers = append([]corev1.Container{{Name: "proxy", Image: "envoy"}}, pod.Containers...)
+			},
+			want: func(d *appsv1.Deployment) {
+				shipper := &d.Spec.Template.Spec.InitContainers[2]
+				shipper.Image = "fluent-bit:4"
+				shipper.ReadinessProbe.PeriodSeconds = 5
+			},
+			wantChanged: []string{"sidecar shipper image", "sidecar shipper readinessProbe"},
+		},
+		{
+			name: "the init container and the sidecar removed: the default container goes too",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Volumes = []appv1.Volume{{Name: "logs", EmptyDir: &appv1.EmptyDirVolumeSource{}}}
+			},
+			live: liveContainers,
+			want: func(d *appsv1.Deployment) {
+				delete(d.Annotations, appv1.AnnotationContainers)
+				d.Spec.Template.Annotations = nil
+				d.Spec.Template.Spec.InitContainers = nil
+			},
+			wantChanged: []string{"default container", "init container migrate removed", "init container shipper removed"},
+		},
+		{
+			name: "an init container the spec names, with probes and ports someone added: ours to drop",
+			spec: withContainers,
+			live: func(d *appsv1.Deployment) {
+				liveContainers(d)
+				migrate := &d.Spec.Template.Spec.InitContainers[0]
+				migrate.Ports = []corev1.ContainerPort{{ContainerPort: 1, Protocol: corev1.ProtocolTCP}}
+				migrate.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+			},
+			want: func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.InitContainers[0].Ports = nil
+			},
+			wantChanged: []string{"init container migrate ports"},
+		},
+		{
+			name: "the default container from podAnnotations stands",
+			spec: func(s *appv1.AppServiceSpec) {
+				withContainers(s)
+				s.PodAnnotations = map[string]string{annotationDefaultContainer: "shipper"}
+			},
+			live: func(d *appsv1.Deployment) {
+				liveContainers(d)
+				d.Annotations[appv1.AnnotationPodAnnotations] = annotationDefaultContainer
+				d.Spec.Template.Annotations[annotationDefaultContainer] = "shipper"
+			},
+		},
+		{
+			name: "our container missing: put first",
 			live: func(d *appsv1.Deployment) {
 				d.Spec.Replicas = new(int32(1))
 				d.Spec.Template.Spec.Containers[0].Name = "renamed"
 			},
 			want: func(d *appsv1.Deployment) {
 				d.Spec.Replicas = new(int32(2))
-				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, fixtures.DesiredDeployment().Spec.Template.Spec.Containers[0])
+				d.Spec.Template.Spec.Containers = append([]corev1.Container{fixtures.DesiredDeployment().Spec.Template.Spec.Containers[0]}, d.Spec.Template.Spec.Containers...)
 			},
 			wantChanged: []string{"replicas", "container nginx-app"},
 		},
 	})
+}
+
+// withContainers gives the spec an init container and a sidecar that
+// shares a volume with the app.
+func withContainers(s *appv1.AppServiceSpec) {
+	s.Volumes = []appv1.Volume{{Name: "logs", EmptyDir: &appv1.EmptyDirVolumeSource{}}}
+	s.InitContainers = []appv1.Container{{Name: "migrate", Image: "app:1", Command: []string{"migrate"}}}
+	s.Sidecars = []appv1.Container{{
+		Name: "shipper", Image: "fluent-bit:3",
+		Ports:          []appv1.ContainerPort{{Name: "metrics", ContainerPort: 2020}},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("metrics")}}},
+		VolumeMounts:   []appv1.VolumeMount{{Name: "logs", MountPath: "/logs", ReadOnly: true}},
+	}}
+}
+
+// containersDeployment is the Deployment built for withContainers' spec.
+func containersDeployment() *appsv1.Deployment {
+	as := fixtures.AppService()
+	withContainers(&as.Spec)
+	return NewDeployment(as)
+}
+
+// liveContainers makes the live Deployment the one built for
+// withContainers' spec, as the API server returns it.
+func liveContainers(d *appsv1.Deployment) {
+	desired := containersDeployment()
+	d.Annotations = desired.Annotations
+	d.Spec.Template.Annotations = desired.Spec.Template.Annotations
+	pod := &d.Spec.Template.Spec
+	pod.Volumes = []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	pod.InitContainers = desired.Spec.Template.Spec.InitContainers
+	for i := range pod.InitContainers {
+		pod.InitContainers[i].TerminationMessagePath = corev1.TerminationMessagePathDefault
+		pod.InitContainers[i].TerminationMessagePolicy = corev1.TerminationMessageReadFile
+	}
 }

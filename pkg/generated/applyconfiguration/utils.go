@@ -44,6 +44,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.ConfigMapProjectionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ConfigMapVolumeSource"):
 		return &appv1.ConfigMapVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Container"):
+		return &appv1.ContainerApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ContainerPort"):
+		return &appv1.ContainerPortApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DisruptionBudget"):
 		return &appv1.DisruptionBudgetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DownwardAPIProjection"):

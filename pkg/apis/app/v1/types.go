@@ -315,7 +315,7 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.value) || size(self.value) == 0",message="may not be set when value is not empty",fieldPath=".valueFrom"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || [has(self.valueFrom.fieldRef), has(self.valueFrom.resourceFieldRef), has(self.valueFrom.configMapKeyRef), has(self.valueFrom.secretKeyRef)].filter(x, x).size() == 1",message="must set exactly one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef",fieldPath=".valueFrom"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.fileKeyRef)",message="fileKeyRef is not supported: it reads a file an init container writes, and the AppService's Pods have none",fieldPath=".valueFrom"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.valueFrom) || !has(self.valueFrom.fileKeyRef)",message="fileKeyRef is not supported: it is feature-gated (EnvFiles)",fieldPath=".valueFrom"
 	Envs []corev1.EnvVar `json:"envs,omitempty"`
 
 	// EnvFrom fills the container's environment with every key of
@@ -357,6 +357,28 @@ type AppServiceSpec struct {
 	// +listMapKey=mountPath
 	// +kubebuilder:validation:MaxItems=64
 	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
+
+	// InitContainers run in order, each to completion, before the app's
+	// container and the sidecars start (core/v1 PodSpec.initContainers):
+	// to wait for a database or run a migration. Names are unique among
+	// the Pod's containers; no ports, probes or lifecycle. The rules that
+	// span the spec are in config/crd/patches/container-rules.yaml.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	InitContainers []Container `json:"initContainers,omitempty"`
+
+	// Sidecars run beside the app's container for the Pod's whole life:
+	// native sidecars, init containers with restartPolicy Always placed
+	// after initContainers, so they start after those and before the app,
+	// and stop after it. To ship logs, proxy to a database, renew
+	// certificates or export metrics.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	Sidecars []Container `json:"sidecars,omitempty"`
 
 	// Ports are the ports of the Service. Each target port (or the port
 	// itself when no target port is given) is also declared as a port of

@@ -43,6 +43,12 @@ const (
 // the template, and their mounts (in any container), are kept.
 const AnnotationVolumes = "app.example.com/volumes"
 
+// AnnotationContainers, on a Deployment, lists (comma-separated, sorted) the
+// init containers and sidecars of its pod template that came from the
+// AppService's initContainers and sidecars: the names the controller removes
+// when they leave the spec. Init containers others add are kept.
+const AnnotationContainers = "app.example.com/containers"
+
 // AnnotationConfigDigest, on the pod template of a Deployment whose
 // AppService sets rolloutOnConfigChange, lists (comma-separated, sorted)
 // a digest of the data of every ConfigMap and Secret the Pods read:

@@ -194,6 +194,18 @@ type AppServiceSpecApplyConfiguration struct {
 	// Container.volumeMounts); each names one of volumes, and mount paths
 	// are unique.
 	VolumeMounts []VolumeMountApplyConfiguration `json:"volumeMounts,omitempty"`
+	// InitContainers run in order, each to completion, before the app's
+	// container and the sidecars start (core/v1 PodSpec.initContainers):
+	// to wait for a database or run a migration. Names are unique among
+	// the Pod's containers; no ports, probes or lifecycle. The rules that
+	// span the spec are in config/crd/patches/container-rules.yaml.
+	InitContainers []ContainerApplyConfiguration `json:"initContainers,omitempty"`
+	// Sidecars run beside the app's container for the Pod's whole life:
+	// native sidecars, init containers with restartPolicy Always placed
+	// after initContainers, so they start after those and before the app,
+	// and stop after it. To ship logs, proxy to a database, renew
+	// certificates or export metrics.
+	Sidecars []ContainerApplyConfiguration `json:"sidecars,omitempty"`
 	// Ports are the ports of the Service. Each target port (or the port
 	// itself when no target port is given) is also declared as a port of
 	// the container. With no ports there is no Service.
@@ -531,6 +543,32 @@ func (b *AppServiceSpecApplyConfiguration) WithVolumeMounts(values ...*VolumeMou
 			panic("nil value passed to WithVolumeMounts")
 		}
 		b.VolumeMounts = append(b.VolumeMounts, *values[i])
+	}
+	return b
+}
+
+// WithInitContainers adds the given value to the InitContainers field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the InitContainers field.
+func (b *AppServiceSpecApplyConfiguration) WithInitContainers(values ...*ContainerApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithInitContainers")
+		}
+		b.InitContainers = append(b.InitContainers, *values[i])
+	}
+	return b
+}
+
+// WithSidecars adds the given value to the Sidecars field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Sidecars field.
+func (b *AppServiceSpecApplyConfiguration) WithSidecars(values ...*ContainerApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithSidecars")
+		}
+		b.Sidecars = append(b.Sidecars, *values[i])
 	}
 	return b
 }
