@@ -63,8 +63,9 @@ func newInitContainers(as *appv1.AppService) []corev1.Container {
 
 // newContainerFrom is the container for an init container or a sidecar,
 // with what the API server defaults in the fields we own filled in, as in
-// newContainer. Ports, probes and lifecycle are a sidecar's only
-// (admission refuses them in an init container).
+// newContainer. Ports, probes and lifecycle are a sidecar's only:
+// admission refuses them in an init container (they are built all the
+// same, so that the API server would refuse what admission let through).
 func newContainerFrom(c appv1.Container, sidecar bool) corev1.Container {
 	c = *c.DeepCopy()
 	policy := c.ImagePullPolicy
@@ -84,10 +85,9 @@ func newContainerFrom(c appv1.Container, sidecar bool) corev1.Container {
 		Resources:       normalizeResources(c.Resources),
 		VolumeMounts:    newVolumeMounts(c.VolumeMounts),
 	}
-	if !sidecar {
-		return out
+	if sidecar {
+		out.RestartPolicy = new(corev1.ContainerRestartPolicyAlways)
 	}
-	out.RestartPolicy = new(corev1.ContainerRestartPolicyAlways)
 	out.LivenessProbe = normalizeProbe(c.LivenessProbe)
 	out.ReadinessProbe = normalizeProbe(c.ReadinessProbe)
 	out.StartupProbe = normalizeProbe(c.StartupProbe)
