@@ -198,7 +198,7 @@ func syncInitContainers(have *[]corev1.Container, want []corev1.Container, owned
 		delete(live, w.Name)
 	}
 	for _, name := range slices.Sorted(maps.Keys(live)) {
-		changed = append(changed, "init container "+name+" removed")
+		changed = append(changed, containerKind(live[name])+name+" removed")
 	}
 	out := slices.Concat(others[:at], block, others[at:])
 	if len(out) == 0 {

@@ -658,7 +658,7 @@ func TestUpdateDeployment(t *testing.T) {
 				d.Spec.Template.Annotations = nil
 				d.Spec.Template.Spec.InitContainers = nil
 			},
-			wantChanged: []string{"default container", "init container migrate removed", "init container shipper removed"},
+			wantChanged: []string{"default container", "init container migrate removed", "sidecar shipper removed"},
 		},
 		{
 			name: "an init container the spec names, with probes and ports someone added: ours to drop",
