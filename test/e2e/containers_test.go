@@ -16,7 +16,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package e2e
 
 import (
@@ -45,7 +44,7 @@ import (
 func TestSidecarsAndInitContainers(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	createAppService(t, ns, "web", appv1.AppServiceSpec{
+	createAppService(t, ns, "shop", appv1.AppServiceSpec{
 		Size: int32p(2), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}},
 		Volumes:      []appv1.Volume{{Name: "logs", EmptyDir: &appv1.EmptyDirVolumeSource{}}},
 		VolumeMounts: []appv1.VolumeMount{{Name: "logs", MountPath: "/var/log/nginx"}},
@@ -59,8 +58,8 @@ func TestSidecarsAndInitContainers(t *testing.T) {
 			VolumeMounts:   []appv1.VolumeMount{{Name: "logs", MountPath: "/var/log/nginx", ReadOnly: true}},
 		}},
 	})
-	waitAvailable(t, ns, "web", 2)
-	d, err := getDeployment(ns, "web")
+	waitAvailable(t, ns, "shop", 2)
+	d, err := getDeployment(ns, "shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,27 +70,27 @@ func TestSidecarsAndInitContainers(t *testing.T) {
 	if pod.InitContainers[0].RestartPolicy != nil || pod.InitContainers[1].RestartPolicy == nil || *pod.InitContainers[1].RestartPolicy != corev1.ContainerRestartPolicyAlways {
 		t.Errorf("restart policies: migrate %v, shipper %v; want none, then Always", pod.InitContainers[0].RestartPolicy, pod.InitContainers[1].RestartPolicy)
 	}
-	if pod.Containers[0].Name != "web" {
+	if pod.Containers[0].Name != "shop" {
 		t.Errorf("the first container is %s, want the app's", pod.Containers[0].Name)
 	}
-	if got := d.Spec.Template.Annotations["kubectl.kubernetes.io/default-container"]; got != "web" {
-		t.Errorf("default-container annotation %q, want web", got)
+	if got := d.Spec.Template.Annotations["kubectl.kubernetes.io/default-container"]; got != "shop" {
+		t.Errorf("default-container annotation %q, want shop", got)
 	}
 
 	// Someone injects a container into the Deployment's template (as some
 	// tools do, rather than into the Pods); a spec change keeps it.
-	_, err = kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType,
+	_, err = kube.AppsV1().Deployments(ns).Patch(ctx, "shop", types.StrategicMergePatchType,
 		[]byte(`{"spec":{"template":{"spec":{"containers":[{"name":"injected","image":"busybox:1.36"}]}}}}`), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	updateAppService(t, ns, "shop", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 	eventually(t, 30*time.Second, func() error {
-		d, err := getDeployment(ns, "web")
+		d, err := getDeployment(ns, "shop")
 		if err != nil {
 			return err
 		}
-		if c := containerNamed(d, "web"); c == nil || c.Image != "nginx:1.28" {
+		if c := containerNamed(d, "shop"); c == nil || c.Image != "nginx:1.28" {
 			return fmt.Errorf("the app container is %+v", c)
 		}
 		if containerNamed(d, "injected") == nil {
@@ -99,32 +98,32 @@ func TestSidecarsAndInitContainers(t *testing.T) {
 		}
 		return nil
 	})
-	waitRolledOut(t, ns, "web")
+	waitRolledOut(t, ns, "shop")
 
 	// A sidecar's image change rolls the Pods: a new ReplicaSet, one
 	// update, an Event naming the field.
 	waitQuiet(t, ns)
 	before, since := replicaSets(t, ns), time.Now()
-	updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Sidecars[0].Image = "fluent/fluent-bit:3.2" })
+	updateAppService(t, ns, "shop", func(as *appv1.AppService) { as.Spec.Sidecars[0].Image = "fluent/fluent-bit:3.2" })
 	eventually(t, 30*time.Second, func() error {
 		if n := replicaSets(t, ns); n != before+1 {
 			return fmt.Errorf("%d ReplicaSets, want %d", n, before+1)
 		}
 		return nil
 	})
-	waitRolledOut(t, ns, "web")
+	waitRolledOut(t, ns, "shop")
 	if n := deploymentUpdates(t, since, ns); n != 1 {
 		t.Errorf("a sidecar's image changed: %d Deployment updates, want 1", n)
 	}
-	if n := countEvents(t, ns, "web", "sidecar shipper image"); n != 1 {
+	if n := countEvents(t, ns, "shop", "sidecar shipper image"); n != 1 {
 		t.Errorf("a sidecar's image changed: %d Updated Events naming it, want 1", n)
 	}
 
 	// Removing the sidecar removes it, and only it: the init container,
 	// the injected container and the default container stay.
-	updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.Sidecars = nil })
+	updateAppService(t, ns, "shop", func(as *appv1.AppService) { as.Spec.Sidecars = nil })
 	eventually(t, 30*time.Second, func() error {
-		d, err := getDeployment(ns, "web")
+		d, err := getDeployment(ns, "shop")
 		if err != nil {
 			return err
 		}
@@ -134,12 +133,12 @@ func TestSidecarsAndInitContainers(t *testing.T) {
 		if containerNamed(d, "injected") == nil {
 			return fmt.Errorf("the injected container is gone")
 		}
-		if got := d.Spec.Template.Annotations["kubectl.kubernetes.io/default-container"]; got != "web" {
-			return fmt.Errorf("default-container annotation %q, want web", got)
+		if got := d.Spec.Template.Annotations["kubectl.kubernetes.io/default-container"]; got != "shop" {
+			return fmt.Errorf("default-container annotation %q, want shop", got)
 		}
 		return nil
 	})
-	waitAvailable(t, ns, "web", 2)
+	waitAvailable(t, ns, "shop", 2)
 }
 
 func containerNames(cs []corev1.Container) []string {

@@ -42,8 +42,8 @@ import (
 )
 
 // 6. Zero writes: a restart of the controller over a few hundred AppServices
-// in sync (a hundred with every field, rolloutOnConfigChange among them),
-// then a minute with nothing changing (six resyncs), and the audit
+// in sync (a hundred with every field, rolloutOnConfigChange, an init
+// container and a sidecar among them), then a minute with nothing changing (six resyncs), and the audit
 // log shows not one write by the controller but the leader's Lease renewals. A controller comparing the
 // desired objects naively with the defaulted live ones fails here.
 func TestNoWritesInSteadyState(t *testing.T) {
@@ -199,6 +199,28 @@ func TestNoWritesInSteadyState(t *testing.T) {
 					{Name: "token", MountPath: "/var/run/secrets/vault"},
 					{Name: "podinfo", MountPath: "/etc/podinfo"},
 				}
+				// An init container and a sidecar with every field the
+				// API server defaults in a container (terminationMessage*,
+				// probe timings, an httpGet's scheme, a fieldRef's
+				// apiVersion, a port's protocol).
+				s.InitContainers = []appv1.Container{{
+					Name: "migrate", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo migrated"},
+					Env:             []corev1.EnvVar{{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+					EnvFrom:         []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}},
+					Resources:       corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
+					VolumeMounts:    []appv1.VolumeMount{{Name: "cache", MountPath: "/cache"}},
+					SecurityContext: &corev1.SecurityContext{RunAsNonRoot: new(true)},
+				}}
+				s.Sidecars = []appv1.Container{{
+					Name: "shipper", Image: "fluent/fluent-bit:3.1", Args: []string{"-c", "/etc/app/fluent-bit.conf"},
+					Ports:          []appv1.ContainerPort{{Name: "metrics", ContainerPort: 2020}, {ContainerPort: 5170, Protocol: corev1.ProtocolUDP}},
+					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("metrics")}}},
+					LivenessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(2020)}}, PeriodSeconds: 30},
+					StartupProbe:   &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}},
+					Lifecycle:      &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 2}}},
+					Resources:      corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.05")}},
+					VolumeMounts:   []appv1.VolumeMount{{Name: "cache", MountPath: "/var/cache/app", ReadOnly: true}, {Name: "config", MountPath: "/etc/app"}},
+				}}
 			}
 			if i%3 == 1 {
 				as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
