@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"context"
+	corev1 "k8s.io/api/core/v1"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,6 +82,25 @@ func TestExamples(t *testing.T) {
 	if out, err := kubectl("get", "-n", ns, "appsvc", "-o", "wide"); err != nil || !strings.Contains(out, "webapp") || !strings.Contains(out, "http://webapp.example.com/") {
 		t.Errorf("kubectl get appsvc -o wide: %v\n%s", err, out)
 	}
+
+	// The log-shipping sidecar: a native sidecar sharing the logs' emptyDir
+	// with nginx, read-only, and nginx the Pods' default container.
+	waitAvailable(t, ns, "nginx-logs", 1)
+	d, err = getDeployment(ns, "nginx-logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod = d.Spec.Template.Spec
+	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Name != "log-shipper" || pod.InitContainers[0].RestartPolicy == nil ||
+		*pod.InitContainers[0].RestartPolicy != corev1.ContainerRestartPolicyAlways || pod.InitContainers[0].ReadinessProbe == nil {
+		t.Errorf("init containers %+v, want the sidecar log-shipper", pod.InitContainers)
+	}
+	if m := pod.InitContainers[0].VolumeMounts; len(m) != 2 || m[0].Name != "logs" || !m[0].ReadOnly || containerNamed(d, "nginx-logs").VolumeMounts[0].Name != "logs" {
+		t.Errorf("the logs volume is not shared: sidecar %+v, app %+v", m, containerNamed(d, "nginx-logs").VolumeMounts)
+	}
+	if got := d.Spec.Template.Annotations["kubectl.kubernetes.io/default-container"]; got != "nginx-logs" {
+		t.Errorf("default container %q, want nginx-logs", got)
+	}
 }
 
 // On a cluster where no controller ever ran, the CRD applies with kubectl on
@@ -117,6 +137,6 @@ func TestExamplesOnAFreshCluster(t *testing.T) {
 		"apply", "-f", filepath.Join(examples, "crd.yaml"))
 	run(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/appservices.app.example.com")
 	run([]string{"customresourcedefinition.apiextensions.k8s.io/appservices.app.example.com unchanged",
-		"appservice.app.example.com/example-app created", "appservice.app.example.com/webapp created", "configmap/webapp-nginx created"},
+		"appservice.app.example.com/example-app created", "appservice.app.example.com/webapp created", "appservice.app.example.com/nginx-logs created", "configmap/webapp-nginx created"},
 		"apply", "-f", examples)
 }
