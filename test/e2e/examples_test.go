@@ -20,7 +20,6 @@ package e2e
 
 import (
 	"context"
-	corev1 "k8s.io/api/core/v1"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/appservice-controller/internal/localcluster"
@@ -35,9 +35,10 @@ import (
 
 // The examples, as the README says to use them: `kubectl apply -f
 // artifacts/examples` (the CRD with them, which also proves kubectl can
-// store it in its last-applied annotation), and both AppServices become
+// store it in its last-applied annotation), and the AppServices become
 // Available, webapp with its ConfigMap mounted, its Secret in the env, and
-// its ServiceAccount, PodDisruptionBudget and Ingress.
+// its ServiceAccount, PodDisruptionBudget and Ingress; nginx-logs with its
+// log-shipping sidecar.
 func TestExamples(t *testing.T) {
 	ns := newNamespace(t)
 	if out, err := kubectl("apply", "-n", ns, "-f", filepath.Join(repoRoot, "artifacts", "examples")); err != nil {
