@@ -230,6 +230,43 @@ func tourSteps() []step {
 			})
 		},
 	}, {
+		title: text{"A sidecar beside the app", "给应用配一个 sidecar"},
+		say: text{
+			"A sidecar runs beside the app for the Pod's whole life: here one tails nginx's access log from an emptyDir\n" +
+				"they share. It is a native sidecar, an init container with restartPolicy Always, started before the app.",
+			"sidecar 在 Pod 的整个生命周期里与应用并行运行：这里的 sidecar 从两者共享的 emptyDir 中跟踪 nginx 的访问日志。\n" +
+				"它是原生 sidecar，即带 restartPolicy Always 的 init 容器，先于应用启动。",
+		},
+		cmds: []command{
+			kubectl("patch", "appsvc", "nginx-app", "--type=merge", "-p",
+				`{"spec":{"volumes":[{"name":"logs","emptyDir":{}}],"volumeMounts":[{"name":"logs","mountPath":"/var/log/nginx"}],`+
+					`"sidecars":[{"name":"log-tail","image":"busybox:1.36","command":["sh","-c","tail -F /var/log/nginx/access.log"],`+
+					`"volumeMounts":[{"name":"logs","mountPath":"/var/log/nginx","readOnly":true}]}]}}`),
+			kubectl("rollout", "status", "deploy/nginx-app", "--timeout=2m"),
+			kubectl("get", "deploy", "nginx-app", "-o",
+				`jsonpath={range .spec.template.spec.initContainers[*]}{.name} restartPolicy={.restartPolicy}{"\n"}{end}`),
+		},
+		expect: text{
+			"the Pod template has the sidecar log-tail with restartPolicy Always, and the rollout finished",
+			"Pod 模板中有了 restartPolicy 为 Always 的 sidecar log-tail，滚动更新已完成",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			out, err := t.get(ctx, "deployment/nginx-app", "{.spec.template.spec.initContainers[0].name}/{.spec.template.spec.initContainers[0].restartPolicy}")
+			if err != nil {
+				return err
+			}
+			if out != "log-tail/Always" {
+				return fmt.Errorf("the first init container is %q, want log-tail/Always", out)
+			}
+			if err := t.event(ctx, "nginx-app", "Updated", "sidecar log-tail added"); err != nil {
+				return err
+			}
+			return t.eventually(ctx, func() (bool, string, error) {
+				out, err := t.get(ctx, "deployment/nginx-app", "{.status.updatedReplicas}/{.status.availableReplicas}/{.status.replicas}")
+				return err == nil && out == "3/3/3", out, err
+			})
+		},
+	}, {
 		title: text{"Delete the Service", "删掉 Service"},
 		say: text{
 			"The Service's deletion reaches the controller through its watch; the next sync creates it again,\n" +
