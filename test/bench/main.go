@@ -91,6 +91,7 @@ const (
 	specRealistic  = "realistic"
 	specMinimal    = "minimal"
 	specEveryChild = "every-child"
+	specSidecar    = "sidecar"
 )
 
 func main() {
@@ -104,11 +105,11 @@ func main() {
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
 	flag.StringVar(&specKind, "spec", specRealistic, "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), "+
 		"minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, "+
-		"a PodDisruptionBudget and a HorizontalPodAutoscaler).")
+		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated, config (for quick tuning runs).")
 	flag.Parse()
-	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild {
-		fatalf("bad -spec %q: realistic, minimal or every-child", specKind)
+	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
+		fatalf("bad -spec %q: realistic, minimal, every-child or sidecar", specKind)
 	}
 	o.skip = map[string]bool{}
 	for _, s := range strings.Split(*skip, ",") {
@@ -392,7 +393,8 @@ var specKind = "realistic"
 // appService is the i-th AppService the benchmark creates: with -spec
 // minimal, an image and a port; with -spec realistic (the default), what a
 // web app says besides (see artifacts/examples/webapp.yaml): probes, a
-// ConfigMap mounted as a file, envFrom, resources and a preStop sleep.
+// ConfigMap mounted as a file, envFrom, resources and a preStop sleep; with
+// -spec sidecar, that and a log-shipping sidecar.
 func appService(i int) *appv1.AppService {
 	size := int32(1)
 	as := &appv1.AppService{
@@ -418,6 +420,22 @@ func appService(i int) *appv1.AppService {
 	}
 	s.Volumes = []appv1.Volume{{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: as.Name + "-config"}}}
 	s.VolumeMounts = []appv1.VolumeMount{{Name: "config", MountPath: "/etc/app", ReadOnly: true}}
+	if specKind == specSidecar {
+		// A log shipper beside the app, reading its logs from an emptyDir
+		// (artifacts/examples/sidecar.yaml).
+		s.Volumes = append(s.Volumes, appv1.Volume{Name: "logs", EmptyDir: &appv1.EmptyDirVolumeSource{}})
+		s.VolumeMounts = append(s.VolumeMounts, appv1.VolumeMount{Name: "logs", MountPath: "/var/log/nginx"})
+		s.Sidecars = []appv1.Container{{
+			Name: "log-shipper", Image: "fluent/fluent-bit:3.1",
+			Ports:          []appv1.ContainerPort{{Name: "metrics", ContainerPort: 2020}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/api/v1/health", Port: intstr.FromString("metrics")}}},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+			},
+			VolumeMounts: []appv1.VolumeMount{{Name: "logs", MountPath: "/var/log/nginx", ReadOnly: true}},
+		}}
+	}
 	if specKind == specEveryChild {
 		// What a Helm chart's defaults turned on would add.
 		s.ServiceAccount = &appv1.ServiceAccount{Create: true, AutomountToken: new(false)}
