@@ -137,8 +137,7 @@ func violation(r *specRand, name string, s *appv1.AppServiceSpec) {
 		s.Ports = append(s.Ports[:0:0], corev1.ServicePort{Port: 80})
 		side.Ports = []appv1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}}
 	default:
-		c := pick(r, init, side)
-		c.Resources = corev1.ResourceRequirements{
+		side.Resources = corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
 			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 		}

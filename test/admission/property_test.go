@@ -20,7 +20,7 @@ limitations under the License.
 // specs against a real kube-apiserver with the CRD, each child the
 // controller builds from an admitted spec dry-run there too.
 //
-//	go test -tags e2e -run '^TestAdmissionProperty$' ./test/admission   (make test-admission)
+//	go test -tags e2e -run '^TestAdmissionProperty' ./test/admission   (make test-admission)
 //
 // It needs the local control plane's binaries (etcd and kube-apiserver):
 // APPSERVICE_BIN_DIR names their folder, else hack/ensure-binaries.sh
@@ -47,6 +47,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
@@ -313,6 +314,9 @@ const repoRoot = "../.."
 // gateway is the Gateway API's client on the property test's API server.
 var gateway gatewayclient.Interface
 
+// restConfig is the API server's, for the tests that change the CRD.
+var restConfig *rest.Config
+
 // startAPIServer runs etcd and kube-apiserver (no other components: only
 // admission is under test) with the controller's CRD and the Gateway API's
 // installed.
@@ -345,5 +349,6 @@ func startAPIServer(t *testing.T) (kubernetes.Interface, clientset.Interface) {
 		t.Fatal(err)
 	}
 	gateway = gatewayclient.NewForConfigOrDie(cfg)
+	restConfig = cfg
 	return kubernetes.NewForConfigOrDie(cfg), clientset.NewForConfigOrDie(cfg)
 }
