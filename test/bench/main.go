@@ -423,8 +423,9 @@ func appService(i int) *appv1.AppService {
 	if specKind == specSidecar {
 		// A log shipper beside the app, reading its logs from an emptyDir
 		// (artifacts/examples/sidecar.yaml).
-		s.Volumes = append(s.Volumes, appv1.Volume{Name: "logs", EmptyDir: &appv1.EmptyDirVolumeSource{}})
-		s.VolumeMounts = append(s.VolumeMounts, appv1.VolumeMount{Name: "logs", MountPath: "/var/log/nginx"})
+		const logs = "logs"
+		s.Volumes = append(s.Volumes, appv1.Volume{Name: logs, EmptyDir: &appv1.EmptyDirVolumeSource{}})
+		s.VolumeMounts = append(s.VolumeMounts, appv1.VolumeMount{Name: logs, MountPath: "/var/log/nginx"})
 		s.Sidecars = []appv1.Container{{
 			Name: "log-shipper", Image: "fluent/fluent-bit:3.1",
 			Ports:          []appv1.ContainerPort{{Name: "metrics", ContainerPort: 2020}},
@@ -433,7 +434,7 @@ func appService(i int) *appv1.AppService {
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
 				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
 			},
-			VolumeMounts: []appv1.VolumeMount{{Name: "logs", MountPath: "/var/log/nginx", ReadOnly: true}},
+			VolumeMounts: []appv1.VolumeMount{{Name: logs, MountPath: "/var/log/nginx", ReadOnly: true}},
 		}}
 	}
 	if specKind == specEveryChild {
