@@ -29,6 +29,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -72,7 +73,11 @@ func ConfigRefs(as *appv1.AppService) []ConfigRef {
 	}
 	refs := map[string]*ConfigRef{}
 	add := func(kind, name string, optional *bool) {
-		if name == "" {
+		// No ConfigMap or Secret can have a name that is not a DNS
+		// subdomain (admission refuses one in the spec, but an object
+		// written before may have it): the digest of such a name could
+		// never change, and "," or "=" in it would break the annotation.
+		if len(validation.IsDNS1123Subdomain(name)) > 0 {
 			return
 		}
 		opt := optional != nil && *optional

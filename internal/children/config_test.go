@@ -64,6 +64,23 @@ func TestConfigRefs(t *testing.T) {
 		{Kind: SecretRef, Name: "db"},
 		{Kind: SecretRef, Name: "tls", Optional: true},
 	}, ConfigRefs(as))
+	// The init containers' and sidecars' references count too; a name no
+	// object can have (written before admission refused it) does not.
+	s.InitContainers = []appv1.Container{{Name: "migrate", EnvFrom: []corev1.EnvFromSource{
+		{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "migrations"}}},
+		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "a,b=c"}}},
+	}}}
+	s.Sidecars = []appv1.Container{{Name: "shipper", Env: []corev1.EnvVar{{Name: "E", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "shipper"}, Key: "k"}}}}}}
+	fixtures.CheckEqual(t, "refs with the containers'", []ConfigRef{
+		{Kind: ConfigMapRef, Name: "extra"},
+		{Kind: ConfigMapRef, Name: "nginx-conf"},
+		{Kind: ConfigMapRef, Name: "shipper"},
+		{Kind: SecretRef, Name: "api-key", Optional: true},
+		{Kind: SecretRef, Name: "db"},
+		{Kind: SecretRef, Name: "migrations"},
+		{Kind: SecretRef, Name: "tls", Optional: true},
+	}, ConfigRefs(as))
 	if got, want := (ConfigRef{Kind: SecretRef, Name: "db"}).String(), "Secret db"; got != want {
 		t.Errorf("String: got %q, want %q", got, want)
 	}
