@@ -136,7 +136,7 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 			}}}},
 		},
 	}
-	install := func(crd *apiextensionsv1.CustomResourceDefinition, canary appv1.AppServiceSpec, admitted bool) {
+	install := func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, canary appv1.AppServiceSpec, admitted bool) {
 		t.Helper()
 		live, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
@@ -169,8 +169,8 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 				t.Fatalf("%d rules match, want 1", n)
 			}
 			root.Properties["spec"] = *spec
-			install(mutated, m.canary, true)
-			defer install(original.DeepCopy(), m.canary, false)
+			install(t, mutated, m.canary, true)
+			defer install(t, original.DeepCopy(), m.canary, false)
 
 			rng := rand.New(rand.NewPCG(1, 1))
 			for i := range 1500 {
