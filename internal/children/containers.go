@@ -61,13 +61,15 @@ func newInitContainers(as *appv1.AppService) []corev1.Container {
 	return out
 }
 
-// newContainerFrom is the container for an init container or a sidecar,
-// with what the API server defaults in the fields we own filled in, as in
-// newContainer. Ports, probes and lifecycle are a sidecar's only:
-// admission refuses them in an init container (they are built all the
-// same, so that the API server would refuse what admission let through).
+// newContainerFrom is the container for an init container, a sidecar or
+// (through newContainer) the app, from a copy of the AppService
+// (NewDeployment's). Values the API server would default inside the fields
+// we own are set explicitly, so that the live object compares equal to the
+// desired one once it has been written. Ports, probes and lifecycle are a
+// sidecar's only: admission refuses them in an init container (they are
+// built all the same, so that the API server would refuse what admission
+// let through).
 func newContainerFrom(c appv1.Container, sidecar bool) corev1.Container {
-	c = *c.DeepCopy()
 	policy := c.ImagePullPolicy
 	if policy == "" {
 		policy = pullPolicy(c.Image)

@@ -210,32 +210,21 @@ func desiredReplicas(as *appv1.AppService) *int32 {
 	return &size
 }
 
-// newContainer is the application's container. Values the API server would
-// default inside the fields we own are set explicitly, so that the live
-// object compares equal to the desired one once it has been written.
+// newContainer is the application's container: built as an init
+// container's or a sidecar's (newContainerFrom), with the Service's target
+// ports declared on it.
 func newContainer(as *appv1.AppService) corev1.Container {
-	policy := as.Spec.ImagePullPolicy
-	if policy == "" {
-		policy = pullPolicy(as.Spec.Image)
-	}
-	return corev1.Container{
-		Name:            as.Name,
-		Image:           as.Spec.Image,
-		ImagePullPolicy: policy,
-		Command:         as.Spec.Command,
-		Args:            as.Spec.Args,
-		WorkingDir:      as.Spec.WorkingDir,
-		LivenessProbe:   normalizeProbe(as.Spec.LivenessProbe),
-		ReadinessProbe:  normalizeProbe(as.Spec.ReadinessProbe),
-		StartupProbe:    normalizeProbe(as.Spec.StartupProbe),
-		Lifecycle:       normalizeLifecycle(as.Spec.Lifecycle),
-		SecurityContext: as.Spec.SecurityContext,
-		Env:             normalizeEnv(as.Spec.Envs),
-		EnvFrom:         as.Spec.EnvFrom,
-		Resources:       normalizeResources(as.Spec.Resources),
-		Ports:           containerPorts(as.Spec.Ports),
-		VolumeMounts:    newVolumeMounts(as.Spec.VolumeMounts),
-	}
+	s := &as.Spec
+	c := newContainerFrom(appv1.Container{
+		Name: as.Name, Image: s.Image, ImagePullPolicy: s.ImagePullPolicy,
+		Command: s.Command, Args: s.Args, WorkingDir: s.WorkingDir,
+		Env: s.Envs, EnvFrom: s.EnvFrom, Resources: s.Resources, VolumeMounts: s.VolumeMounts,
+		SecurityContext: s.SecurityContext,
+		LivenessProbe:   s.LivenessProbe, ReadinessProbe: s.ReadinessProbe, StartupProbe: s.StartupProbe,
+		Lifecycle: s.Lifecycle,
+	}, false)
+	c.Ports = containerPorts(s.Ports)
+	return c
 }
 
 // pullPolicy is the API server's default for an image: Always for a :latest
