@@ -37,15 +37,19 @@ import (
 // minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds; our
 // label on the object and its Pod template, and the template's labels and
 // annotations from podLabels and podAnnotations (the keys recorded in the
-// Deployment's AnnotationPodLabels and AnnotationPodAnnotations), and its
-// AnnotationConfigDigest (config.go); the Pods'
-// service account and whether they mount its token, image pull secrets, node selector, tolerations,
-// affinity, topology spread constraints, priority class, termination grace
-// period and security context, and the volumes from spec.volumes (recorded
-// in AnnotationVolumes); and, in the container named after the AppService,
-// its image, pull policy, command, args, working directory, probes,
-// lifecycle, security context, env, envFrom, resources, ports and its
-// mounts of those volumes. An owned field the spec leaves unset is set to
+// Deployment's AnnotationPodLabels and AnnotationPodAnnotations), its
+// AnnotationConfigDigest (config.go) and, while the Pods have init
+// containers or sidecars, kubectl's default-container annotation
+// (containers.go); the Pods' service account and whether they mount its
+// token, image pull secrets, node selector, tolerations, affinity,
+// topology spread constraints, priority class, termination grace period
+// and security context, and the volumes from spec.volumes (recorded in
+// AnnotationVolumes); the init containers and sidecars from the spec
+// (recorded in AnnotationContainers); and, in the container named after
+// the AppService and in each of those, its image, pull policy, command,
+// args, working directory, probes, lifecycle, security context, env,
+// envFrom, resources, ports, restart policy and its mounts of those
+// volumes. An owned field the spec leaves unset is set to
 // the API server's default, so that removing it from the spec takes it
 // back there. Everything else (other containers, labels, annotations,
 // volumes and mounts added by others, every other field the API server
