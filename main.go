@@ -103,6 +103,8 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.servers.MetricsCertFile, "metrics-tls-cert-file", "",
 		"PEM certificate of the secure metrics endpoint, read again when it changes. Default: a self-signed certificate made at start-up.")
 	fs.StringVar(&o.servers.MetricsKeyFile, "metrics-tls-private-key-file", "", "PEM private key matching --metrics-tls-cert-file.")
+	fs.BoolVar(&o.servers.Profiling, "profiling", false, "Serve Go's pprof profiles under /debug/pprof/ on the metrics server, "+
+		"behind the same authentication and authorization as /metrics.")
 	fs.StringVar(&o.servers.ProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 turns them off.")
 	fs.BoolVar(&o.leader.Enabled, "leader-elect", false, "Elect a leader among replicas with a Lease; only the leader syncs. On in the deploy manifests.")
 	fs.StringVar(&o.leader.Namespace, "leader-election-namespace", "", "Namespace of the Lease (default: the Pod's namespace in a cluster, else default).")

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +61,9 @@ type Options struct {
 	// again when it changes; none: self-signed at start-up.
 	MetricsCertFile string
 	MetricsKeyFile  string
+	// Profiling serves Go's pprof profiles under /debug/pprof/ on the
+	// metrics server, behind the same authentication and authorization.
+	Profiling bool
 }
 
 // Probes answers the kubelet with k8s.io/apiserver's healthz handlers:
@@ -121,7 +125,7 @@ func (p *Probes) ReadyWhenSynced(ctx context.Context, synced ...cache.InformerSy
 // and the metrics (see metricsHandler) until the returned function is
 // called. Both listen before it returns: a port in use is an error here.
 func Start(ctx context.Context, o Options, kube kubernetes.Interface, p *Probes) (stop func(), err error) {
-	metrics, err := metricsHandler(kube, o.MetricsSecure)
+	metrics, err := metricsHandler(kube, o.MetricsSecure, o.Profiling)
 	if err != nil {
 		return nil, err
 	}
@@ -181,15 +185,24 @@ func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConf
 	}, nil
 }
 
-// metricsHandler serves /metrics. Secured, as kube-controller-manager
+// metricsHandler serves /metrics and, with profiling, /debug/pprof/ (as
+// kube-controller-manager's --profiling does). Secured, as kube-controller-manager
 // secures its own, callers must present a bearer token, which the API server
 // authenticates (TokenReview), and be allowed to get the non-resource URL
 // /metrics (SubjectAccessReview): k8s.io/apiserver's delegating
 // authenticator and authorizer do both, and cache the answers for 10 s.
-// Anything else gets 401 or 403.
-func metricsHandler(kube kubernetes.Interface, secure bool) (http.Handler, error) {
+// Anything else gets 401 or 403. A caller allowed /metrics is not allowed
+// the profiles: those are further non-resource URLs, /debug/pprof/*.
+func metricsHandler(kube kubernetes.Interface, secure, profiling bool) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	if !secure {
 		return mux, nil
 	}

@@ -160,14 +160,16 @@ func TestSecureMetrics(t *testing.T) {
 			return
 		}
 		reviews = append(reviews, sar.Spec)
-		sar.Status.Allowed = sar.Spec.User == "scraper"
+		path := sar.Spec.NonResourceAttributes.Path
+		sar.Status.Allowed = sar.Spec.User == "scraper" && path == "/metrics" ||
+			sar.Spec.User == "profiler" && strings.HasPrefix(path, "/debug/pprof/")
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(sar)
 	})
 	apiServer := httptest.NewServer(api)
 	defer apiServer.Close()
 	kube := kubernetes.NewForConfigOrDie(&rest.Config{Host: apiServer.URL})
-	h, err := metricsHandler(kube, true)
+	h, err := metricsHandler(kube, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +202,40 @@ func TestSecureMetrics(t *testing.T) {
 	}
 	if len(reviews) != 2 {
 		t.Errorf("%d SubjectAccessReviews, want 2 (one per authenticated caller)", len(reviews))
+	}
+
+	// -profiling: the profiles are their own non-resource URLs, which a
+	// scraper allowed /metrics is not allowed.
+	for _, tc := range []struct {
+		token string
+		want  int
+	}{
+		{"", http.StatusUnauthorized},
+		{"token-of-scraper", http.StatusForbidden},
+		{"token-of-profiler", http.StatusOK},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/debug/pprof/heap", nil)
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("/debug/pprof/heap, token %q: %d, want %d", tc.token, rec.Code, tc.want)
+		}
+	}
+}
+
+// TestProfilingOff: without -profiling there are no profiles to get.
+func TestProfilingOff(t *testing.T) {
+	h, err := metricsHandler(nil, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/heap", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("/debug/pprof/heap without -profiling = %d, want 404", rec.Code)
 	}
 }
 

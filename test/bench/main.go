@@ -29,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -547,7 +548,9 @@ func startController(o options, e *env, extra ...string) (*harness.Controller, e
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"-kubeconfig", kubeconfig}, o.controllerArgs...)
+	// The heap profiles (saveHeapProfile) come from the metrics server,
+	// over plain HTTP here.
+	args := append([]string{"-kubeconfig", kubeconfig, "-profiling", "-metrics-secure=false"}, o.controllerArgs...)
 	p, err := harness.NewController("bench", o.controller,
 		filepath.Join(e.cluster.LogDir, "appservice-controller.log"), append(args, extra...)...)
 	if err != nil {
@@ -562,6 +565,19 @@ func waitReady(p *harness.Controller) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Since(p.Started()), nil
+}
+
+// saveHeapProfile writes the controller's heap profile (in-use and
+// allocated bytes, after a collection) to path, for `go tool pprof`.
+func saveHeapProfile(p *harness.Controller, path string) error {
+	code, body, err := p.Get(p.MetricsAddr, "/debug/pprof/heap?gc=1")
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("heap profile: %d %s", code, body)
+	}
+	return os.WriteFile(path, []byte(body), 0o644)
 }
 
 // stop stops the controller as Kubernetes would, with SIGTERM.
@@ -682,6 +698,9 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 		return c, err
 	}
 	c.RSSPerAppServiceByte = float64(c.RSSBytes-c.BaselineRSSBytes) / float64(n)
+	if err := saveHeapProfile(ctrl, filepath.Join(o.out, fmt.Sprintf("heap-%s-%d.pb.gz", specKind, n))); err != nil {
+		return c, err
+	}
 	if !last {
 		return c, nil
 	}
