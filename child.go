@@ -151,7 +151,7 @@ func (k childKind[T]) ensure(ctx context.Context, s *appSync, desired T) (T, err
 	if updated == none {
 		return live, nil
 	}
-	if updated, err = k.update(ctx, s, updated, changed); err != nil {
+	if updated, err = k.update(ctx, s, live, updated, changed); err != nil {
 		return live, err
 	}
 	return updated, nil

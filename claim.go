@@ -76,7 +76,6 @@ func isControlledBy(obj metav1.Object, as *appv1.AppService) bool {
 type childClient[T metav1.Object] interface {
 	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
-	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error)
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
@@ -214,15 +213,22 @@ func (k childKind[T]) claimFailed(as *appv1.AppService, op claimOp, obj T, err e
 	return writeFailed(as, appv1.ReasonUpdateFailed, op.verb, k.name, err)
 }
 
-// update writes a child whose owned fields were brought in line with the
-// spec, and records what changed in s.changes.
-func (k childKind[T]) update(ctx context.Context, s *appSync, obj T, changed []string) (T, error) {
-	updated, err := k.client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
-	if err != nil {
-		return updated, writeFailed(s.as, appv1.ReasonUpdateFailed, "update", k.name, err)
+// update writes what changed between live (usually the cached, trimmed
+// child) and updated, live with its owned fields brought in line with the
+// spec, as a patch of those fields (children.Patch), and records what
+// changed in s.changes. A patch that comes out empty (the fields differ
+// only as Go values, not as JSON) writes nothing.
+func (k childKind[T]) update(ctx context.Context, s *appSync, live, updated T, changed []string) (T, error) {
+	patch, pt, err := children.Patch(live, updated)
+	if err != nil || patch == nil {
+		return live, err
 	}
-	s.changes.updated = append(s.changes.updated, fmt.Sprintf("%s %s: %s", k.name, updated.GetName(), strings.Join(changed, ", ")))
-	return updated, nil
+	written, err := k.client.Patch(ctx, live.GetName(), pt, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil {
+		return live, writeFailed(s.as, appv1.ReasonUpdateFailed, "update", k.name, err)
+	}
+	s.changes.updated = append(s.changes.updated, fmt.Sprintf("%s %s: %s", k.name, written.GetName(), strings.Join(changed, ", ")))
+	return written, nil
 }
 
 // beingDeleted reports whether obj, the AppService's child or an orphan

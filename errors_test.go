@@ -64,17 +64,17 @@ func TestSyncHandlerWriteErrors(t *testing.T) {
 	}{
 		{
 			name:         "Deployment update invalid (422)",
-			reactor:      errorReactor("update", "deployments", invalid),
+			reactor:      errorReactor("patch", "deployments", invalid),
 			wantDegraded: "failed to update Deployment default/nginx-app: " + invalid.Error(),
 			stalled:      true,
 		},
 		{
 			name:         "Service update internal error (500)",
-			reactor:      errorReactor("update", "services", internal),
+			reactor:      errorReactor("patch", "services", internal),
 			wantDegraded: "failed to update Service default/nginx-app: " + internal.Error(),
 		},
-		{name: "Deployment update conflict (409)", reactor: errorReactor("update", "deployments", conflict)},
-		{name: "Service update conflict (409)", reactor: errorReactor("update", "services", conflict)},
+		{name: "Deployment update conflict (409)", reactor: errorReactor("patch", "deployments", conflict)},
+		{name: "Service update conflict (409)", reactor: errorReactor("patch", "services", conflict)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
@@ -41,6 +43,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 
+	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	"example.com/appservice-controller/pkg/generated/clientset/versioned/fake"
@@ -255,6 +258,10 @@ type fixture struct {
 	kubeReactors []reactor
 	appReactors  []reactor
 
+	// The objects the kube client's patches were applied to, in order (nil
+	// for one that was not there).
+	patchBases []runtime.Object
+
 	// What the sync is expected to do.
 	kubeActions []core.Action
 	appActions  []core.Action
@@ -287,6 +294,17 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	for _, r := range f.kubeReactors {
 		f.kubeClient.PrependReactor(r.verb, r.resource, r.fn)
 	}
+	// Before the reactors above: the object each patch is applied to.
+	f.patchBases = nil
+	f.kubeClient.PrependReactor("patch", "*", func(a core.Action) (bool, runtime.Object, error) {
+		p := a.(core.PatchActionImpl)
+		obj, err := f.kubeClient.Tracker().Get(p.GetResource(), p.GetNamespace(), p.GetName())
+		if err == nil {
+			obj = obj.DeepCopyObject()
+		}
+		f.patchBases = append(f.patchBases, obj)
+		return false, nil, nil
+	})
 	for _, r := range f.appReactors {
 		f.appClient.PrependReactor(r.verb, r.resource, r.fn)
 	}
@@ -304,23 +322,34 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	f.t.Cleanup(c.queue.ShutDown)
 
+	// The children as the informers' transform caches them.
 	for _, d := range f.deployments {
-		mustAdd(f.t, deployments.Informer().GetIndexer(), d)
+		mustAdd(f.t, deployments.Informer().GetIndexer(), trimmed(f.t, d))
 	}
 	for _, s := range f.services {
-		mustAdd(f.t, services.Informer().GetIndexer(), s)
+		mustAdd(f.t, services.Informer().GetIndexer(), trimmed(f.t, s))
 	}
 	for _, o := range f.others {
 		informer, err := kubeInformers.ForResource(resourceOf(f.t, o))
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		mustAdd(f.t, informer.Informer().GetIndexer(), o)
+		mustAdd(f.t, informer.Informer().GetIndexer(), trimmed(f.t, o))
 	}
 	for _, as := range f.appServices {
 		mustAdd(f.t, appServices.Informer().GetIndexer(), as)
 	}
 	return c
+}
+
+// trimmed is obj as the children's informers cache it (children.Trim).
+func trimmed(t *testing.T, obj any) any {
+	t.Helper()
+	out, err := children.Trim(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func mustAdd(t *testing.T, indexer cache.Store, obj interface{}) {
@@ -371,8 +400,21 @@ func (f *fixture) expectCreate(obj runtime.Object) {
 	f.kubeActions = append(f.kubeActions, core.NewCreateAction(resourceOf(f.t, obj), fixtures.Namespace, obj))
 }
 
+// expectUpdate expects a patch of a child that makes it obj: the patch
+// the sync sends is applied to the object the fake API server held before it
+// (see patchBases), and the result compared with obj.
 func (f *fixture) expectUpdate(obj runtime.Object) {
-	f.kubeActions = append(f.kubeActions, core.NewUpdateAction(resourceOf(f.t, obj), fixtures.Namespace, obj))
+	name := obj.(metav1.Object).GetName()
+	f.kubeActions = append(f.kubeActions, patchedTo{
+		PatchActionImpl: core.NewPatchAction(resourceOf(f.t, obj), fixtures.Namespace, name, types.StrategicMergePatchType, nil),
+		want:            obj,
+	})
+}
+
+// patchedTo is an expected patch, by what it makes of the object.
+type patchedTo struct {
+	core.PatchActionImpl
+	want runtime.Object
 }
 
 func (f *fixture) expectGet(resource schema.GroupVersionResource) {
@@ -455,9 +497,58 @@ func (f *fixture) checkActions(client string, want, got []core.Action) {
 		f.t.Errorf("%s client: got %d actions %q, want %d %q", client, len(got), g, len(want), w)
 		return
 	}
+	patches := 0
 	for i := range want {
-		checkAction(f.t, want[i], got[i])
+		if w, ok := want[i].(patchedTo); ok && client == "kube" {
+			f.checkPatchedTo(w, got[i], f.patchBases[patches])
+		} else {
+			checkAction(f.t, want[i], got[i])
+		}
+		if got[i].GetVerb() == "patch" && client == "kube" {
+			patches++
+		}
 	}
+}
+
+// checkPatchedTo checks that got is a strategic merge patch with base's
+// resourceVersion as a precondition, which makes base what want says.
+func (f *fixture) checkPatchedTo(want patchedTo, got core.Action, base runtime.Object) {
+	f.t.Helper()
+	g, ok := got.(core.PatchActionImpl)
+	if !ok || g.GetResource() != want.GetResource() || g.GetName() != want.GetName() || g.GetPatchType() != types.StrategicMergePatchType {
+		f.t.Errorf("got action %s, want a strategic merge patch of %s %s", describe(got), want.GetResource().Resource, want.GetName())
+		return
+	}
+	checkFieldManager(f.t, got)
+	if base == nil {
+		f.t.Errorf("%s: a patch of an object the API server does not hold", describe(got))
+		return
+	}
+	var precondition struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(g.GetPatch(), &precondition); err != nil {
+		f.t.Fatalf("%s: patch is not JSON: %v", describe(got), err)
+	}
+	if rv := base.(metav1.Object).GetResourceVersion(); precondition.Metadata.ResourceVersion != rv {
+		f.t.Errorf("%s: resourceVersion precondition %q, want %q", describe(got), precondition.Metadata.ResourceVersion, rv)
+	}
+	original, err := json.Marshal(base)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	patched, err := strategicpatch.StrategicMergePatch(original, g.GetPatch(), base)
+	if err != nil {
+		f.t.Errorf("%s: applying %s: %v", describe(got), g.GetPatch(), err)
+		return
+	}
+	result := reflect.New(reflect.TypeOf(base).Elem()).Interface().(runtime.Object)
+	if err := json.Unmarshal(patched, result); err != nil {
+		f.t.Fatal(err)
+	}
+	checkObject(f.t, describe(got)+" "+string(g.GetPatch()), want.want, result)
 }
 
 // checkAction compares an action by verb, resource, subresource, namespace

@@ -54,6 +54,7 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
+	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/leader"
 	"example.com/appservice-controller/internal/servers"
 	"example.com/appservice-controller/internal/version"
@@ -308,15 +309,17 @@ type informerFactories struct {
 }
 
 // newInformerFactories returns the factories for o's namespace. The child
-// informers see only objects carrying our label, and none of the caches
-// keep managedFields: the controller never reads them, and in a big cluster
-// they are a large share of an object's size.
+// informers see only objects carrying our label, and keep only what the
+// controller reads of them (children.Trim: the owned fields, the metadata
+// claiming needs, the status it reports). The AppServices are kept whole
+// but for their managedFields, which the controller never reads, and
+// which in a big cluster are a large share of an object's size.
 func newInformerFactories(c *clients, o options) informerFactories {
 	return informerFactories{
 		kube: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, o.resync,
 			kubeinformers.WithNamespace(o.namespace),
 			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }),
-			kubeinformers.WithTransform(stripManagedFields),
+			kubeinformers.WithTransform(children.Trim),
 		),
 		apps: informers.NewSharedInformerFactoryWithOptions(c.apps, o.resync,
 			informers.WithNamespace(o.namespace),
@@ -325,7 +328,7 @@ func newInformerFactories(c *clients, o options) informerFactories {
 		gateway: gatewayinformers.NewSharedInformerFactoryWithOptions(c.gateway, o.resync,
 			gatewayinformers.WithNamespace(o.namespace),
 			gatewayinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }),
-			gatewayinformers.WithTransform(stripManagedFields),
+			gatewayinformers.WithTransform(children.Trim),
 		),
 	}
 }

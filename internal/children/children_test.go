@@ -17,10 +17,18 @@ limitations under the License.
 package children
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"example.com/appservice-controller/internal/fixtures"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -66,6 +74,68 @@ func runUpdateCases[T interface {
 			tc.want(want)
 			fixtures.CheckEqual(t, "updated "+kind, want, got)
 		})
+		t.Run(tc.name+", from the cache", func(t *testing.T) {
+			as := fixtures.AppService()
+			fixtures.Tweak(tc.spec, &as.Spec)
+			live := liveFixture()
+			fixtures.Tweak(tc.live, live)
+			checkPatchFromCache(t, live, build(as), update)
+		})
+	}
+}
+
+// checkPatchFromCache: the live child as the informer caches it (Trim)
+// yields the same update as the whole one, and a patch (Patch) that makes
+// the whole one what that update says, others' fields and all; in line,
+// no update at all.
+func checkPatchFromCache[T interface {
+	comparable
+	runtime.Object
+}](t *testing.T, live, desired T, update func(live, desired T) (T, []string)) {
+	t.Helper()
+	var none T
+	whole, wantChanged := update(live, desired)
+	obj, err := Trim(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := obj.(T)
+	again, _ := Trim(cached)
+	fixtures.CheckEqual(t, "a cached object trimmed again", cached, again)
+	fromCache, changed := update(cached, desired)
+	fixtures.CheckEqual(t, "changed fields, from the cache", wantChanged, changed)
+	if whole == none || fromCache == none {
+		if whole != none || fromCache != none {
+			t.Fatalf("an update from the whole object: %v, from the cached one: %v", whole != none, fromCache != none)
+		}
+		return
+	}
+	liveMeta, cachedMeta := any(live).(metav1.Object), any(cached).(metav1.Object)
+	data, pt, err := Patch(cachedMeta, any(fromCache).(metav1.Object))
+	if err != nil || data == nil {
+		t.Fatalf("Patch: %s, %v", data, err)
+	}
+	original, err := json.Marshal(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patched []byte
+	switch pt {
+	case types.StrategicMergePatchType:
+		patched, err = strategicpatch.StrategicMergePatch(original, data, live)
+	case types.MergePatchType:
+		patched, err = jsonpatch.MergePatch(original, data)
+	}
+	if err != nil {
+		t.Fatalf("applying %s: %v", data, err)
+	}
+	result := reflect.New(reflect.TypeOf(live).Elem()).Interface().(T)
+	if err := json.Unmarshal(patched, result); err != nil {
+		t.Fatal(err)
+	}
+	fixtures.CheckEqual(t, fmt.Sprintf("the live object patched with %s", data), whole, result)
+	if got := any(result).(metav1.Object).GetResourceVersion(); got != liveMeta.GetResourceVersion() || !strings.Contains(string(data), `"resourceVersion":"`+cachedMeta.GetResourceVersion()+`"`) {
+		t.Errorf("patch %s: want the resourceVersion %q as a precondition", data, cachedMeta.GetResourceVersion())
 	}
 }
 

@@ -17,9 +17,13 @@ limitations under the License.
 package children
 
 import (
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"example.com/appservice-controller/internal/fixtures"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -53,6 +57,17 @@ func FuzzBuilders(f *testing.F) {
 			}
 		} else if len(as.Spec.Ports) > 0 {
 			t.Errorf("no Service for %d ports", len(as.Spec.Ports))
+		}
+		// The patch from the cache, both ways between this spec and the
+		// seed's, on a Deployment others have added to.
+		// (Not for a Pod template the API server refuses: one with two
+		// containers or volumes of one name, which no patch can merge.)
+		if seed := NewDeployment(fixtures.AppService()); uniqueNames(d) {
+			checkPatchFromCache(t, asServed(seed), d, UpdateDeployment)
+			checkPatchFromCache(t, asServed(d), seed, UpdateDeployment)
+		}
+		if s := NewService(as); s != nil {
+			checkPatchFromCache(t, asServed(NewService(fixtures.AppService())), s, UpdateService)
 		}
 		checkConfigDigest(t, as, d)
 		checkBuiltInLine(t, "ServiceAccount", NewServiceAccount(as), NewServiceAccount(as), UpdateServiceAccount)
@@ -114,4 +129,55 @@ func checkConfigDigest(t *testing.T, as *appv1.AppService, d *appsv1.Deployment)
 	if again, changed := UpdateDeployment(updated, desired); again != nil {
 		t.Errorf("a second update with the config digest: %v", changed)
 	}
+}
+
+// asServed is a child as the API server would hold it after others wrote
+// to it too: a label and annotations of theirs and a resourceVersion and,
+// in a Deployment's Pod template, an injected init container, container
+// and volume, and a defaulted field in each container.
+func asServed[T interface {
+	runtime.Object
+	metav1.Object
+}](obj T) T {
+	out := obj.DeepCopyObject().(T)
+	out.SetResourceVersion("7")
+	out.SetLabels(mergeLabels(out.GetLabels(), map[string]string{"team": "web"}))
+	out.SetAnnotations(mergeLabels(out.GetAnnotations(), map[string]string{"example.com/owner": "platform"}))
+	if d, ok := any(out).(*appsv1.Deployment); ok {
+		tmpl := &d.Spec.Template
+		tmpl.Annotations = mergeLabels(tmpl.Annotations, map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-25T00:00:00Z"})
+		pod := &tmpl.Spec
+		pod.InitContainers = slices.Insert(pod.InitContainers, 0, corev1.Container{Name: "istio-init", Image: "proxyv2"})
+		pod.Containers = append(pod.Containers, corev1.Container{
+			Name: "istio-proxy", Image: "proxyv2", Ports: []corev1.ContainerPort{{ContainerPort: 15090, Protocol: corev1.ProtocolTCP}},
+		})
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "istio-envoy", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		for _, list := range [][]corev1.Container{pod.InitContainers, pod.Containers} {
+			for i := range list {
+				list[i].TerminationMessagePath = corev1.TerminationMessagePathDefault
+			}
+		}
+		pod.DNSPolicy = corev1.DNSClusterFirst
+	}
+	return out
+}
+
+// uniqueNames reports whether a Deployment's containers (init containers
+// among them) have names of their own, and its volumes too, none empty,
+// as the API server requires.
+func uniqueNames(d *appsv1.Deployment) bool {
+	pod := &d.Spec.Template.Spec
+	var containers, volumes []string
+	for _, c := range slices.Concat(pod.InitContainers, pod.Containers) {
+		containers = append(containers, c.Name)
+	}
+	for _, v := range pod.Volumes {
+		volumes = append(volumes, v.Name)
+	}
+	for _, names := range [][]string{containers, volumes} {
+		if slices.Contains(names, "") || len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
+			return false
+		}
+	}
+	return true
 }

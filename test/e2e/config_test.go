@@ -223,15 +223,15 @@ func replicaSets(t *testing.T, ns string) int {
 	return len(list.Items)
 }
 
-// deploymentUpdates counts the controller's updates of Deployments in ns
-// since a time that the API server took: one refused with a conflict (the
-// Deployment controller wrote the status in between) is retried, and is
-// not a second change.
+// deploymentUpdates counts the controller's updates (patches) of
+// Deployments in ns since a time that the API server took: one refused with
+// a conflict (the Deployment controller wrote the status in between) is
+// retried, and is not a second change.
 func deploymentUpdates(t *testing.T, since time.Time, ns string) int {
 	t.Helper()
 	n := 0
 	for _, w := range controllerWrites(t, since, ns) {
-		if w.Verb == "update" && w.ObjectRef.Resource == "deployments" && w.ResponseStatus != nil && w.ResponseStatus.Code < 300 {
+		if w.Verb == "patch" && w.ObjectRef.Resource == "deployments" && w.ResponseStatus != nil && w.ResponseStatus.Code < 300 {
 			n++
 		}
 	}

@@ -295,7 +295,7 @@ func TestRapidSpecEdits(t *testing.T) {
 
 	conflicts := 0
 	for _, w := range controllerWrites(t, since, ns) {
-		if w.ResponseStatus != nil && w.ResponseStatus.Code == 409 && w.Verb == "update" {
+		if w.ResponseStatus != nil && w.ResponseStatus.Code == 409 && (w.Verb == "update" || w.Verb == "patch") {
 			conflicts++
 		}
 	}
