@@ -64,33 +64,59 @@ func Trim(obj any) (any, error) {
 	case *appsv1.Deployment:
 		return trimDeployment(o), nil
 	case *corev1.Service:
-		return &corev1.Service{ObjectMeta: trimMeta(&o.ObjectMeta), Spec: corev1.ServiceSpec{
-			Type: o.Spec.Type, Selector: o.Spec.Selector, Ports: o.Spec.Ports,
-		}}, nil
+		return trimService(o), nil
 	case *corev1.ServiceAccount:
-		return &corev1.ServiceAccount{ObjectMeta: trimMeta(&o.ObjectMeta), AutomountServiceAccountToken: o.AutomountServiceAccountToken}, nil
+		return trimServiceAccount(o), nil
 	case *networkingv1.Ingress:
-		return &networkingv1.Ingress{ObjectMeta: trimMeta(&o.ObjectMeta), Spec: networkingv1.IngressSpec{
-			IngressClassName: o.Spec.IngressClassName, Rules: o.Spec.Rules, TLS: o.Spec.TLS,
-		}}, nil
+		return trimIngress(o), nil
 	case *policyv1.PodDisruptionBudget:
-		return &policyv1.PodDisruptionBudget{ObjectMeta: trimMeta(&o.ObjectMeta), Spec: policyv1.PodDisruptionBudgetSpec{
-			Selector: o.Spec.Selector, MinAvailable: o.Spec.MinAvailable, MaxUnavailable: o.Spec.MaxUnavailable,
-		}}, nil
+		return trimDisruptionBudget(o), nil
 	case *autoscalingv2.HorizontalPodAutoscaler:
-		return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: trimMeta(&o.ObjectMeta), Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: o.Spec.ScaleTargetRef, MinReplicas: o.Spec.MinReplicas, MaxReplicas: o.Spec.MaxReplicas,
-			Metrics: o.Spec.Metrics, Behavior: o.Spec.Behavior,
-		}}, nil
+		return trimAutoscaler(o), nil
 	case *gatewayv1.HTTPRoute:
-		r := &gatewayv1.HTTPRoute{ObjectMeta: trimMeta(&o.ObjectMeta)}
-		r.Spec.ParentRefs, r.Spec.Hostnames, r.Spec.Rules = o.Spec.ParentRefs, o.Spec.Hostnames, o.Spec.Rules
-		return r, nil
+		return trimHTTPRoute(o), nil
 	}
 	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// The other kinds keep the fields their Update function owns.
+
+func trimService(o *corev1.Service) *corev1.Service {
+	return &corev1.Service{ObjectMeta: trimMeta(&o.ObjectMeta), Spec: corev1.ServiceSpec{
+		Type: o.Spec.Type, Selector: o.Spec.Selector, Ports: o.Spec.Ports,
+	}}
+}
+
+func trimServiceAccount(o *corev1.ServiceAccount) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{ObjectMeta: trimMeta(&o.ObjectMeta), AutomountServiceAccountToken: o.AutomountServiceAccountToken}
+}
+
+func trimIngress(o *networkingv1.Ingress) *networkingv1.Ingress {
+	return &networkingv1.Ingress{ObjectMeta: trimMeta(&o.ObjectMeta), Spec: networkingv1.IngressSpec{
+		IngressClassName: o.Spec.IngressClassName, Rules: o.Spec.Rules, TLS: o.Spec.TLS,
+	}}
+}
+
+func trimDisruptionBudget(o *policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{ObjectMeta: trimMeta(&o.ObjectMeta), Spec: policyv1.PodDisruptionBudgetSpec{
+		Selector: o.Spec.Selector, MinAvailable: o.Spec.MinAvailable, MaxUnavailable: o.Spec.MaxUnavailable,
+	}}
+}
+
+func trimAutoscaler(o *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.HorizontalPodAutoscaler {
+	return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: trimMeta(&o.ObjectMeta), Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: o.Spec.ScaleTargetRef, MinReplicas: o.Spec.MinReplicas, MaxReplicas: o.Spec.MaxReplicas,
+		Metrics: o.Spec.Metrics, Behavior: o.Spec.Behavior,
+	}}
+}
+
+func trimHTTPRoute(o *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
+	r := &gatewayv1.HTTPRoute{ObjectMeta: trimMeta(&o.ObjectMeta)}
+	r.Spec.ParentRefs, r.Spec.Hostnames, r.Spec.Rules = o.Spec.ParentRefs, o.Spec.Hostnames, o.Spec.Rules
+	return r
 }
 
 // trimMeta keeps the metadata the controller reads.
