@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -44,8 +45,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/informers"
@@ -107,7 +110,7 @@ func main() {
 	flag.StringVar(&specKind, "spec", specRealistic, "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), "+
 		"minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, "+
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
-	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated, config (for quick tuning runs).")
+	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated, config, crd (for quick tuning runs).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
 		fatalf("bad -spec %q: realistic, minimal, every-child or sidecar", specKind)
@@ -166,6 +169,26 @@ type Results struct {
 	Unrelated   Unrelated     `json:"unrelatedObjects"`
 	Restart     Restart       `json:"restart"`
 	Config      Config        `json:"rolloutOnConfigChange"`
+	CRDCost     CRDCost       `json:"crdCost"`
+	Objects     []ObjectSize  `json:"objects"`
+}
+
+// ObjectSize is the size of one AppService's object of a kind, as JSON:
+// as the API server holds it (without managedFields) and as the
+// controller's cache keeps it (children.Trim).
+type ObjectSize struct {
+	Kind        string `json:"kind"`
+	JSONBytes   int    `json:"jsonBytes"`
+	CachedBytes int    `json:"cachedJsonBytes"`
+}
+
+// CRDCost: the time to create N AppServices against N Deployments with the
+// same Pod template, on a control plane without the controller.
+type CRDCost struct {
+	N                  int     `json:"n"`
+	AppServicesSeconds float64 `json:"appServicesSeconds"`
+	DeploymentsSeconds float64 `json:"deploymentsSeconds"`
+	Ratio              float64 `json:"ratio"`
 }
 
 // Convergence of N AppServices created at once, against the limit.
@@ -302,6 +325,14 @@ func run(o options) (*Results, error) {
 			return nil, err
 		}
 		res.Unrelated = unr
+	}
+	if !o.skip["crd"] {
+		logf("what the CRD costs the API server")
+		crd, err := measureCRDCost(o, 1000)
+		if err != nil {
+			return nil, err
+		}
+		res.CRDCost = crd
 	}
 	if !o.skip["config"] && specKind != specMinimal {
 		logf("rolloutOnConfigChange")
@@ -470,11 +501,10 @@ func ownedAppService(i int) *appv1.AppService {
 	return as
 }
 
-// createOtherChildren creates appService(i)'s children besides the
+// createOtherChildren creates an AppService's children besides the
 // Deployment and the Service, those it asks for.
-func createOtherChildren(ctx context.Context, e *env, i int) error {
+func createOtherChildren(ctx context.Context, e *env, as *appv1.AppService) error {
 	kube := e.kube
-	as := ownedAppService(i)
 	if r := children.NewHTTPRoute(as); r != nil {
 		if _, err := e.gateway.GatewayV1().HTTPRoutes(as.Namespace).Create(ctx, r, metav1.CreateOptions{}); err != nil {
 			return err
@@ -517,27 +547,133 @@ func unrelatedChildren(i int, namespace string) (*appsv1.Deployment, *corev1.Ser
 	return d, s
 }
 
-// measureLimit writes n AppServices' children (n Deployments and n
-// Services, and the others the spec asks for) with parallel clients.
+// measureLimit times the writes the controller makes for n new
+// AppServices, made directly with parallel clients: every child the spec
+// asks for (built by the controller's own builders), the status of a new
+// AppService, and one Event. The AppServices are created first, untimed
+// (their status is a subresource of theirs), after the controller has
+// installed the CRD.
 func measureLimit(o options, n int) (float64, error) {
 	e, err := newEnv(o, fmt.Sprintf("limit-%d", n))
 	if err != nil {
 		return 0, err
 	}
 	defer e.cluster.Stop()
+	if err := installCRD(o, e); err != nil {
+		return 0, err
+	}
 	ctx := context.Background()
+	created := make([]*appv1.AppService, n)
+	if err := inParallel(n, func(i int) error {
+		as, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
+		created[i] = as
+		return err
+	}); err != nil {
+		return 0, err
+	}
 	start := time.Now()
 	err = inParallel(n, func(i int) error {
-		d, s := ownedChildren(i)
+		as := created[i]
+		d, s := children.NewDeployment(as), children.NewService(as)
 		if _, err := e.kube.AppsV1().Deployments(benchNamespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 		if _, err := e.kube.CoreV1().Services(benchNamespace).Create(ctx, s, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		return createOtherChildren(ctx, e, i)
+		if err := createOtherChildren(ctx, e, as); err != nil {
+			return err
+		}
+		as = as.DeepCopy()
+		as.Status = newAppServiceStatus(as)
+		if _, err := e.apps.AppV1().AppServices(benchNamespace).UpdateStatus(ctx, as, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		_, err := e.kube.CoreV1().Events(benchNamespace).Create(ctx, createdEvent(as), metav1.CreateOptions{})
+		return err
 	})
 	return time.Since(start).Seconds(), err
+}
+
+// newAppServiceStatus is the status the controller writes for a new
+// AppService, whose Deployment has not reported yet (status.go's newStatus
+// in that case).
+func newAppServiceStatus(as *appv1.AppService) appv1.AppServiceStatus {
+	now := metav1.Now()
+	cond := func(t string, st metav1.ConditionStatus, reason, message string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: st, ObservedGeneration: as.Generation, LastTransitionTime: now, Reason: reason, Message: message}
+	}
+	waiting := fmt.Sprintf("Waiting for the Deployment's controller to observe generation %d", 1)
+	return appv1.AppServiceStatus{
+		ObservedGeneration: as.Generation,
+		Selector:           appv1.LabelAppService + "=" + as.Name,
+		Conditions: []metav1.Condition{
+			cond(appv1.ConditionAvailable, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
+			cond(appv1.ConditionProgressing, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"),
+			cond(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected, "Every child matches the spec"),
+			cond(appv1.ConditionReady, metav1.ConditionFalse, appv1.ReasonRollingOut, waiting),
+			cond(appv1.ConditionReconciling, metav1.ConditionTrue, appv1.ReasonRollingOut, waiting),
+			cond(appv1.ConditionStalled, metav1.ConditionFalse, appv1.ReasonAsExpected, "Nothing needs the user"),
+		},
+	}
+}
+
+// createdEvent is the Event the controller sends for a new AppService's
+// children, as its broadcaster writes it.
+func createdEvent(as *appv1.AppService) *corev1.Event {
+	now := metav1.Now()
+	return &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: as.Name + ".", Namespace: as.Namespace},
+		InvolvedObject: corev1.ObjectReference{
+			Kind: "AppService", APIVersion: appv1.SchemeGroupVersion.String(), Namespace: as.Namespace, Name: as.Name,
+			UID: as.UID, ResourceVersion: as.ResourceVersion,
+		},
+		Reason: appv1.ReasonCreated, Message: fmt.Sprintf("Created Deployment %s, Service %s", as.Name, as.Name),
+		Source: corev1.EventSource{Component: "appservice-controller"}, Type: corev1.EventTypeNormal,
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+}
+
+// measureCRDCost is what the CRD costs the API server: n AppServices
+// created with parallel clients on a fresh control plane without the
+// controller, against n Deployments carrying the same Pod template.
+func measureCRDCost(o options, n int) (CRDCost, error) {
+	c := CRDCost{N: n}
+	e, err := newEnv(o, "crd-cost")
+	if err != nil {
+		return c, err
+	}
+	defer e.cluster.Stop()
+	if err := installCRD(o, e); err != nil {
+		return c, err
+	}
+	ctx := context.Background()
+	// A first create of each, untimed: the first writes of a just
+	// established CRD are slow for reasons of their own.
+	warm := appService(n)
+	warm.Name = "warm-up"
+	if _, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, warm, metav1.CreateOptions{}); err != nil {
+		return c, err
+	}
+	start := time.Now()
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return c, err
+	}
+	c.AppServicesSeconds = time.Since(start).Seconds()
+	start = time.Now()
+	if err := inParallel(n, func(i int) error {
+		d, _ := ownedChildren(i)
+		_, err := e.kube.AppsV1().Deployments(benchNamespace).Create(ctx, d, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return c, err
+	}
+	c.DeploymentsSeconds = time.Since(start).Seconds()
+	c.Ratio = c.AppServicesSeconds / c.DeploymentsSeconds
+	return c, nil
 }
 
 // startController starts the controller under measurement, with the
@@ -704,6 +840,9 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 	if !last {
 		return c, nil
 	}
+	if res.Objects, err = objectSizes(ctx, e, appService(0).Name); err != nil {
+		return c, err
+	}
 
 	// Steady state: nothing changes for over a minute; the controller
 	// resyncs every AppService on a short period and must write nothing.
@@ -731,6 +870,62 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 		WritesPerAppServicePerHour:  float64(len(writes)) / float64(n) / window.Hours(),
 	}
 	return c, nil
+}
+
+// objectSizes reads the AppService name and its children, and measures
+// each as JSON, whole and as the controller caches it.
+func objectSizes(ctx context.Context, e *env, name string) ([]ObjectSize, error) {
+	gets := []func() (kruntime.Object, error){
+		func() (kruntime.Object, error) {
+			return e.apps.AppV1().AppServices(benchNamespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		func() (kruntime.Object, error) {
+			return e.kube.AppsV1().Deployments(benchNamespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		func() (kruntime.Object, error) {
+			return e.kube.CoreV1().Services(benchNamespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		func() (kruntime.Object, error) {
+			return e.kube.CoreV1().ServiceAccounts(benchNamespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		func() (kruntime.Object, error) {
+			return e.kube.NetworkingV1().Ingresses(benchNamespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		func() (kruntime.Object, error) {
+			return e.gateway.GatewayV1().HTTPRoutes(benchNamespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		func() (kruntime.Object, error) {
+			return e.kube.PolicyV1().PodDisruptionBudgets(benchNamespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		func() (kruntime.Object, error) {
+			return e.kube.AutoscalingV2().HorizontalPodAutoscalers(benchNamespace).Get(ctx, name, metav1.GetOptions{})
+		},
+	}
+	var out []ObjectSize
+	for _, get := range gets {
+		obj, err := get()
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		obj.(metav1.Object).SetManagedFields(nil)
+		whole, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		trimmed, err := children.Trim(obj)
+		if err != nil {
+			return nil, err
+		}
+		cached, err := json.Marshal(trimmed)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ObjectSize{Kind: reflect.TypeOf(obj).Elem().Name(), JSONBytes: len(whole), CachedBytes: len(cached)})
+	}
+	return out, nil
 }
 
 // measureBacklog creates n AppServices before the controller starts, then
@@ -1114,6 +1309,13 @@ func (r *Results) markdown() string {
 	fmt.Fprintf(&b, "| restart over %d AppServices in sync | ready in %.2f s, %d writes |\n", r.Restart.N, r.Restart.ReadySeconds, r.Restart.Writes)
 	fmt.Fprintf(&b, "| RSS, %d AppServices: empty cluster vs %d unrelated Deployments + Services | %s vs %s (%+.1f%%) |\n",
 		r.Unrelated.N, r.Unrelated.Unrelated, mib(r.Unrelated.RSSEmptyBytes), mib(r.Unrelated.RSSCrowdedBytes), r.Unrelated.DifferencePct)
+	for _, obj := range r.Objects {
+		fmt.Fprintf(&b, "| %s of one AppService, as JSON: whole (without managedFields) vs as cached | %d vs %d bytes |\n", obj.Kind, obj.JSONBytes, obj.CachedBytes)
+	}
+	if c := r.CRDCost; c.N > 0 {
+		fmt.Fprintf(&b, "| create %d AppServices vs %d Deployments of the same Pod template, 16 clients, no controller | %.2f s vs %.2f s (%.2f×) |\n",
+			c.N, c.N, c.AppServicesSeconds, c.DeploymentsSeconds, c.Ratio)
+	}
 	if c := r.Config; c.N > 0 {
 		fmt.Fprintf(&b, "| RSS, %d AppServices with rolloutOnConfigChange: alone vs %d unrelated ConfigMaps + %d Secrets of %d KiB "+
 			"in another namespace vs in theirs | %s vs %s (%+.1f%%) vs %s (%+.1f%%, %.0f bytes per object) |\n",
