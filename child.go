@@ -187,8 +187,9 @@ func (k childKind[T]) remove(ctx context.Context, s *appSync, obj, desired T) er
 }
 
 // childCache is a kind's informer cache, which holds only objects carrying
-// our label (see main.go), indexed by their AppService controller's UID.
-type childCache[T any] struct {
+// our label (see main.go), indexed by their AppService controller's UID,
+// each trimmed and encoded (children.Cached): reading one decodes it.
+type childCache[T metav1.Object] struct {
 	indexer cache.Indexer
 }
 
@@ -198,7 +199,7 @@ const controllerIndex = "appservice-controller"
 
 // newChildCache adds the controller index to an informer (before it
 // starts) and returns its cache.
-func newChildCache[T any](informer cache.SharedIndexInformer) (childCache[T], error) {
+func newChildCache[T metav1.Object](informer cache.SharedIndexInformer) (childCache[T], error) {
 	err := informer.AddIndexers(cache.Indexers{controllerIndex: func(obj any) ([]string, error) {
 		object, err := meta.Accessor(obj)
 		if err != nil {
@@ -219,11 +220,18 @@ func (c childCache[T]) get(namespace, name string) (T, bool, error) {
 	if err != nil || !found {
 		return none, false, err
 	}
-	obj, ok := item.(T)
+	obj, err := decode[T](item)
+	return obj, err == nil, err
+}
+
+// decode returns the child a cache item holds.
+func decode[T metav1.Object](item any) (T, error) {
+	var none T
+	c, ok := item.(*children.Cached)
 	if !ok {
-		return none, false, fmt.Errorf("cache of %T holds a %T", none, item)
+		return none, fmt.Errorf("cache of %T holds a %T", none, item)
 	}
-	return obj, true, nil
+	return children.Decode[T](c)
 }
 
 // controlledBy returns the cached objects the AppService controls.
@@ -234,9 +242,11 @@ func (c childCache[T]) controlledBy(as *appv1.AppService) ([]T, error) {
 	}
 	out := make([]T, 0, len(items))
 	for _, item := range items {
-		if obj, ok := item.(T); ok {
-			out = append(out, obj)
+		obj, err := decode[T](item)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, obj)
 	}
 	return out, nil
 }

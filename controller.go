@@ -31,6 +31,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -171,7 +172,7 @@ func NewController(
 // watchChild registers a child kind's informer: the handler, the
 // controller index, and its HasSynced among the caches the workers wait
 // for. It returns the kind's cache; errors are added to errs.
-func watchChild[T any](c *Controller, informer cache.SharedIndexInformer, handler cache.ResourceEventHandler, errs *[]error) childCache[T] {
+func watchChild[T metav1.Object](c *Controller, informer cache.SharedIndexInformer, handler cache.ResourceEventHandler, errs *[]error) childCache[T] {
 	_, err := informer.AddEventHandler(handler)
 	cc, indexErr := newChildCache[T](informer)
 	*errs = append(*errs, err, indexErr)

@@ -50,6 +50,7 @@ type updateCase[T runtime.Object] struct {
 func runUpdateCases[T interface {
 	comparable
 	runtime.Object
+	metav1.Object
 }](t *testing.T, kind string, liveFixture func() T, build func(*appv1.AppService) T, update func(live, desired T) (T, []string), cases []updateCase[T]) {
 	t.Helper()
 	for _, tc := range cases {
@@ -91,17 +92,21 @@ func runUpdateCases[T interface {
 func checkPatchFromCache[T interface {
 	comparable
 	runtime.Object
+	metav1.Object
 }](t *testing.T, live, desired T, update func(live, desired T) (T, []string)) {
 	t.Helper()
 	var none T
 	whole, wantChanged := update(live, desired)
-	obj, err := Trim(live)
+	obj, err := Trim(live.DeepCopyObject())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cached := obj.(T)
-	again, _ := Trim(cached)
-	fixtures.CheckEqual(t, "a cached object trimmed again", cached, again)
+	again, _ := Trim(obj.(*Cached).DeepCopyObject())
+	fixtures.CheckEqual(t, "a cached object trimmed again", obj, again)
+	cached, err := Decode[T](obj.(*Cached))
+	if err != nil {
+		t.Fatal(err)
+	}
 	fromCache, changed := update(cached, desired)
 	fixtures.CheckEqual(t, "changed fields, from the cache", wantChanged, changed)
 	if whole == none || fromCache == none {

@@ -17,6 +17,9 @@ limitations under the License.
 package children
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -27,6 +30,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -50,31 +54,95 @@ import (
 // Everything else (the fields the API server defaults, others' labels and
 // annotations, managedFields, the rest of the status) is dropped.
 //
+// What is kept is kept encoded (Cached): the Go structs of the API types
+// are sparse (an empty PodSpec alone takes 592 bytes, a map of one label
+// some 300), so a decoded object, trimmed or not, takes two to four times
+// its encoded size. Only the metadata stays decoded, for the informer's
+// keys and indexes and the event handlers; the rest is decoded (Decode)
+// when a sync reads the child.
+//
 // So a cached child is not the object the API server holds: the controller
 // never writes one back. An update is a patch of the owned fields that
 // differ (Patch, patch.go), and an object read from the API server (a
 // create that met an existing one, an adoption) goes through the same
 // Update and Patch functions whole.
 
-// Trim returns the part of a child the controller reads (see above): a new
-// object, which shares the kept fields with obj. Objects of other types
-// only lose their managedFields. Trimming a trimmed object changes nothing.
+// Cached is a child as the informers' caches keep it: its trimmed metadata,
+// and the rest of the trimmed object encoded (protobuf for the built-in
+// kinds, JSON for HTTPRoutes, which have no protobuf form).
+type Cached struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	// Data is the trimmed object without its metadata, encoded.
+	Data []byte
+}
+
+// DeepCopyObject makes Cached a runtime.Object, as informers need.
+func (c *Cached) DeepCopyObject() runtime.Object {
+	out := &Cached{TypeMeta: c.TypeMeta, Data: slices.Clone(c.Data)}
+	c.DeepCopyInto(&out.ObjectMeta)
+	return out
+}
+
+// protoMessage is what the built-in kinds' generated protobuf code offers.
+type protoMessage interface {
+	Marshal() ([]byte, error)
+	Unmarshal(data []byte) error
+}
+
+// Decode returns the trimmed child c holds, as a T (a pointer to one of the
+// child kinds). Its metadata is c's, shared: like every cached object, it
+// must not be modified.
+func Decode[T metav1.Object](c *Cached) (T, error) {
+	var none T
+	obj := reflect.New(reflect.TypeFor[T]().Elem())
+	var err error
+	if m, ok := obj.Interface().(protoMessage); ok {
+		err = m.Unmarshal(c.Data)
+	} else {
+		err = json.Unmarshal(c.Data, obj.Interface())
+	}
+	if err != nil {
+		return none, fmt.Errorf("decoding the cached %s %s/%s: %w", reflect.TypeFor[T]().Elem().Name(), c.Namespace, c.Name, err)
+	}
+	obj.Elem().FieldByName("ObjectMeta").Set(reflect.ValueOf(c.ObjectMeta))
+	return obj.Interface().(T), nil
+}
+
+// encode keeps a trimmed object as a Cached one.
+func encode(obj metav1.Object) (*Cached, error) {
+	c := &Cached{}
+	field := reflect.ValueOf(obj).Elem().FieldByName("ObjectMeta")
+	c.ObjectMeta = field.Interface().(metav1.ObjectMeta)
+	field.Set(reflect.ValueOf(metav1.ObjectMeta{}))
+	var err error
+	if m, ok := obj.(protoMessage); ok {
+		c.Data, err = m.Marshal()
+	} else {
+		c.Data, err = json.Marshal(obj)
+	}
+	return c, err
+}
+
+// Trim returns the part of a child the controller reads (see above), as a
+// Cached object. Objects of other types, Cached ones among them, only lose
+// their managedFields: trimming a trimmed object changes nothing.
 func Trim(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		return trimDeployment(o), nil
+		return encode(trimDeployment(o))
 	case *corev1.Service:
-		return trimService(o), nil
+		return encode(trimService(o))
 	case *corev1.ServiceAccount:
-		return trimServiceAccount(o), nil
+		return encode(trimServiceAccount(o))
 	case *networkingv1.Ingress:
-		return trimIngress(o), nil
+		return encode(trimIngress(o))
 	case *policyv1.PodDisruptionBudget:
-		return trimDisruptionBudget(o), nil
+		return encode(trimDisruptionBudget(o))
 	case *autoscalingv2.HorizontalPodAutoscaler:
-		return trimAutoscaler(o), nil
+		return encode(trimAutoscaler(o))
 	case *gatewayv1.HTTPRoute:
-		return trimHTTPRoute(o), nil
+		return encode(trimHTTPRoute(o))
 	}
 	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
