@@ -105,16 +105,32 @@ func Decode[T metav1.Object](c *Cached) (T, error) {
 	if err != nil {
 		return none, fmt.Errorf("decoding the cached %s %s/%s: %w", reflect.TypeFor[T]().Elem().Name(), c.Namespace, c.Name, err)
 	}
-	obj.Elem().FieldByName("ObjectMeta").Set(reflect.ValueOf(c.ObjectMeta))
+	field := obj.Elem().FieldByName("ObjectMeta")
+	encoded := field.Interface().(metav1.ObjectMeta)
+	meta := c.ObjectMeta
+	meta.Annotations = encoded.Annotations
+	if encoded.Labels != nil {
+		meta.Labels = encoded.Labels
+	}
+	field.Set(reflect.ValueOf(meta))
 	return obj.Interface().(T), nil
 }
 
-// encode keeps a trimmed object as a Cached one.
+// encode keeps a trimmed object as a Cached one. Of its metadata, the
+// annotations, and the labels of a child with a controller, are encoded
+// with the rest: the handlers and indexes find the owner of such a child
+// by its controller reference (claim.go's ownerKey), and a map of one
+// label costs some 300 bytes decoded, more than the rest of a Service.
 func encode(obj metav1.Object) (*Cached, error) {
 	c := &Cached{}
 	field := reflect.ValueOf(obj).Elem().FieldByName("ObjectMeta")
 	c.ObjectMeta = field.Interface().(metav1.ObjectMeta)
-	field.Set(reflect.ValueOf(metav1.ObjectMeta{}))
+	encoded := metav1.ObjectMeta{Annotations: c.Annotations}
+	c.Annotations = nil
+	if metav1.GetControllerOf(obj) != nil {
+		encoded.Labels, c.Labels = c.Labels, nil
+	}
+	field.Set(reflect.ValueOf(encoded))
 	var err error
 	if m, ok := obj.(protoMessage); ok {
 		c.Data, err = m.Marshal()
