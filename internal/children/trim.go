@@ -57,8 +57,8 @@ import (
 // What is kept is kept encoded (Cached): the Go structs of the API types
 // are sparse (an empty PodSpec alone takes 592 bytes, a map of one label
 // some 300), so a decoded object, trimmed or not, takes two to four times
-// its encoded size. Only the metadata stays decoded, for the informer's
-// keys and indexes and the event handlers; the rest is decoded (Decode)
+// its encoded size. Only the metadata that the informer's keys and indexes
+// and the event handlers read stays decoded; the rest is decoded (Decode)
 // when a sync reads the child.
 //
 // So a cached child is not the object the API server holds: the controller
@@ -120,7 +120,7 @@ func Decode[T metav1.Object](c *Cached) (T, error) {
 // annotations, and the labels of a child with a controller, are encoded
 // with the rest: the handlers and indexes find the owner of such a child
 // by its controller reference (claim.go's ownerKey), and a map of one
-// label costs some 300 bytes decoded, more than the rest of a Service.
+// label costs some 300 bytes decoded, three times a whole Service encoded.
 func encode(obj metav1.Object) (*Cached, error) {
 	c := &Cached{}
 	field := reflect.ValueOf(obj).Elem().FieldByName("ObjectMeta")
