@@ -107,12 +107,12 @@ func Decode[T metav1.Object](c *Cached) (T, error) {
 	}
 	field := obj.Elem().FieldByName("ObjectMeta")
 	encoded := field.Interface().(metav1.ObjectMeta)
-	meta := c.ObjectMeta
-	meta.Annotations = encoded.Annotations
+	metadata := c.ObjectMeta
+	metadata.Annotations = encoded.Annotations
 	if encoded.Labels != nil {
-		meta.Labels = encoded.Labels
+		metadata.Labels = encoded.Labels
 	}
-	field.Set(reflect.ValueOf(meta))
+	field.Set(reflect.ValueOf(metadata))
 	return obj.Interface().(T), nil
 }
 
