@@ -69,6 +69,9 @@ type Options struct {
 	// Output, when set, receives the processes' output as well as their
 	// log files.
 	Output io.Writer
+	// Profiling serves kube-apiserver's pprof profiles (/debug/pprof/),
+	// for benchmarks that look into the API server's work.
+	Profiling bool
 }
 
 // Cluster is a running control plane.
@@ -413,7 +416,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		// default in-flight limits be what they measure.
 		"--max-requests-inflight=2000",
 		"--max-mutating-requests-inflight=1000",
-		"--profiling=false",
+		"--profiling="+strconv.FormatBool(c.opts.Profiling),
 		"--v=1",
 	); err != nil {
 		return err

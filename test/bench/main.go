@@ -374,13 +374,19 @@ type env struct {
 }
 
 func newEnv(o options, name string) (*env, error) {
+	return newEnvWith(o, name, localcluster.Options{})
+}
+
+// newEnvWith is newEnv with more of the cluster's options.
+func newEnvWith(o options, name string, opts localcluster.Options) (*env, error) {
 	dir := filepath.Join(o.out, "clusters", name)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := localcluster.Start(ctx, localcluster.Options{BinDir: o.binDir, Dir: dir})
+	opts.BinDir, opts.Dir = o.binDir, dir
+	c, err := localcluster.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -658,7 +664,7 @@ func createdEvent(as *appv1.AppService) *corev1.Event {
 // controller, against n Deployments carrying the same Pod template.
 func measureCRDCost(o options, n int) (CRDCost, error) {
 	c := CRDCost{N: n}
-	e, err := newEnv(o, "crd-cost")
+	e, err := newEnvWith(o, "crd-cost", localcluster.Options{Profiling: true})
 	if err != nil {
 		return c, err
 	}
@@ -674,23 +680,26 @@ func measureCRDCost(o options, n int) (CRDCost, error) {
 	if _, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, warm, metav1.CreateOptions{}); err != nil {
 		return c, err
 	}
-	start := time.Now()
-	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return c, err
+	// Each half under a CPU profile of the API server, saved for `go tool
+	// pprof`: where its time goes (BENCHMARKS.md).
+	var err2 error
+	if c.AppServicesSeconds, err2 = profiled(e, filepath.Join(o.out, "apiserver-cpu-appservices-"+specKind+".pb.gz"), func() error {
+		return inParallel(n, func(i int) error {
+			_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
+			return err
+		})
+	}); err2 != nil {
+		return c, err2
 	}
-	c.AppServicesSeconds = time.Since(start).Seconds()
-	start = time.Now()
-	if err := inParallel(n, func(i int) error {
-		d, _ := ownedChildren(i)
-		_, err := e.kube.AppsV1().Deployments(benchNamespace).Create(ctx, d, metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return c, err
+	if c.DeploymentsSeconds, err2 = profiled(e, filepath.Join(o.out, "apiserver-cpu-deployments-"+specKind+".pb.gz"), func() error {
+		return inParallel(n, func(i int) error {
+			d, _ := ownedChildren(i)
+			_, err := e.kube.AppsV1().Deployments(benchNamespace).Create(ctx, d, metav1.CreateOptions{})
+			return err
+		})
+	}); err2 != nil {
+		return c, err2
 	}
-	c.DeploymentsSeconds = time.Since(start).Seconds()
 	c.Ratio = c.AppServicesSeconds / c.DeploymentsSeconds
 	metrics, err := e.kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
@@ -701,6 +710,33 @@ func measureCRDCost(o options, n int) (CRDCost, error) {
 	c.CELMillis = 1000 * meanOf(string(metrics), "apiserver_cel_evaluation_duration_seconds")
 	c.Validation, err = measureValidation(appService(0))
 	return c, err
+}
+
+// profiled times work while the API server takes a CPU profile of its
+// first two seconds, saved to path. A CPU profile samples only the time on
+// a CPU, so the seconds after work ends add nothing to it, and the shares
+// of its functions are work's.
+func profiled(e *env, path string, work func() error) (float64, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	profile := make(chan result, 1)
+	go func() {
+		data, err := e.kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", "2").DoRaw(context.Background())
+		profile <- result{data, err}
+	}()
+	start := time.Now()
+	err := work()
+	took := time.Since(start).Seconds()
+	r := <-profile
+	if err != nil {
+		return took, err
+	}
+	if r.err != nil {
+		return took, fmt.Errorf("the API server's CPU profile: %w", r.err)
+	}
+	return took, os.WriteFile(path, r.data, 0o644)
 }
 
 // meanOf is a Prometheus histogram's mean (sum over count) in a /metrics
