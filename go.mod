@@ -20,6 +20,7 @@ tool (
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
+	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936
 	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/term v0.46.0
 	gopkg.in/evanphx/json-patch.v4 v4.13.0
