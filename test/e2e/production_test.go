@@ -107,6 +107,16 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		"delete a Deployment": func() error {
 			return asController.AppsV1().Deployments(ns).Delete(ctx, "rbac", metav1.DeleteOptions{})
 		},
+		// Children are changed by patches of the owned fields, never
+		// written whole.
+		"update a Deployment": func() error {
+			d, err := asController.AppsV1().Deployments(ns).Get(ctx, "rbac", metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("get: %w", err)
+			}
+			_, err = asController.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+			return err
+		},
 		"patch a ConfigMap": func() error {
 			_, err := asController.CoreV1().ConfigMaps(ns).Patch(ctx, "kube-root-ca.crt", types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
 			return err
