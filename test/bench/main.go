@@ -688,24 +688,23 @@ func measureCRDCost(o options, n int) (CRDCost, error) {
 	}
 	// Each half under a CPU profile of the API server, saved for `go tool
 	// pprof`: where its time goes (BENCHMARKS.md).
-	var err2 error
 	appServicesProfile := filepath.Join(o.out, "apiserver-cpu-appservices-"+specKind+".pb.gz")
-	if c.AppServicesSeconds, err2 = profiled(e, appServicesProfile, func() error {
+	if c.AppServicesSeconds, err = profiled(e, appServicesProfile, func() error {
 		return inParallel(n, func(i int) error {
 			_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
 			return err
 		})
-	}); err2 != nil {
-		return c, err2
+	}); err != nil {
+		return c, err
 	}
-	if c.DeploymentsSeconds, err2 = profiled(e, filepath.Join(o.out, "apiserver-cpu-deployments-"+specKind+".pb.gz"), func() error {
+	if c.DeploymentsSeconds, err = profiled(e, filepath.Join(o.out, "apiserver-cpu-deployments-"+specKind+".pb.gz"), func() error {
 		return inParallel(n, func(i int) error {
 			d, _ := ownedChildren(i)
 			_, err := e.kube.AppsV1().Deployments(benchNamespace).Create(ctx, d, metav1.CreateOptions{})
 			return err
 		})
-	}); err2 != nil {
-		return c, err2
+	}); err != nil {
+		return c, err
 	}
 	c.Ratio = c.AppServicesSeconds / c.DeploymentsSeconds
 	metrics, err := e.kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
