@@ -1497,8 +1497,9 @@ func (r *Results) markdown() string {
 			"its CPU in the AppServices' CEL rules, OpenAPI schema | %.1f ms vs %.1f ms; %.0f%%, %.0f%% |\n",
 			c.AppServiceCreateMillis, c.DeploymentCreateMillis, 100*c.CELShare, 100*c.SchemaShare)
 		v := c.Validation
-		fmt.Fprintf(&b, "| one AppService validated offline: OpenAPI schema; CEL rules (cost units, rules evaluated) | %.0f µs; %.0f µs (%d, %d rules) |\n",
-			v.SchemaMicros, v.CELMicros, v.CELCost, v.CELRules)
+		fmt.Fprintf(&b, "| one AppService validated offline: OpenAPI schema; CEL rules (cost units, rules evaluated; allocations) | "+
+			"%.0f µs; %.0f µs (%d, %d rules; %.0f allocations, %.0f KiB) |\n",
+			v.SchemaMicros, v.CELMicros, v.CELCost, v.CELRules, v.CELAllocs, v.CELAllocBytes/1024)
 		for _, r := range v.TopRules {
 			rule := strings.ReplaceAll(strings.Join(strings.Fields(r.Rule), " "), "|", "\\|")
 			fmt.Fprintf(&b, "| CEL rule alone, at `%s`: `%s` | %.1f µs, cost %d |\n", r.Path, rule, r.Micros, r.Cost)

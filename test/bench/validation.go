@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"time"
 
@@ -51,6 +52,12 @@ type Validation struct {
 	// CEL's own cost units, which the API server bounds per object.
 	CELCost  int64 `json:"celCost"`
 	CELRules int   `json:"celRulesEvaluated"`
+	// The CEL rules' allocations per validation, and their bytes: unlike
+	// the time, the same on any machine, however busy. Most are the copies
+	// of the schema the API server makes on each read of a field (see
+	// BENCHMARKS.md), so they count what a change to the rules saves.
+	CELAllocs     float64 `json:"celAllocs"`
+	CELAllocBytes float64 `json:"celAllocBytes"`
 	// The rules that take longest, each alone on this object.
 	TopRules []RuleCost `json:"topRules"`
 }
@@ -99,6 +106,9 @@ func measureValidation(as *appv1.AppService) (Validation, error) {
 	if v.CELMicros, err = celMicros(s, obj, rounds); err != nil {
 		return v, err
 	}
+	if v.CELAllocs, v.CELAllocBytes, err = celAllocs(s, obj); err != nil {
+		return v, err
+	}
 
 	// Each rule alone: its cost, and its time over that of a validator
 	// with no rule at all (walking the object).
@@ -139,6 +149,25 @@ func celMicros(s *structuralschema.Structural, obj map[string]any, rounds int) (
 		}
 	}
 	return float64(time.Since(start).Microseconds()) / float64(rounds), nil
+}
+
+// celAllocs is the allocations, and their bytes, of one run of s's CEL
+// rules on obj (a mean, as testing.AllocsPerRun takes it).
+func celAllocs(s *structuralschema.Structural, obj map[string]any) (allocs, bytes float64, err error) {
+	validator := cel.NewValidator(s, true, celconfig.PerCallLimit)
+	if _, err := celCost(validator, s, obj); err != nil { // warm up
+		return 0, 0, err
+	}
+	const rounds = 100
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range rounds {
+		if _, err := celCost(validator, s, obj); err != nil {
+			return 0, 0, err
+		}
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / rounds, float64(after.TotalAlloc-before.TotalAlloc) / rounds, nil
 }
 
 // celCost runs a CEL validator on obj and returns the cost it took.
