@@ -69,13 +69,13 @@ type AppService struct {
 
 // AppServiceSpec is the desired state of an AppService.
 //
-// +kubebuilder:validation:XValidation:rule="self.?serviceType.orValue('') != 'ClusterIP' || !has(self.ports) || self.ports.all(p, p.?nodePort.orValue(0) == 0)",message="nodePort may not be set when serviceType is ClusterIP",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="self.?serviceType.orValue('NodePort') != 'ClusterIP' || !has(self.ports) || self.ports.all(p, p.?nodePort.orValue(0) == 0)",message="nodePort may not be set when serviceType is ClusterIP",fieldPath=".ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || [has(self.volumes) ? self.volumes : []].all(vs, self.volumeMounts.all(m, vs.exists(v, v.name == m.name)))",message="each volumeMount must name one of spec.volumes",fieldPath=".volumeMounts"
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || size(self.?ports.orValue([])) > 0",message="an ingress routes to the Service: ports may not be empty",fieldPath=".ingress"
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || !has(self.ports) || [self.ports].all(ps, self.ingress.hosts.all(h, h.paths.all(p, !has(p.port) || (type(p.port) == int ? ps.exists(q, q.port == p.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == p.port)))))",message="each ingress path's port must be one of spec.ports, by number or name",fieldPath=".ingress.hosts"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || size(self.?ports.orValue([])) > 0",message="an httpRoute routes to the Service: ports may not be empty",fieldPath=".httpRoute"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || !has(self.httpRoute.rules) || !has(self.ports) || [self.ports].all(ps, self.httpRoute.rules.all(r, !has(r.port) || (type(r.port) == int ? ps.exists(q, q.port == r.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == r.port))))",message="each httpRoute rule's port must be one of spec.ports, by number or name",fieldPath=".httpRoute.rules"
-// +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || size(self.?serviceAccountName.orValue('')) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
+// +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName) || size(self.serviceAccountName) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
 // +kubebuilder:validation:XValidation:rule="self.?progressDeadlineSeconds.orValue(600) > self.?minReadySeconds.orValue(0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
 type AppServiceSpec struct {
 	// The rules on the whole spec read as few of its fields as they can, each
