@@ -24,12 +24,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -76,9 +78,12 @@ type options struct {
 	installCRD   bool
 	crdTimeout   time.Duration
 	shutdownWait time.Duration
-	servers      servers.Options
-	leader       leader.Options
-	logging      *logsapi.LoggingConfiguration
+	// memoryLimitRatio is the fraction of the container's memory limit set
+	// as Go's soft memory limit (setMemoryLimit).
+	memoryLimitRatio float64
+	servers          servers.Options
+	leader           leader.Options
+	logging          *logsapi.LoggingConfiguration
 	// logFeatures are component-base's logging feature gates
 	// (-feature-gates=LoggingAlphaOptions=true, ...).
 	logFeatures featuregate.MutableVersionedFeatureGate
@@ -98,6 +103,9 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 		"Turn off where the CRD is installed separately and the controller may not write CRDs.")
 	fs.DurationVar(&o.crdTimeout, "crd-timeout", time.Minute, "How long to wait for the CRD to be established at start-up.")
 	fs.DurationVar(&o.shutdownWait, "shutdown-timeout", 30*time.Second, "How long to wait on shutdown for pending Events to be sent.")
+	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Set Go's soft memory limit to this fraction of the container's memory limit "+
+		"(its cgroup's), so that the garbage collector works harder before the kernel would kill the controller for memory; 0 leaves it unset. "+
+		"GOMEMLIMIT, or AUTOMEMLIMIT (a fraction, or off), in the environment wins.")
 	fs.StringVar(&o.servers.MetricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; 0 turns it off.")
 	fs.BoolVar(&o.servers.MetricsSecure, "metrics-secure", true, "Serve /metrics over HTTPS to callers the API server authenticates (TokenReview) "+
 		"and authorizes to get /metrics (SubjectAccessReview). false: plain HTTP, open to anyone who reaches the port.")
@@ -180,6 +188,7 @@ func run(ctx context.Context, o options) error {
 	if err := o.complete(); err != nil {
 		return err
 	}
+	setMemoryLimit(klog.FromContext(ctx), o.memoryLimitRatio, memlimit.FromCgroup)
 	identity, err := replicaIdentity()
 	if err != nil {
 		return err
@@ -231,6 +240,9 @@ func (o *options) complete() error {
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", o.workers)
 	}
+	if o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1 {
+		return fmt.Errorf("--memory-limit-ratio must be between 0 (off) and 1, not %v", o.memoryLimitRatio)
+	}
 	if (o.servers.MetricsCertFile == "") != (o.servers.MetricsKeyFile == "") {
 		return errors.New("--metrics-tls-cert-file and --metrics-tls-private-key-file go together")
 	}
@@ -238,6 +250,37 @@ func (o *options) complete() error {
 		o.leader.Namespace = leader.DefaultNamespace()
 	}
 	return nil
+}
+
+// setMemoryLimit sets Go's soft memory limit (GOMEMLIMIT) to ratio of the
+// memory limit that limits reports: the container's, read from its cgroup.
+// At Go's default GOGC=100 the heap grows to twice the live data before a
+// collection, so a controller whose live data fits in its container's
+// limit can still be killed for memory (BENCHMARKS.md: 5000 AppServices with
+// every child need 286 MiB at GOGC=100, 90 MB of it live; the manifests
+// allow 256 MiB). Under the soft limit the collector runs as often as it
+// must to stay below it, for more CPU time. The limit is set once: a
+// container's memory limit changes only with a new Pod. Without a limit
+// (outside a container, or none set), it stays Go's default, none; so it
+// does where it cannot be read, with a warning.
+//
+// KimMachineGun/automemlimit reads the cgroup (v1 and v2), as Prometheus
+// does for its --auto-gomemlimit: the library rather than our own parsing
+// of /proc/self/mountinfo and the cgroup files.
+func setMemoryLimit(logger klog.Logger, ratio float64, limits memlimit.Provider) {
+	if ratio == 0 {
+		return
+	}
+	limit, err := memlimit.Set(memlimit.WithRatio(ratio), memlimit.WithProvider(limits))
+	if err != nil {
+		logger.Error(err, "Go's soft memory limit is not set from the container's memory limit; running without one")
+		return
+	}
+	if limit == math.MaxInt64 {
+		logger.V(1).Info("No memory limit to follow: Go's soft memory limit stays unset")
+		return
+	}
+	logger.Info("Go's soft memory limit", "bytes", limit, "MiB", limit>>20)
 }
 
 // replicaIdentity tells replicas apart in the Lease, in logs and, through

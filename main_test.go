@@ -20,13 +20,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/fixtures"
 )
@@ -89,5 +95,57 @@ func TestStoppedBySignal(t *testing.T) {
 				t.Errorf("stoppedBySignal = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// The soft memory limit follows the container's limit at the ratio, and
+// leaves Go's default alone when told to, when the environment says, or
+// when there is no limit or it cannot be read.
+func TestSetMemoryLimit(t *testing.T) {
+	const mib = 1 << 20
+	unreadable := func() (uint64, error) { return 0, errors.New("no cgroup here") }
+	tests := []struct {
+		name   string
+		env    map[string]string
+		ratio  float64
+		limits memlimit.Provider
+		want   int64
+	}{
+		{"90% of the container's 256 MiB", nil, 0.9, memlimit.Limit(256 * mib), 256 * mib * 9 / 10},
+		{"the whole limit", nil, 1, memlimit.Limit(256 * mib), 256 * mib},
+		{"off", nil, 0, memlimit.Limit(256 * mib), math.MaxInt64},
+		{"no limit", nil, 0.9, func() (uint64, error) { return 0, memlimit.ErrNoLimit }, math.MaxInt64},
+		{"the limit cannot be read", nil, 0.9, unreadable, math.MaxInt64},
+		{"GOMEMLIMIT wins", map[string]string{"GOMEMLIMIT": "100MiB"}, 0.9, memlimit.Limit(256 * mib), math.MaxInt64},
+		{"AUTOMEMLIMIT's ratio wins", map[string]string{"AUTOMEMLIMIT": "0.5"}, 0.9, memlimit.Limit(256 * mib), 128 * mib},
+		{"AUTOMEMLIMIT=off", map[string]string{"AUTOMEMLIMIT": "off"}, 0.9, memlimit.Limit(256 * mib), math.MaxInt64},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// GOMEMLIMIT is read by the runtime at start: setting it here
+			// changes no limit, only what setMemoryLimit sees.
+			t.Setenv("GOMEMLIMIT", "")
+			os.Unsetenv("GOMEMLIMIT")
+			t.Setenv("AUTOMEMLIMIT", "")
+			os.Unsetenv("AUTOMEMLIMIT")
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			previous := debug.SetMemoryLimit(math.MaxInt64)
+			defer debug.SetMemoryLimit(previous)
+			setMemoryLimit(klog.Background(), tc.ratio, tc.limits)
+			if got := debug.SetMemoryLimit(-1); got != tc.want {
+				t.Errorf("soft memory limit %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMemoryLimitRatioIsChecked(t *testing.T) {
+	for _, ratio := range []float64{-0.1, 1.5} {
+		o := options{workers: 1, memoryLimitRatio: ratio}
+		if err := o.complete(); err == nil || !strings.Contains(err.Error(), "--memory-limit-ratio") {
+			t.Errorf("ratio %v: %v, want an error naming --memory-limit-ratio", ratio, err)
+		}
 	}
 }

@@ -50,6 +50,9 @@ type Controller struct {
 	Log         string
 	MetricsAddr string
 	ProbeAddr   string
+	// Env is added to this process's environment for the controller's
+	// (KEY=VALUE each).
+	Env []string
 
 	bin  string
 	args []string
@@ -93,6 +96,9 @@ func (p *Controller) Start() error {
 	}
 	fmt.Fprintf(logFile, "\n===== starting %s at %s\n", p.bin, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(p.bin, p.args...)
+	if len(p.Env) > 0 {
+		cmd.Env = append(os.Environ(), p.Env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -89,6 +89,7 @@ type options struct {
 	sizes                   []int
 	runs                    int
 	controllerArgs          []string
+	controllerEnv           []string
 	skip                    map[string]bool
 }
 
@@ -102,13 +103,15 @@ const (
 
 func main() {
 	var o options
-	var sizes, args string
+	var sizes, args, env string
 	flag.StringVar(&o.binDir, "bin-dir", os.Getenv("APPSERVICE_BIN_DIR"), "Folder with the control plane's binaries (hack/ensure-binaries.sh).")
 	flag.StringVar(&o.controller, "controller", "bin/appservice-controller", "The controller binary to measure.")
 	flag.StringVar(&o.out, "out", "_output/bench", "Folder for results.json, results.md and the clusters' logs.")
 	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
+	flag.StringVar(&env, "controller-env", "", "Extra environment for the controller only, space-separated KEY=VALUE "+
+		"(e.g. \"GOMEMLIMIT=241591910\", the soft limit the manifests' 256Mi gives it).")
 	flag.StringVar(&specKind, "spec", specRealistic, "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), "+
 		"minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, "+
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
@@ -129,6 +132,7 @@ func main() {
 		o.sizes = append(o.sizes, n)
 	}
 	o.controllerArgs = strings.Fields(args)
+	o.controllerEnv = strings.Fields(env)
 	if o.binDir == "" {
 		fatalf("-bin-dir (or APPSERVICE_BIN_DIR) is required")
 	}
@@ -161,18 +165,19 @@ func logf(format string, args ...any) {
 
 // Results are what the benchmark reports.
 type Results struct {
-	Machine     string        `json:"machine"`
-	Date        string        `json:"date"`
-	Spec        string        `json:"spec"`
-	Controller  []string      `json:"controllerArgs"`
-	Convergence []Convergence `json:"convergence"`
-	Latency     Latency       `json:"latency"`
-	Steady      Steady        `json:"steadyState"`
-	Unrelated   Unrelated     `json:"unrelatedObjects"`
-	Restart     Restart       `json:"restart"`
-	Config      Config        `json:"rolloutOnConfigChange"`
-	CRDCost     CRDCost       `json:"crdCost"`
-	Objects     []ObjectSize  `json:"objects"`
+	Machine       string        `json:"machine"`
+	Date          string        `json:"date"`
+	Spec          string        `json:"spec"`
+	Controller    []string      `json:"controllerArgs"`
+	ControllerEnv []string      `json:"controllerEnv,omitempty"`
+	Convergence   []Convergence `json:"convergence"`
+	Latency       Latency       `json:"latency"`
+	Steady        Steady        `json:"steadyState"`
+	Unrelated     Unrelated     `json:"unrelatedObjects"`
+	Restart       Restart       `json:"restart"`
+	Config        Config        `json:"rolloutOnConfigChange"`
+	CRDCost       CRDCost       `json:"crdCost"`
+	Objects       []ObjectSize  `json:"objects"`
 }
 
 // ObjectSize is the size of one AppService's object of a kind, as JSON:
@@ -290,10 +295,11 @@ type Restart struct {
 
 func run(o options) (*Results, error) {
 	res := &Results{
-		Machine:    fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
-		Date:       time.Now().UTC().Format(time.RFC3339),
-		Spec:       specKind,
-		Controller: o.controllerArgs,
+		Machine:       fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version()),
+		Date:          time.Now().UTC().Format(time.RFC3339),
+		Spec:          specKind,
+		Controller:    o.controllerArgs,
+		ControllerEnv: o.controllerEnv,
 	}
 	largest := slices.Max(o.sizes)
 	for _, n := range o.sizes {
@@ -825,6 +831,7 @@ func startController(o options, e *env, extra ...string) (*harness.Controller, e
 	if err != nil {
 		return nil, err
 	}
+	p.Env = o.controllerEnv
 	return p, p.Start()
 }
 
@@ -1466,8 +1473,12 @@ func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 func (r *Results) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s. Date: %s. Spec: %s. Controller flags: defaults%s.\n\n",
+	fmt.Fprintf(&b, "Machine: %s. Date: %s. Spec: %s. Controller flags: defaults%s.",
 		r.Machine, r.Date, r.Spec, strings.TrimSpace(" "+strings.Join(r.Controller, " ")))
+	if len(r.ControllerEnv) > 0 {
+		fmt.Fprintf(&b, " Controller environment: %s.", strings.Join(r.ControllerEnv, " "))
+	}
+	b.WriteString("\n\n")
 	b.WriteString("| AppServices | runs | limit (s) | convergence, created live (s) | ratio | convergence, backlog (s) | ratio | " +
 		"writes / AppService | RSS | RSS / AppService | CPU (s) |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
