@@ -176,7 +176,8 @@ func stoppedBySignal(ctx context.Context, err error) bool {
 // run starts the controller and returns when ctx ends (or a step fails).
 // Its steps, in order:
 //
-//  1. complete the options and name this replica;
+//  1. complete the options, set Go's soft memory limit from the
+//     container's (setMemoryLimit) and name this replica;
 //  2. build the clients;
 //  3. serve the probes and metrics, which answer from the start;
 //  4. install the CRD;
