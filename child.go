@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"example.com/appservice-controller/internal/children"
@@ -99,7 +100,7 @@ func (s *appSync) autoscalers() childKind[*autoscalingv2.HorizontalPodAutoscaler
 // deletes every other one it controls: all of them when desired is nil (the
 // spec asks for none). It returns the live child it asks for (nil when
 // there is none it controls).
-func (k childKind[T]) sync(ctx context.Context, s *appSync, desired T) (T, error) {
+func (k childKind[T]) sync(ctx context.Context, s *ownerSync, desired T) (T, error) {
 	var live, none T
 	var errs []error
 	if desired != none {
@@ -107,7 +108,7 @@ func (k childKind[T]) sync(ctx context.Context, s *appSync, desired T) (T, error
 		live, err = k.ensure(ctx, s, desired)
 		errs = append(errs, err)
 	}
-	others, err := k.cache.controlledBy(s.as)
+	others, err := k.cache.controlledBy(s.obj.GetUID())
 	errs = append(errs, err)
 	for _, obj := range others {
 		if desired == none || obj.GetName() != desired.GetName() {
@@ -119,9 +120,8 @@ func (k childKind[T]) sync(ctx context.Context, s *appSync, desired T) (T, error
 
 // ensure creates or updates the child desired describes, and returns the
 // live one (nil when there is none the AppService controls).
-func (k childKind[T]) ensure(ctx context.Context, s *appSync, desired T) (T, error) {
+func (k childKind[T]) ensure(ctx context.Context, s *ownerSync, desired T) (T, error) {
 	var none T
-	as := s.as
 	live, found, err := k.cache.get(desired.GetNamespace(), desired.GetName())
 	if err != nil {
 		return none, err
@@ -132,10 +132,10 @@ func (k childKind[T]) ensure(ctx context.Context, s *appSync, desired T) (T, err
 			return live, err
 		}
 	}
-	if beingDeleted(live, as) {
+	if s.beingDeleted(live) {
 		// Wait for it to go (its deletion queues us again) and create it
 		// anew then, rather than write to it now.
-		if isControlledBy(live, as) {
+		if s.controls(live) {
 			return live, nil
 		}
 		return none, nil
@@ -145,7 +145,7 @@ func (k childKind[T]) ensure(ctx context.Context, s *appSync, desired T) (T, err
 		return none, err
 	}
 	if !ours {
-		return none, notOurs(as, live, k.name)
+		return none, notOurs(s.kind, s.obj, live, k.name)
 	}
 	updated, changed := k.diff(live, desired)
 	if updated == none {
@@ -161,9 +161,9 @@ func (k childKind[T]) ensure(ctx context.Context, s *appSync, desired T) (T, err
 // for (desired is the one it asks for instead, or nil). One no longer
 // labelled for it is released instead, as claim does. The UID precondition
 // makes sure the object deleted is the one looked at, not a newer one.
-func (k childKind[T]) remove(ctx context.Context, s *appSync, obj, desired T) error {
+func (k childKind[T]) remove(ctx context.Context, s *ownerSync, obj, desired T) error {
 	var none T
-	if beingDeleted(obj, s.as) {
+	if s.beingDeleted(obj) {
 		return nil
 	}
 	obj, ours, err := k.claim(ctx, s, obj)
@@ -176,7 +176,7 @@ func (k childKind[T]) remove(ctx context.Context, s *appSync, obj, desired T) er
 	case apierrors.IsNotFound(err):
 		return nil // already gone
 	case err != nil:
-		return writeFailed(s.as, appv1.ReasonDeleteFailed, "delete", k.name, err)
+		return writeFailed(s.obj, appv1.ReasonDeleteFailed, "delete", k.name, err)
 	}
 	why := k.unwanted
 	if desired != none {
@@ -187,25 +187,26 @@ func (k childKind[T]) remove(ctx context.Context, s *appSync, obj, desired T) er
 }
 
 // childCache is a kind's informer cache, which holds only objects carrying
-// our label (see main.go), indexed by their AppService controller's UID,
+// our label (see main.go), indexed by the UID of their controller (of the
+// owner kind),
 // each trimmed and encoded (children.Cached): reading one decodes it.
 type childCache[T metav1.Object] struct {
 	indexer cache.Indexer
 }
 
-// controllerIndex indexes children by the UID of the AppService that
-// controls them.
+// controllerIndex indexes children by the UID of the owner (AppService or
+// Activity) that controls them.
 const controllerIndex = "appservice-controller"
 
 // newChildCache adds the controller index to an informer (before it
 // starts) and returns its cache.
-func newChildCache[T metav1.Object](informer cache.SharedIndexInformer) (childCache[T], error) {
+func newChildCache[T metav1.Object](informer cache.SharedIndexInformer, owner ownerKind) (childCache[T], error) {
 	err := informer.AddIndexers(cache.Indexers{controllerIndex: func(obj any) ([]string, error) {
 		object, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, err
 		}
-		if ref := metav1.GetControllerOf(object); ref != nil && isControllerKind(ref) {
+		if ref := metav1.GetControllerOf(object); ref != nil && owner.is(ref) {
 			return []string{string(ref.UID)}, nil
 		}
 		return nil, nil
@@ -234,9 +235,9 @@ func decode[T metav1.Object](item any) (T, error) {
 	return children.Decode[T](c)
 }
 
-// controlledBy returns the cached objects the AppService controls.
-func (c childCache[T]) controlledBy(as *appv1.AppService) ([]T, error) {
-	items, err := c.indexer.ByIndex(controllerIndex, string(as.UID))
+// controlledBy returns the cached objects the owner of this UID controls.
+func (c childCache[T]) controlledBy(owner types.UID) ([]T, error) {
+	items, err := c.indexer.ByIndex(controllerIndex, string(owner))
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -35,40 +36,87 @@ import (
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// Claiming: which object of a child's name is the AppService's to manage,
-// after kube-controller-manager's ControllerRefManager. Every child kind goes
-// through the one path below, described by a childKind value, which also
-// makes the kind's writes (create, adopt, release, update), recording each
-// in the sync's change log.
+// Claiming: which object of a child's name is the owner's to manage (an
+// AppService's, or an Activity's), after kube-controller-manager's
+// ControllerRefManager. Every child kind of both owner kinds goes through
+// the one path below, described by a childKind value, which also makes the
+// kind's writes (create, adopt, release, update), recording each in the
+// sync's change log.
 
-// ownerKey is the key of the AppService an object belongs to: its
-// controller if that is an AppService, or, if it has no controller, the
-// AppService named by our label.
-func ownerKey(object metav1.Object) (cache.ObjectName, bool) {
+// ownerKind is a kind of custom object that has children: the AppService
+// (of a Deployment, a Service, ...) or the Activity (of a Job). Claiming is
+// the same for both; what differs is the kind itself, which its children's
+// controller references name, and the label that names the owner on them.
+type ownerKind struct {
+	gvk   schema.GroupVersionKind
+	label string
+}
+
+var (
+	appServiceKind = ownerKind{gvk: children.ControllerKind, label: appv1.LabelAppService}
+	activityKind   = ownerKind{gvk: children.ActivityKind, label: appv1.LabelActivity}
+)
+
+// key is the key of the owner an object belongs to: its controller if that
+// is of this kind, or, if it has no controller, the owner named by the
+// kind's label.
+func (k ownerKind) key(object metav1.Object) (cache.ObjectName, bool) {
 	if ref := metav1.GetControllerOf(object); ref != nil {
-		if !isControllerKind(ref) {
+		if !k.is(ref) {
 			return cache.ObjectName{}, false
 		}
 		return cache.ObjectName{Namespace: object.GetNamespace(), Name: ref.Name}, true
 	}
-	if name := object.GetLabels()[appv1.LabelAppService]; name != "" {
+	if name := object.GetLabels()[k.label]; name != "" {
 		return cache.ObjectName{Namespace: object.GetNamespace(), Name: name}, true
 	}
 	return cache.ObjectName{}, false
 }
 
-// isControllerKind reports whether an owner reference points to an
-// AppService: group and kind must both match (the version may differ).
-func isControllerKind(ref *metav1.OwnerReference) bool {
+// is reports whether an owner reference points to an object of this kind:
+// group and kind must both match (the version may differ).
+func (k ownerKind) is(ref *metav1.OwnerReference) bool {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == children.ControllerKind.Group && ref.Kind == children.ControllerKind.Kind
+	return err == nil && gv.Group == k.gvk.Group && ref.Kind == k.gvk.Kind
 }
 
-// isControlledBy reports whether obj's controller is this very AppService
-// (same UID: not an earlier AppService of the same name).
-func isControlledBy(obj metav1.Object, as *appv1.AppService) bool {
+// ownerKey is the key of the AppService an object belongs to.
+func ownerKey(object metav1.Object) (cache.ObjectName, bool) {
+	return appServiceKind.key(object)
+}
+
+// ownerObject is an AppService or an Activity.
+type ownerObject interface {
+	metav1.Object
+	runtime.Object
+}
+
+// ownerSync is one sync of one owner, as the claiming path and the child
+// kinds' writes see it: the owner, its kind, and the log of what the sync
+// changed, for the Events at its end.
+type ownerSync struct {
+	obj  ownerObject
+	kind ownerKind
+	// fresh reads the owner from the API server, past the cache, before an
+	// adoption in its name.
+	fresh func(ctx context.Context) (metav1.Object, error)
+	// blocked: the owner's status says the last sync found an object in
+	// the way of a child (see createOrFind).
+	blocked bool
+	changes changeLog
+}
+
+// controls reports whether obj's controller is this very owner (same UID:
+// not an earlier owner of the same name).
+func (s *ownerSync) controls(obj metav1.Object) bool {
 	ref := metav1.GetControllerOf(obj)
-	return ref != nil && isControllerKind(ref) && ref.Name == as.Name && ref.UID == as.UID
+	return ref != nil && s.kind.is(ref) && ref.Name == s.obj.GetName() && ref.UID == s.obj.GetUID()
+}
+
+// labels reports whether obj carries the kind's label naming this owner:
+// what makes it the owner's child.
+func (s *ownerSync) labels(obj metav1.Object) bool {
+	return obj.GetLabels()[s.kind.label] == s.obj.GetName()
 }
 
 // childClient is what the controller needs of a child kind's typed client;
@@ -80,7 +128,7 @@ type childClient[T metav1.Object] interface {
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
-// childKind is one kind of child, in one namespace: its name for messages
+// childKind is one kind of child, of either owner kind, in one namespace: its name for messages
 // and Events, its client and cache, diff (the kind's Update function in
 // internal/children: a copy of live with the owned fields set as in
 // desired, and what changed; nil when nothing did), and, for a kind the
@@ -99,18 +147,18 @@ type childKind[T interface {
 // createOrFind creates a child missing from the cache and reports whether it
 // did. The cache holds only objects carrying our label, so the create can
 // meet an object of the same name; it is then read back. If it is this
-// AppService's and labelled for it, it is our own create not yet brought by
+// owner's and labelled for it, it is our own create not yet brought by
 // the watch, and the sync is retried as stale (errCacheLag). Anything else
 // (stripped of our label, an orphan, someone else's) is returned for the
 // caller to claim. A create is recorded in s.changes.
 //
-// While the AppService is already Degraded by an object in the way, the
-// object is read first instead, so that a blocked AppService does not issue a
-// failing create on every retry and resync.
-func (k childKind[T]) createOrFind(ctx context.Context, s *appSync, desired T) (T, bool, error) {
+// While the owner is already blocked by an object in the way, the object is
+// read first instead, so that a blocked owner does not issue a failing
+// create on every retry and resync.
+func (k childKind[T]) createOrFind(ctx context.Context, s *ownerSync, desired T) (T, bool, error) {
 	var zero, existing T
 	var err error
-	blocked := blockedByExisting(s.as)
+	blocked := s.blocked
 	if blocked {
 		existing, err = k.client.Get(ctx, desired.GetName(), metav1.GetOptions{})
 	}
@@ -125,7 +173,7 @@ func (k childKind[T]) createOrFind(ctx context.Context, s *appSync, desired T) (
 			return zero, false, errNamespaceTerminating
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return zero, false, writeFailed(s.as, appv1.ReasonCreateFailed, "create", k.name, err)
+			return zero, false, writeFailed(s.obj, appv1.ReasonCreateFailed, "create", k.name, err)
 		}
 		if existing, err = k.client.Get(ctx, desired.GetName(), metav1.GetOptions{}); err != nil {
 			return zero, false, err
@@ -133,58 +181,58 @@ func (k childKind[T]) createOrFind(ctx context.Context, s *appSync, desired T) (
 	case err != nil:
 		return zero, false, err
 	}
-	if isControlledBy(existing, s.as) && children.LabelledFor(existing, s.as) {
+	if s.controls(existing) && s.labels(existing) {
 		return zero, false, fmt.Errorf("%s %s/%s: %w", k.name, existing.GetNamespace(), existing.GetName(), errCacheLag)
 	}
 	return existing, false, nil
 }
 
-// claim decides whether obj, the object of a child's name, is the
-// AppService's to manage, with the rules of ControllerRefManager:
+// claim decides whether obj, the object of a child's name, is the owner's
+// to manage, with the rules of ControllerRefManager:
 //
-//   - controlled by this AppService and labelled for it: ours;
-//   - controlled by this AppService but no longer labelled for it: released
+//   - controlled by this owner and labelled for it: ours;
+//   - controlled by this owner but no longer labelled for it: released
 //     (our owner reference removed), and from then on in the way;
 //   - controlled by nothing and labelled for it: adopted (our owner
 //     reference added), but only after an uncached read confirms that the
-//     AppService still exists with the same UID and is not being deleted, so
-//     that a stale cache never adopts for an AppService that is gone;
+//     owner still exists with the same UID and is not being deleted, so
+//     that a stale cache never adopts for an owner that is gone;
 //   - anything else (someone else's, unlabelled): in the way, untouched.
 //
 // Callers skip objects being deleted (beingDeleted): those are neither
 // adopted nor released. It returns the object as it now is and whether it is
 // ours; an adoption or release is recorded in s.changes.
-func (k childKind[T]) claim(ctx context.Context, s *appSync, obj T) (T, bool, error) {
-	as := s.as
-	controlled, labelled := isControlledBy(obj, as), children.LabelledFor(obj, as)
+func (k childKind[T]) claim(ctx context.Context, s *ownerSync, obj T) (T, bool, error) {
+	owner := s.obj
+	controlled, labelled := s.controls(obj), s.labels(obj)
 	switch {
 	case controlled && labelled:
 		return obj, true, nil
 	case controlled:
-		released, err := k.patchOwners(ctx, obj, releasePatch(obj, as))
+		released, err := k.patchOwners(ctx, obj, releasePatch(obj, owner.GetUID()))
 		if err != nil {
-			return obj, false, k.claimFailed(as, releasing, obj, err)
+			return obj, false, k.claimFailed(owner, releasing, obj, err)
 		}
 		s.changes.released = append(s.changes.released,
-			fmt.Sprintf("%s %s: its label %s no longer names this AppService", k.name, obj.GetName(), appv1.LabelAppService))
+			fmt.Sprintf("%s %s: its label %s no longer names this %s", k.name, obj.GetName(), s.kind.label, s.kind.gvk.Kind))
 		return released, false, nil
 	case metav1.GetControllerOf(obj) != nil || !labelled:
 		return obj, false, nil
 	}
 
-	// An orphan labelled for us. The cached AppService may be stale: read it
+	// An orphan labelled for us. The cached owner may be stale: read it
 	// from the API server before taking ownership in its name.
-	fresh, err := s.c.appClient.AppV1().AppServices(as.Namespace).Get(ctx, as.Name, metav1.GetOptions{})
+	fresh, err := s.fresh(ctx)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return obj, false, err
 	}
-	if err != nil || fresh.UID != as.UID || fresh.DeletionTimestamp != nil {
-		return obj, false, fmt.Errorf("not adopting %s %s/%s: AppService %s changed since it was cached: %w",
-			k.name, obj.GetNamespace(), obj.GetName(), as.Name, errCacheLag)
+	if err != nil || fresh.GetUID() != owner.GetUID() || fresh.GetDeletionTimestamp() != nil {
+		return obj, false, fmt.Errorf("not adopting %s %s/%s: %s %s changed since it was cached: %w",
+			k.name, obj.GetNamespace(), obj.GetName(), s.kind.gvk.Kind, owner.GetName(), errCacheLag)
 	}
-	adopted, err := k.patchOwners(ctx, obj, adoptPatch(obj, as))
+	adopted, err := k.patchOwners(ctx, obj, adoptPatch(obj, metav1.NewControllerRef(owner, s.kind.gvk)))
 	if err != nil {
-		return obj, false, k.claimFailed(as, adopting, obj, err)
+		return obj, false, k.claimFailed(owner, adopting, obj, err)
 	}
 	s.changes.adopted = append(s.changes.adopted, k.name+" "+obj.GetName())
 	return adopted, true, nil
@@ -206,11 +254,11 @@ var (
 // claimFailed is the error of a failed adoption or release. An object
 // gone, or deleted and created anew, since it was cached is stale, not a
 // failure: the next sync sees what is there now.
-func (k childKind[T]) claimFailed(as *appv1.AppService, op claimOp, obj T, err error) error {
+func (k childKind[T]) claimFailed(owner metav1.Object, op claimOp, obj T, err error) error {
 	if apierrors.IsNotFound(err) || uidChanged(err) {
 		return fmt.Errorf("not %s %s %s/%s: it changed since it was cached: %w", op.gerund, k.name, obj.GetNamespace(), obj.GetName(), errCacheLag)
 	}
-	return writeFailed(as, appv1.ReasonUpdateFailed, op.verb, k.name, err)
+	return writeFailed(owner, appv1.ReasonUpdateFailed, op.verb, k.name, err)
 }
 
 // update writes what changed between live (usually the cached, trimmed
@@ -218,25 +266,25 @@ func (k childKind[T]) claimFailed(as *appv1.AppService, op claimOp, obj T, err e
 // spec, as a patch of those fields (children.Patch), and records what
 // changed in s.changes. A patch that comes out empty (the fields differ
 // only as Go values, not as JSON) writes nothing.
-func (k childKind[T]) update(ctx context.Context, s *appSync, live, updated T, changed []string) (T, error) {
+func (k childKind[T]) update(ctx context.Context, s *ownerSync, live, updated T, changed []string) (T, error) {
 	patch, pt, err := children.Patch(live, updated)
 	if err != nil || patch == nil {
 		return live, err
 	}
 	written, err := k.client.Patch(ctx, live.GetName(), pt, patch, metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
-		return live, writeFailed(s.as, appv1.ReasonUpdateFailed, "update", k.name, err)
+		return live, writeFailed(s.obj, appv1.ReasonUpdateFailed, "update", k.name, err)
 	}
 	s.changes.updated = append(s.changes.updated, fmt.Sprintf("%s %s: %s", k.name, written.GetName(), strings.Join(changed, ", ")))
 	return written, nil
 }
 
-// beingDeleted reports whether obj, the AppService's child or an orphan
+// beingDeleted reports whether obj, the owner's child or an orphan
 // labelled for it, is on its way out. Nothing is written to it: its deletion
-// event queues the AppService, whose next sync creates the child anew, once.
-func beingDeleted(obj metav1.Object, as *appv1.AppService) bool {
+// event queues the owner, whose next sync creates the child anew, once.
+func (s *ownerSync) beingDeleted(obj metav1.Object) bool {
 	return obj.GetDeletionTimestamp() != nil &&
-		(isControlledBy(obj, as) || (metav1.GetControllerOf(obj) == nil && children.LabelledFor(obj, as)))
+		(s.controls(obj) || (metav1.GetControllerOf(obj) == nil && s.labels(obj)))
 }
 
 // blockedByExisting reports whether the last sync found an object in the
@@ -257,19 +305,19 @@ type ownerPatch struct {
 	} `json:"metadata"`
 }
 
-// adoptPatch adds the AppService as obj's controller.
-func adoptPatch(obj metav1.Object, as *appv1.AppService) []byte {
+// adoptPatch adds ref, the owner's controller reference, to obj.
+func adoptPatch(obj metav1.Object, ref *metav1.OwnerReference) []byte {
 	var p ownerPatch
-	p.Metadata.OwnerReferences = []any{children.NewControllerRef(as)}
+	p.Metadata.OwnerReferences = []any{ref}
 	p.Metadata.UID = obj.GetUID()
 	return mustMarshal(p)
 }
 
-// releasePatch removes the AppService's owner reference (owner references
-// merge by UID) from obj.
-func releasePatch(obj metav1.Object, as *appv1.AppService) []byte {
+// releasePatch removes the owner's reference (owner references merge by
+// UID) from obj.
+func releasePatch(obj metav1.Object, owner types.UID) []byte {
 	var p ownerPatch
-	p.Metadata.OwnerReferences = []any{map[string]any{"$patch": "delete", "uid": as.UID}}
+	p.Metadata.OwnerReferences = []any{map[string]any{"$patch": "delete", "uid": owner}}
 	p.Metadata.UID = obj.GetUID()
 	return mustMarshal(p)
 }

@@ -396,3 +396,41 @@ func TestSyncHandlerBlockedDoesNotCreate(t *testing.T) {
 	f.expectGet(deploymentsResource)
 	checkChildError(t, f.run(testKey), appv1.ReasonResourceExists)
 }
+
+// TestOwnerSyncControlsAndLabels: an object is the owner's when its
+// controller reference names the owner's kind, name and UID; it is labelled
+// for the owner when the kind's label names it. Each kind reads only its
+// own label and references.
+func TestOwnerSyncControlsAndLabels(t *testing.T) {
+	as := fixtures.AppService()
+	act := fixtures.Activity()
+	apps, acts := newAppSync(nil, as), newActivitySync(nil, act)
+	asRef := metav1.NewControllerRef(as, appv1.SchemeGroupVersion.WithKind("AppService"))
+	actRef := metav1.NewControllerRef(act, appv1.SchemeGroupVersion.WithKind("Activity"))
+	otherUID := *asRef
+	otherUID.UID = "an-earlier-one"
+	for _, tc := range []struct {
+		name                  string
+		labels                map[string]string
+		ref                   *metav1.OwnerReference
+		appControls, appLabel bool
+		actControls, actLabel bool
+	}{
+		{name: "the AppService's", labels: fixtures.Labels(), ref: asRef, appControls: true, appLabel: true},
+		{name: "labelled among others", labels: map[string]string{appv1.LabelAppService: fixtures.Name, "team": "web"}, appLabel: true},
+		{name: "another AppService's label", labels: map[string]string{appv1.LabelAppService: "another-app"}},
+		{name: "an earlier AppService of the name", ref: &otherUID},
+		{name: "someone's app label", labels: map[string]string{"app": fixtures.Name}},
+		{name: "the Activity's", labels: map[string]string{appv1.LabelActivity: act.Name}, ref: actRef, actControls: true, actLabel: true},
+		{name: "nothing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := &metav1.ObjectMeta{Labels: tc.labels}
+			if tc.ref != nil {
+				obj.OwnerReferences = []metav1.OwnerReference{*tc.ref}
+			}
+			got := []bool{apps.controls(obj), apps.labels(obj), acts.controls(obj), acts.labels(obj)}
+			fixtures.CheckEqual(t, "AppService controls and labels, Activity controls and labels", []bool{tc.appControls, tc.appLabel, tc.actControls, tc.actLabel}, got)
+		})
+	}
+}

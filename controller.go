@@ -19,9 +19,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,7 +28,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
@@ -42,7 +39,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/children"
-	"example.com/appservice-controller/internal/metrics"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	informers "example.com/appservice-controller/pkg/generated/informers/externalversions/app/v1"
@@ -121,10 +117,7 @@ func NewController(
 		appClient:         appClient,
 		appServicesLister: appServiceInformer.Lister(),
 		cachesSynced:      []cache.InformerSynced{appServiceInformer.Informer().HasSynced},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "appservices"},
-		),
+		queue:             newQueue("appservices"),
 		recorder: recorder,
 	}
 
@@ -146,11 +139,7 @@ func NewController(
 	}
 	// A change of a child queues its owner, so that drift is repaired and the
 	// status follows the Deployment.
-	childHandler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.handleChild,
-		UpdateFunc: c.handleChildUpdate,
-		DeleteFunc: c.handleChild,
-	}
+	childHandler := childEvents{kind: appServiceKind, queue: c.queue}.handlers()
 	var errs []error
 	c.serviceAccounts = watchChild[*corev1.ServiceAccount](c, kubeInformers.Core().V1().ServiceAccounts().Informer(), childHandler, &errs)
 	c.deployments = watchChild[*appsv1.Deployment](c, kubeInformers.Apps().V1().Deployments().Informer(), childHandler, &errs)
@@ -174,7 +163,7 @@ func NewController(
 // for. It returns the kind's cache; errors are added to errs.
 func watchChild[T metav1.Object](c *Controller, informer cache.SharedIndexInformer, handler cache.ResourceEventHandler, errs *[]error) childCache[T] {
 	_, err := informer.AddEventHandler(handler)
-	cc, indexErr := newChildCache[T](informer)
+	cc, indexErr := newChildCache[T](informer, appServiceKind)
 	*errs = append(*errs, err, indexErr)
 	c.cachesSynced = append(c.cachesSynced, informer.HasSynced)
 	return cc
@@ -196,129 +185,19 @@ func (c *Controller) handleAppService(obj interface{}) {
 	c.queue.Add(objectRef)
 }
 
-// handleChildUpdate skips the periodic resync of an unchanged child: its
-// owner is resynced on its own. When the child's controller or our label
-// changed, the AppService it belonged to is queued as well as the one it
-// belongs to now, so that both see the adoption or release.
-func (c *Controller) handleChildUpdate(oldObj, newObj interface{}) {
-	oldMeta, err1 := meta.Accessor(oldObj)
-	newMeta, err2 := meta.Accessor(newObj)
-	if err1 == nil && err2 == nil && oldMeta.GetResourceVersion() == newMeta.GetResourceVersion() {
-		return
-	}
-	c.handleChild(newObj)
-	if err1 == nil && err2 == nil {
-		oldKey, oldOK := ownerKey(oldMeta)
-		newKey, newOK := ownerKey(newMeta)
-		if oldOK && (!newOK || oldKey != newKey) {
-			c.queue.Add(oldKey)
-		}
-	}
-}
-
-// handleChild queues the AppService that controls a child,
-// or, for one without a controller, the AppService our label names: that one
-// may adopt it. Objects controlled by anything else are ignored; a deleted
-// object may come as a tombstone holding its last known state.
-func (c *Controller) handleChild(obj interface{}) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	object, err := meta.Accessor(obj)
-	if err != nil {
-		utilruntime.HandleError(fmt.Errorf("decoding object: %T is not an object", obj))
-		return
-	}
-	if key, ok := ownerKey(object); ok {
-		c.queue.Add(key)
-	}
-}
-
 // Run waits for the caches, starts the workers and blocks until ctx is
 // cancelled. Then it shuts the queue down and returns only after every
-// worker has finished the sync it was running.
+// worker has finished the sync it was running (queue.go).
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
-	logger := klog.FromContext(ctx)
-
-	logger.Info("Starting AppService controller")
-	logger.Info("Waiting for informer caches to sync")
+	klog.FromContext(ctx).Info("Starting AppService controller")
 	synced := c.cachesSynced
 	if c.routes != nil {
 		if routesSynced := c.routes.run(ctx); routesSynced != nil {
 			synced = append(slices.Clone(synced), routesSynced)
 		}
 	}
-	if ok := cache.WaitForCacheSync(ctx.Done(), synced...); !ok {
-		c.queue.ShutDown()
-		if ctx.Err() != nil {
-			return nil // stopped before the caches synced: a clean shutdown
-		}
-		return errors.New("failed to wait for caches to sync")
-	}
-
-	logger.Info("Starting workers", "count", workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for c.processNextWorkItem(ctx) {
-			}
-		})
-	}
-	logger.Info("Started workers")
-
-	<-ctx.Done()
-	logger.Info("Shutting down workers")
-	c.queue.ShutDown()
-	wg.Wait()
-	logger.Info("Workers stopped")
-	return nil
-}
-
-// syncTimeout bounds one sync, so that a hung request cannot hold a worker
-// (or shutdown) forever.
-const syncTimeout = time.Minute
-
-// processNextWorkItem takes one key off the queue and syncs it. It returns
-// false when the queue has been shut down and drained.
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.queue.Done(key)
-
-	// After shutdown began, keys still queued are dropped, not synced: they
-	// are level-triggered and the next start lists every AppService anyway.
-	if ctx.Err() != nil {
-		return true
-	}
-	// The sync itself is not cancelled with ctx: a sync already running is
-	// finished (bounded by syncTimeout) so that shutdown never leaves a
-	// half-written AppService behind.
-	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
-	defer cancel()
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), "appservice", key)
-	syncCtx = klog.NewContext(syncCtx, logger)
-
-	start := time.Now()
-	err := c.syncHandler(syncCtx, key)
-	switch {
-	case err == nil:
-		metrics.ObserveReconcile("success", time.Since(start))
-		c.queue.Forget(key)
-	case isStale(err):
-		// A conflict or a cache that lags behind our own write: the next
-		// try sees the newer state. Retried with backoff, not reported.
-		metrics.ObserveReconcile("requeue", time.Since(start))
-		logger.V(4).Info("Requeuing: the sync worked from a stale view", "reason", err)
-		c.queue.AddRateLimited(key)
-	default:
-		metrics.ObserveReconcile("error", time.Since(start))
-		utilruntime.HandleErrorWithContext(syncCtx, err, "Error syncing; requeuing for later retry", "appservice", key)
-		c.queue.AddRateLimited(key)
-	}
-	return true
+	return workerPool{name: "appservice", queue: c.queue, sync: c.syncHandler}.run(ctx, workers, synced)
 }
 
 // syncHandler brings the children of one AppService in line
@@ -346,16 +225,16 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 
 	// The ServiceAccount first, the Pods' identity: the Deployment's Pods
 	// cannot be created before it exists.
-	s := &appSync{c: c, as: as}
-	_, saErr := s.serviceAccounts().sync(ctx, s, children.NewServiceAccount(as))
+	s := newAppSync(c, as)
+	_, saErr := s.serviceAccounts().sync(ctx, &s.ownerSync, children.NewServiceAccount(as))
 	desiredDeployment := children.NewDeployment(as)
 	configErr := s.setConfigDigest(ctx, desiredDeployment)
-	deployment, deployErr := s.deployments().ensure(ctx, s, desiredDeployment)
-	_, serviceErr := s.services().sync(ctx, s, children.NewService(as))
-	ingress, ingressErr := s.ingresses().sync(ctx, s, children.NewIngress(as))
+	deployment, deployErr := s.deployments().ensure(ctx, &s.ownerSync, desiredDeployment)
+	_, serviceErr := s.services().sync(ctx, &s.ownerSync, children.NewService(as))
+	ingress, ingressErr := s.ingresses().sync(ctx, &s.ownerSync, children.NewIngress(as))
 	route, routeErr := s.syncHTTPRoute(ctx)
-	_, budgetErr := s.disruptionBudgets().sync(ctx, s, children.NewDisruptionBudget(as))
-	_, autoscalerErr := s.autoscalers().sync(ctx, s, children.NewAutoscaler(as))
+	_, budgetErr := s.disruptionBudgets().sync(ctx, &s.ownerSync, children.NewDisruptionBudget(as))
+	_, autoscalerErr := s.autoscalers().sync(ctx, &s.ownerSync, children.NewAutoscaler(as))
 	s.changes.record(c.recorder, as)
 	errs := []error{saErr, configErr, deployErr, serviceErr, ingressErr, routeErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
@@ -384,7 +263,24 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 // appSync is one sync of one AppService: what the syncs of its children
 // share.
 type appSync struct {
-	c       *Controller
-	as      *appv1.AppService
-	changes changeLog
+	ownerSync
+	c  *Controller
+	as *appv1.AppService
+}
+
+// newAppSync starts the sync of an AppService.
+func newAppSync(c *Controller, as *appv1.AppService) *appSync {
+	return &appSync{
+		ownerSync: ownerSync{
+			obj: as, kind: appServiceKind, blocked: blockedByExisting(as),
+			fresh: func(ctx context.Context) (metav1.Object, error) {
+				fresh, err := c.appClient.AppV1().AppServices(as.Namespace).Get(ctx, as.Name, metav1.GetOptions{})
+				if err != nil {
+					return nil, err
+				}
+				return fresh, nil
+			},
+		},
+		c: c, as: as,
+	}
 }

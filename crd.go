@@ -34,22 +34,36 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The CRD generated from the API types (hack/update-codegen.sh), built into
-// the binary so that the controller can install the very schema it was
+// The CRDs generated from the API types (hack/update-codegen.sh), built into
+// the binary so that the controller can install the very schemas it was
 // compiled against. Plain kubectl cannot create a custom resource in the same
 // apply that creates its CRD, so `kubectl apply -f artifacts/examples` works on
-// a fresh cluster only if the CRD is already there: the controller makes sure.
-//
-//go:embed artifacts/examples/crd.yaml
-var crdYAML []byte
+// a fresh cluster only if the CRDs are already there: the controller makes sure.
+var (
+	//go:embed artifacts/examples/crd.yaml
+	crdYAML []byte
+	//go:embed artifacts/examples/crd-activity.yaml
+	activityCRDYAML []byte
+)
 
 // crdHashAnnotation records which embedded CRD was last installed, so that a
 // restart with the same binary finds it current and writes nothing.
 const crdHashAnnotation = "app.example.com/crd-sha256"
 
-// ensureCRD creates the AppService CRD or brings it up to the embedded one,
-// then waits until the API server serves it.
-func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, timeout time.Duration) error {
+// ensureCRDs installs the CRDs of both kinds, the AppService's and the
+// Activity's, with ensureCRD.
+func ensureCRDs(ctx context.Context, client apiextensionsclient.Interface, timeout time.Duration) error {
+	for _, crd := range [][]byte{crdYAML, activityCRDYAML} {
+		if err := ensureCRD(ctx, client, crd, timeout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureCRD creates a CRD or brings it up to the embedded one, then waits
+// until the API server serves it.
+func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, crdYAML []byte, timeout time.Duration) error {
 	logger := klog.FromContext(ctx)
 	want := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.UnmarshalStrict(crdYAML, want); err != nil {

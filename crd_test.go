@@ -60,7 +60,7 @@ func TestEnsureCRD(t *testing.T) {
 			}
 			client := apiextensionsfake.NewClientset(installed)
 
-			if err := ensureCRD(context.Background(), client, 5*time.Second); err != nil {
+			if err := ensureCRD(context.Background(), client, crdYAML, 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
 			var writes []string
@@ -94,19 +94,28 @@ func TestEnsureCRD(t *testing.T) {
 // keeps it there by dropping the descriptions nested in Kubernetes API
 // types; the CEL rules, about half of it, are what it is made of.
 func TestCRDFitsKubectlApply(t *testing.T) {
-	var crd map[string]any
-	if err := yaml.Unmarshal(crdYAML, &crd); err != nil {
-		t.Fatal(err)
+	for name, data := range embeddedCRDs() {
+		t.Run(name, func(t *testing.T) {
+			var crd map[string]any
+			if err := yaml.Unmarshal(data, &crd); err != nil {
+				t.Fatal(err)
+			}
+			asJSON, err := json.Marshal(crd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const limit = 256 * 1024
+			t.Logf("the CRD is %d bytes as JSON (the annotation limit is %d)", len(asJSON), limit)
+			if len(asJSON) > limit*3/4 {
+				t.Errorf("the CRD is %d bytes as JSON, over three quarters of the %d bytes kubectl apply's annotation may hold", len(asJSON), limit)
+			}
+		})
 	}
-	asJSON, err := json.Marshal(crd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const limit = 256 * 1024
-	t.Logf("the CRD is %d bytes as JSON (the annotation limit is %d)", len(asJSON), limit)
-	if len(asJSON) > limit*3/4 {
-		t.Errorf("the CRD is %d bytes as JSON, over three quarters of the %d bytes kubectl apply's annotation may hold", len(asJSON), limit)
-	}
+}
+
+// embeddedCRDs are the CRDs the binary installs, by file.
+func embeddedCRDs() map[string][]byte {
+	return map[string][]byte{"crd.yaml": crdYAML, "crd-activity.yaml": activityCRDYAML}
 }
 
 // TestCRDIsValid runs the API server's own validation of a
@@ -116,16 +125,20 @@ func TestCRDFitsKubectlApply(t *testing.T) {
 // the admission property test install it in a real API server too; this
 // says so in a second, and names the rules that cost too much.
 func TestCRDIsValid(t *testing.T) {
-	var v1 apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(crdYAML, &v1); err != nil {
-		t.Fatal(err)
-	}
-	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(&v1)
-	var crd apiextensions.CustomResourceDefinition
-	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(&v1, &crd, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), &crd) {
-		t.Error(err)
+	for name, data := range embeddedCRDs() {
+		t.Run(name, func(t *testing.T) {
+			var v1 apiextensionsv1.CustomResourceDefinition
+			if err := yaml.UnmarshalStrict(data, &v1); err != nil {
+				t.Fatal(err)
+			}
+			apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(&v1)
+			var crd apiextensions.CustomResourceDefinition
+			if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(&v1, &crd, nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), &crd) {
+				t.Error(err)
+			}
+		})
 	}
 }

@@ -107,21 +107,22 @@ func needsUser(err error) *childError {
 	return nil
 }
 
-// writeFailed wraps a failed write (verb: create, update, …) of the
-// AppService's child of kind. Conflicts pass through unwrapped: they are
-// stale, and never make the AppService Degraded.
-func writeFailed(as *appv1.AppService, reason, verb, kind string, err error) error {
+// writeFailed wraps a failed write (verb: create, update, …) of the owner's
+// child of kind (named as its owner is). Conflicts pass through unwrapped:
+// they are stale, and never make the owner Degraded or Stalled.
+func writeFailed(owner metav1.Object, reason, verb, kind string, err error) error {
 	if apierrors.IsConflict(err) {
 		return err
 	}
-	return &childError{reason: reason, err: fmt.Errorf("failed to %s %s %s/%s: %w", verb, kind, as.Namespace, as.Name, err)}
+	return &childError{reason: reason, err: fmt.Errorf("failed to %s %s %s/%s: %w", verb, kind, owner.GetNamespace(), owner.GetName(), err)}
 }
 
-// notOurs reports an object of the child's name that this AppService does not
-// control. It is never modified.
-func notOurs(as *appv1.AppService, obj metav1.Object, kind string) error {
+// notOurs reports an object of the child's name that this owner (of
+// ownerKind) does not control. It is never modified.
+func notOurs(ownerKind ownerKind, owner, obj metav1.Object, kind string) error {
 	return &childError{
 		reason: appv1.ReasonResourceExists,
-		err:    fmt.Errorf("%s %s/%s already exists and is not controlled by AppService %s; it is left untouched", kind, obj.GetNamespace(), obj.GetName(), as.Name),
+		err: fmt.Errorf("%s %s/%s already exists and is not controlled by %s %s; it is left untouched",
+			kind, obj.GetNamespace(), obj.GetName(), ownerKind.gvk.Kind, owner.GetName()),
 	}
 }

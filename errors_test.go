@@ -180,7 +180,7 @@ func TestNeedsUser(t *testing.T) {
 		want error // the error reported as needing the user; nil: none
 	}{
 		{"none", nil, nil},
-		{"an object in the way", notOurs(as, fixtures.LiveService(), "Service"), nil /* itself, below */},
+		{"an object in the way", notOurs(appServiceKind, as, fixtures.LiveService(), "Service"), nil /* itself, below */},
 		{"the Gateway API missing", errRouteAPIMissing, errRouteAPIMissing},
 		{"refused as invalid", invalid, invalid},
 		{"forbidden by a quota", quota, quota},

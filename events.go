@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -36,7 +37,7 @@ type changeLog struct {
 // record emits the Events, in the order a sync makes the changes: claims
 // first, then writes. Each message starts with its reason, a past-tense
 // verb: "Created Deployment web, Service web".
-func (l *changeLog) record(recorder record.EventRecorder, as *appv1.AppService) {
+func (l *changeLog) record(recorder record.EventRecorder, owner runtime.Object) {
 	for _, e := range []struct {
 		reason, sep string
 		children    []string
@@ -48,7 +49,7 @@ func (l *changeLog) record(recorder record.EventRecorder, as *appv1.AppService) 
 		{appv1.ReasonDeleted, "; ", l.deleted},
 	} {
 		if len(e.children) > 0 {
-			recorder.Event(as, corev1.EventTypeNormal, e.reason, e.reason+" "+strings.Join(e.children, e.sep))
+			recorder.Event(owner, corev1.EventTypeNormal, e.reason, e.reason+" "+strings.Join(e.children, e.sep))
 		}
 	}
 }

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Command appservice-controller turns AppService custom resources
 // (app.example.com/v1) into Deployments, Services and the other children an
-// app needs, and keeps them in line.
+// app needs, and keeps them in line; and runs each Activity's command once,
+// as a Job.
 package main
 
 import (
@@ -27,7 +28,9 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -71,6 +74,7 @@ type options struct {
 	kubeconfig   string
 	masterURL    string
 	workers      int
+	actWorkers   int
 	qps          float64
 	burst        int
 	namespace    string
@@ -94,6 +98,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Default: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.")
 	fs.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
 	fs.IntVar(&o.workers, "workers", 32, "Number of AppServices synced in parallel.")
+	fs.IntVar(&o.actWorkers, "activity-workers", 8, "Number of Activities synced in parallel (they have their own queue).")
 	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Queries per second the controller may send to the API server (client-side limit).")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of queries the controller may send above --kube-api-qps.")
 	fs.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only manage AppServices in this namespace (default: all namespaces).")
@@ -180,11 +185,11 @@ func stoppedBySignal(ctx context.Context, err error) bool {
 //     container's (setMemoryLimit) and name this replica;
 //  2. build the clients;
 //  3. serve the probes and metrics, which answer from the start;
-//  4. install the CRD;
+//  4. install the CRDs;
 //  5. start the Event recorder;
-//  6. build the informers and the controller on them, and fill the caches
-//     (every replica does, leader or not);
-//  7. run the workers: at once, or only while this replica leads.
+//  6. build the informers and the controllers of both kinds on them, and
+//     fill the caches (every replica does, leader or not);
+//  7. run both kinds' workers: at once, or only while this replica leads.
 func run(ctx context.Context, o options) error {
 	if err := o.complete(); err != nil {
 		return err
@@ -205,8 +210,8 @@ func run(ctx context.Context, o options) error {
 	}
 	defer stopServers()
 	if o.installCRD {
-		if err := ensureCRD(ctx, c.crds, o.crdTimeout); err != nil {
-			return fmt.Errorf("installing the AppService CRD: %w", err)
+		if err := ensureCRDs(ctx, c.crds, o.crdTimeout); err != nil {
+			return fmt.Errorf("installing the CRDs: %w", err)
 		}
 	}
 	recorder, broadcaster := newRecorder(ctx, c.kube, o.namespace)
@@ -218,14 +223,24 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	activities, err := NewActivityController(ctx, c.kube, c.apps, f.jobs, f.apps.App().V1().Activities(), recorder)
+	if err != nil {
+		return err
+	}
 	f.kube.Start(ctx.Done())
+	f.jobs.Start(ctx.Done())
 	f.apps.Start(ctx.Done())
 	defer f.kube.Shutdown()
+	defer f.jobs.Shutdown()
 	defer f.apps.Shutdown()
 	defer f.gateway.Shutdown() // started by the controller, if the cluster serves HTTPRoutes
-	go probes.ReadyWhenSynced(ctx, controller.cachesSynced...)
+	go probes.ReadyWhenSynced(ctx, append(slices.Clone(controller.cachesSynced), activities.cachesSynced...)...)
 
-	work := func(ctx context.Context) error { return controller.Run(ctx, o.workers) }
+	work := func(ctx context.Context) error {
+		return runBoth(ctx,
+			func(ctx context.Context) error { return controller.Run(ctx, o.workers) },
+			func(ctx context.Context) error { return activities.Run(ctx, o.actWorkers) })
+	}
 	if o.leader.Enabled {
 		err = leader.Run(ctx, c.kube, identity, o.leader, watchdog, work)
 	} else {
@@ -235,11 +250,33 @@ func run(ctx context.Context, o options) error {
 	return err
 }
 
+// runBoth runs the controllers of both kinds until ctx ends, and returns
+// when both have stopped. If one fails (its caches never sync), the other
+// is stopped too: a process that runs half its kinds would look healthy.
+func runBoth(ctx context.Context, runs ...func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i, run := range runs {
+		wg.Go(func() {
+			if errs[i] = run(ctx); errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // complete checks the options and fills in the defaults that depend on
 // where the controller runs.
 func (o *options) complete() error {
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", o.workers)
+	}
+	if o.actWorkers < 1 {
+		return fmt.Errorf("--activity-workers must be at least 1, not %d", o.actWorkers)
 	}
 	if o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1 {
 		return fmt.Errorf("--memory-limit-ratio must be between 0 (off) and 1, not %v", o.memoryLimitRatio)
@@ -348,6 +385,7 @@ func newRecorder(ctx context.Context, kube kubernetes.Interface, namespace strin
 // informerFactories feed the controller's caches.
 type informerFactories struct {
 	kube    kubeinformers.SharedInformerFactory
+	jobs    kubeinformers.SharedInformerFactory
 	apps    informers.SharedInformerFactory
 	gateway gatewayinformers.SharedInformerFactory
 }
@@ -363,6 +401,13 @@ func newInformerFactories(c *clients, o options) informerFactories {
 		kube: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, o.resync,
 			kubeinformers.WithNamespace(o.namespace),
 			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }),
+			kubeinformers.WithTransform(children.Trim),
+		),
+		// The Activities' Jobs, which carry their own label: a factory of
+		// their own, as a list can select one label, not either of two.
+		jobs: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, o.resync,
+			kubeinformers.WithNamespace(o.namespace),
+			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelActivity }),
 			kubeinformers.WithTransform(children.Trim),
 		),
 		apps: informers.NewSharedInformerFactoryWithOptions(c.apps, o.resync,

@@ -143,7 +143,7 @@ func TestSetMemoryLimit(t *testing.T) {
 
 func TestMemoryLimitRatioIsChecked(t *testing.T) {
 	for _, ratio := range []float64{-0.1, 1.5} {
-		o := options{workers: 1, memoryLimitRatio: ratio}
+		o := options{workers: 1, actWorkers: 1, memoryLimitRatio: ratio}
 		if err := o.complete(); err == nil || !strings.Contains(err.Error(), "--memory-limit-ratio") {
 			t.Errorf("ratio %v: %v, want an error naming --memory-limit-ratio", ratio, err)
 		}

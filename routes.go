@@ -76,7 +76,7 @@ func newRouteInformer(d discovery.DiscoveryInterface, g *GatewayAPI, handler cac
 	if _, err := informer.AddEventHandler(handler); err != nil {
 		return nil, err
 	}
-	c, err := newChildCache[*gatewayv1.HTTPRoute](informer)
+	c, err := newChildCache[*gatewayv1.HTTPRoute](informer, appServiceKind)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, erro
 		// AppService back); the others' syncs do not wait for it.
 		return nil, nil
 	}
-	return s.httpRoutes().sync(ctx, s, desired)
+	return s.httpRoutes().sync(ctx, &s.ownerSync, desired)
 }
 
 func (s *appSync) httpRoutes() childKind[*gatewayv1.HTTPRoute] {

@@ -82,11 +82,11 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 func TestSyncHTTPRouteWhileTheRouteCacheSyncs(t *testing.T) {
 	c := &Controller{routes: &routeInformer{started: true, synced: func() bool { return false }}}
 	as := fixtures.AppService()
-	if _, err := (&appSync{c: c, as: as}).syncHTTPRoute(context.Background()); err != nil {
+	if _, err := newAppSync(c, as).syncHTTPRoute(context.Background()); err != nil {
 		t.Errorf("no route wanted: %v, want nil", err)
 	}
 	as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
-	if _, err := (&appSync{c: c, as: as}).syncHTTPRoute(context.Background()); !isStale(err) {
+	if _, err := newAppSync(c, as).syncHTTPRoute(context.Background()); !isStale(err) {
 		t.Errorf("a route wanted: %v, want a stale error (cache lag)", err)
 	}
 }

@@ -32,12 +32,6 @@ func SelectorLabels(as *appv1.AppService) map[string]string {
 	return map[string]string{appv1.LabelAppService: as.Name}
 }
 
-// LabelledFor reports whether obj carries our label naming the AppService:
-// the selector that makes it this AppService's child.
-func LabelledFor(obj metav1.Object, as *appv1.AppService) bool {
-	return obj.GetLabels()[appv1.LabelAppService] == as.Name
-}
-
 // addLabels sets want's labels on meta, keeping the others, and reports
 // whether one was missing or different.
 func addLabels(meta *metav1.ObjectMeta, want map[string]string) bool {

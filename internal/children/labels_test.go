@@ -19,30 +19,10 @@ package children
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/appservice-controller/internal/fixtures"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
-
-func TestLabelledFor(t *testing.T) {
-	as := fixtures.AppService()
-	for _, tc := range []struct {
-		labels map[string]string
-		want   bool
-	}{
-		{fixtures.Labels(), true},
-		{map[string]string{appv1.LabelAppService: fixtures.Name, "team": "web"}, true},
-		{map[string]string{appv1.LabelAppService: "another-app"}, false},
-		{map[string]string{"app": fixtures.Name}, false},
-		{nil, false},
-	} {
-		obj := &metav1.ObjectMeta{Labels: tc.labels}
-		if got := LabelledFor(obj, as); got != tc.want {
-			t.Errorf("LabelledFor(labels %v) = %v, want %v", tc.labels, got, tc.want)
-		}
-	}
-}
 
 func TestMergeLabels(t *testing.T) {
 	have := map[string]string{"team": "web", appv1.LabelAppService: "other"}

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -159,6 +160,8 @@ func Trim(obj any) (any, error) {
 		return encode(trimAutoscaler(o))
 	case *gatewayv1.HTTPRoute:
 		return encode(trimHTTPRoute(o))
+	case *batchv1.Job:
+		return encode(trimJob(o))
 	}
 	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
@@ -203,13 +206,20 @@ func trimHTTPRoute(o *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 	return r
 }
 
-// trimMeta keeps the metadata the controller reads.
+// trimMeta keeps the metadata the controller reads of an AppService's
+// child.
 func trimMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
+	return trimMetaFor(m, appv1.LabelAppService)
+}
+
+// trimMetaFor keeps the metadata the controller reads, and of the labels
+// only ours, the one naming the owner (label).
+func trimMetaFor(m *metav1.ObjectMeta, label string) metav1.ObjectMeta {
 	owned := recordedKeys(m.Annotations[appv1.AnnotationAnnotations])
 	return metav1.ObjectMeta{
 		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
 		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp, OwnerReferences: m.OwnerReferences,
-		Labels: keep(m.Labels, func(k string) bool { return k == appv1.LabelAppService }),
+		Labels: keep(m.Labels, func(k string) bool { return k == label }),
 		Annotations: keep(m.Annotations, func(k string) bool {
 			return strings.HasPrefix(k, appv1.SchemeGroupVersion.Group+"/") || slices.Contains(owned, k)
 		}),

@@ -309,12 +309,16 @@ func (p *Controller) Usage() (rss int64, cpu float64, err error) {
 	return rss, (utime + stime) / 100, nil // USER_HZ is 100 on Linux
 }
 
-// WaitForCRD waits until the API server serves AppServices: the controller
-// installs the CRD when it starts. It gives up early when p exits.
+// WaitForCRD waits until the API server serves AppServices and Activities:
+// the controller installs their CRDs when it starts. It gives up early when
+// p exits.
 func WaitForCRD(ctx context.Context, apps clientset.Interface, p *Controller, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		_, err := apps.AppV1().AppServices(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			_, err = apps.AppV1().Activities(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{Limit: 1})
+		}
 		if err == nil {
 			return nil
 		}

@@ -30,9 +30,11 @@ package localcluster
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -539,6 +541,13 @@ func (c *Cluster) startScheduler() error {
 	)
 }
 
+// kwokStages are the stages this project adds to kwok's own (see each
+// file): the fake nodes end a Job Pod whose command is `exit 3` with that
+// exit code, and keep one running `sleep 3600`.
+//
+//go:embed kwok-stages/*.yaml
+var kwokStages embed.FS
+
 // kwokNodeAnnotation marks the nodes kwok manages.
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 
@@ -560,6 +569,22 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 	}
 	for _, s := range stages {
 		args = append(args, "--config="+s)
+	}
+	// Ours, after kwok's: Job Pods whose command fails or keeps running.
+	ours, err := fs.Glob(kwokStages, "kwok-stages/*.yaml")
+	if err != nil {
+		return err
+	}
+	for _, name := range ours {
+		data, err := kwokStages.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(c.opts.Dir, filepath.Base(name))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return err
+		}
+		args = append(args, "--config="+path)
 	}
 	if err := c.run("kwok", c.bin("kwok"), args...); err != nil {
 		return err

@@ -37,8 +37,9 @@ import (
 )
 
 // The reconcile metrics, named as controller-runtime names them so that
-// existing dashboards and alerts work unchanged.
-const metricsControllerName = "appservice"
+// existing dashboards and alerts work unchanged; their controller label is
+// the kind: "appservice" or "activity".
+var controllerNames = []string{"appservice", "activity"}
 
 // controllerLabel names the controller in controller-runtime's series.
 const controllerLabel = "controller"
@@ -76,20 +77,23 @@ func init() {
 	legacyregistry.MustRegister(reconcileTotal, reconcileErrors, reconcileTime, buildInfo)
 	// Exposed at 0 from the start, as controller-runtime does, so that
 	// rate() and alerts work before the first error.
-	for _, result := range []string{"success", "error", "requeue"} {
-		reconcileTotal.WithLabelValues(metricsControllerName, result).Add(0)
+	for _, controller := range controllerNames {
+		for _, result := range []string{"success", "error", "requeue"} {
+			reconcileTotal.WithLabelValues(controller, result).Add(0)
+		}
+		reconcileErrors.WithLabelValues(controller).Add(0)
 	}
-	reconcileErrors.WithLabelValues(metricsControllerName).Add(0)
 	v := version.Get()
 	buildInfo.WithLabelValues(v.GitVersion, v.GitCommit, v.GitTreeState, v.BuildDate, v.GoVersion, v.Platform).Set(1)
 }
 
 // ObserveReconcile records one sync's result ("success", "error" or
-// "requeue") and duration.
-func ObserveReconcile(result string, took time.Duration) {
-	reconcileTotal.WithLabelValues(metricsControllerName, result).Inc()
+// "requeue") and duration, for the controller of one kind ("appservice" or
+// "activity").
+func ObserveReconcile(controller, result string, took time.Duration) {
+	reconcileTotal.WithLabelValues(controller, result).Inc()
 	if result == "error" {
-		reconcileErrors.WithLabelValues(metricsControllerName).Inc()
+		reconcileErrors.WithLabelValues(controller).Inc()
 	}
-	reconcileTime.WithLabelValues(metricsControllerName).Observe(took.Seconds())
+	reconcileTime.WithLabelValues(controller).Observe(took.Seconds())
 }

@@ -55,6 +55,8 @@ func TestMetrics(t *testing.T) {
 		`controller_runtime_reconcile_total{controller="appservice",result="success"}`,
 		`controller_runtime_reconcile_total{controller="appservice",result="requeue"}`,
 		errorTotal, errorsSeries,
+		`controller_runtime_reconcile_total{controller="activity",result="success"}`,
+		`controller_runtime_reconcile_errors_total{controller="activity"}`,
 	} {
 		value(before, series)
 	}
@@ -62,7 +64,7 @@ func TestMetrics(t *testing.T) {
 		t.Error("no appservice_controller_build_info in /metrics")
 	}
 
-	ObserveReconcile("error", 10*time.Millisecond)
+	ObserveReconcile("appservice", "error", 10*time.Millisecond)
 	after := scrape()
 	for _, series := range []string{errorsSeries, errorTotal} {
 		if value(before, series) == value(after, series) {

@@ -117,7 +117,7 @@ func runMain(m *testing.M) (code int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cluster, err = localcluster.Start(ctx, localcluster.Options{
-		BinDir: binDir, Dir: dir, ControllerManager: true, Scheduler: true, Nodes: 1,
+		BinDir: binDir, Dir: dir, ControllerManager: true, Scheduler: true, Nodes: 2,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting the control plane:", err)

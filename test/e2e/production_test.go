@@ -100,8 +100,34 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			_, err := asController.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mine"}}, metav1.CreateOptions{})
 			return err
 		},
-		"list pods": func() error {
-			_, err := asController.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		// An Activity's Pod is listed once, for its exit code; Pods are
+		// never watched, read one by one, or written.
+		"watch pods": func() error {
+			w, err := asController.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+			if err == nil {
+				w.Stop()
+			}
+			return err
+		},
+		"get a Pod": func() error {
+			_, err := asController.CoreV1().Pods(ns).Get(ctx, "any", metav1.GetOptions{})
+			return err
+		},
+		"delete a Pod": func() error {
+			return asController.CoreV1().Pods(ns).Delete(ctx, "any", metav1.DeleteOptions{})
+		},
+		// Jobs are created and patched; the garbage collector deletes them.
+		"delete a Job": func() error {
+			return asController.BatchV1().Jobs(ns).Delete(ctx, "any", metav1.DeleteOptions{})
+		},
+		"write a Job's status": func() error {
+			_, err := asController.BatchV1().Jobs(ns).Patch(ctx, "any", types.MergePatchType, []byte(`{"status":{"active":1}}`), metav1.PatchOptions{}, "status")
+			return err
+		},
+		"create an Activity": func() error {
+			_, err := appsAsController.AppV1().Activities(ns).Create(ctx, &appv1.Activity{
+				ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: appv1.ActivitySpec{Command: "true"},
+			}, metav1.CreateOptions{})
 			return err
 		},
 		"delete a Deployment": func() error {
@@ -183,6 +209,12 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	// And what it needs is allowed (the rest of the suite depends on it).
 	if _, err := appsAsController.AppV1().AppServices(ns).List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("list AppServices: %v", err)
+	}
+	if _, err := appsAsController.AppV1().Activities(ns).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("list Activities: %v", err)
+	}
+	if _, err := asController.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: appv1.LabelActivity}); err != nil {
+		t.Errorf("list an Activity's Pods: %v", err)
 	}
 }
 

@@ -37,6 +37,13 @@ compares them). */}}
 - apiGroups: ["app.example.com"]
   resources: ["appservices/status"]
   verbs: ["update"]
+# Watch Activities and write their status.
+- apiGroups: ["app.example.com"]
+  resources: ["activities"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["app.example.com"]
+  resources: ["activities/status"]
+  verbs: ["update"]
 # The children. Deployments are never deleted by the controller (the garbage
 # collector does it); patch brings the owned fields in line, and adds or
 # removes an owner reference.
@@ -63,6 +70,15 @@ compares them). */}}
 - apiGroups: [""]
   resources: ["configmaps", "secrets"]
   verbs: ["get", "list", "watch"]
+# An Activity's Job: created, claimed and patched like the AppService's
+# children, never deleted (the garbage collector does it, or its TTL). Its
+# Pod is listed once, when the run fails, for the command's exit code.
+- apiGroups: ["batch"]
+  resources: ["jobs"]
+  verbs: ["get", "list", "watch", "create", "patch"]
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list"]
 # Events through the broadcaster (it patches to count repeats).
 - apiGroups: ["", "events.k8s.io"]
   resources: ["events"]

@@ -32,6 +32,12 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=app.example.com, Version=v1
+	case v1.SchemeGroupVersion.WithKind("Activity"):
+		return &appv1.ActivityApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ActivitySpec"):
+		return &appv1.ActivitySpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ActivityStatus"):
+		return &appv1.ActivityStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AppService"):
 		return &appv1.AppServiceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AppServiceSpec"):

@@ -172,3 +172,41 @@ const (
 	// go (its owner reference removed).
 	ReasonReleased = "Released"
 )
+
+// The Activity's words: the label on its Job and Pod, its conditions and the
+// reasons they and its Events carry.
+
+// LabelActivity marks the Job of an Activity, and its Pod, with the
+// Activity's name. The controller lists and watches only Jobs carrying it.
+const LabelActivity = "app.example.com/activity"
+
+// Condition types of an Activity, besides ConditionReconciling and
+// ConditionStalled (which it has too, for kstatus).
+const (
+	// ConditionComplete is True once the command has exited 0, as a Job's
+	// Complete condition.
+	ConditionComplete = "Complete"
+	// ConditionFailed is True once the run has failed, as a Job's Failed
+	// condition.
+	ConditionFailed = "Failed"
+)
+
+// Reasons of an Activity's conditions and Events. Complete and Failed carry
+// the Job's own reasons (CompletionsReached, BackoffLimitExceeded,
+// DeadlineExceeded, ...) when it gives them.
+const (
+	// ReasonPending: the Job is being created or has not started the
+	// command's Pod running (Reconciling True).
+	ReasonPending = "Pending"
+	// ReasonRunning: the command is running (Reconciling True).
+	ReasonRunning = "Running"
+	// ReasonSucceeded: the command exited 0 (Reconciling False, and the
+	// reason of the Normal Event that announces it).
+	ReasonSucceeded = "Succeeded"
+	// ReasonJobFailed: the run failed and the Job gave no reason of its
+	// own; also the reason of the Warning Event that announces a failure.
+	ReasonJobFailed = "Failed"
+	// ReasonJobDeleted: the Job was deleted before the command finished.
+	// The Activity fails rather than run the command a second time.
+	ReasonJobDeleted = "JobDeleted"
+)

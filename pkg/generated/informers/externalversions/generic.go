@@ -53,6 +53,8 @@ func (f *genericInformer) Lister() cache.GenericLister {
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
 	// Group=app.example.com, Version=v1
+	case v1.SchemeGroupVersion.WithResource("activities"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.App().V1().Activities().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("appservices"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.App().V1().AppServices().Informer()}, nil
 

@@ -18,6 +18,14 @@ limitations under the License.
 
 package v1
 
+// ActivityListerExpansion allows custom methods to be added to
+// ActivityLister.
+type ActivityListerExpansion interface{}
+
+// ActivityNamespaceListerExpansion allows custom methods to be added to
+// ActivityNamespaceLister.
+type ActivityNamespaceListerExpansion interface{}
+
 // AppServiceListerExpansion allows custom methods to be added to
 // AppServiceLister.
 type AppServiceListerExpansion interface{}

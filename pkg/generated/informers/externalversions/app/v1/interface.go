@@ -24,6 +24,8 @@ import (
 
 // Interface provides access to all the informers in this group version.
 type Interface interface {
+	// Activities returns a ActivityInformer.
+	Activities() TypedActivityInformer
 	// AppServices returns a AppServiceInformer.
 	AppServices() TypedAppServiceInformer
 }
@@ -37,6 +39,11 @@ type version struct {
 // New returns a new Interface.
 func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakListOptions internalinterfaces.TweakListOptionsFunc) Interface {
 	return &version{factory: f, namespace: namespace, tweakListOptions: tweakListOptions}
+}
+
+// Activities returns a TypedActivityInformer.
+func (v *version) Activities() TypedActivityInformer {
+	return &activityInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // AppServices returns a TypedAppServiceInformer.

@@ -28,12 +28,17 @@ import (
 
 type AppV1Interface interface {
 	RESTClient() rest.Interface
+	ActivitiesGetter
 	AppServicesGetter
 }
 
 // AppV1Client is used to interact with features provided by the app.example.com group.
 type AppV1Client struct {
 	restClient rest.Interface
+}
+
+func (c *AppV1Client) Activities(namespace string) ActivityInterface {
+	return newActivities(c, namespace)
 }
 
 func (c *AppV1Client) AppServices(namespace string) AppServiceInterface {

@@ -28,6 +28,10 @@ type FakeAppV1 struct {
 	*testing.Fake
 }
 
+func (c *FakeAppV1) Activities(namespace string) v1.ActivityInterface {
+	return newFakeActivities(c, namespace)
+}
+
 func (c *FakeAppV1) AppServices(namespace string) v1.AppServiceInterface {
 	return newFakeAppServices(c, namespace)
 }

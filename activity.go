@@ -1,0 +1,283 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"example.com/appservice-controller/internal/children"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
+	informers "example.com/appservice-controller/pkg/generated/informers/externalversions/app/v1"
+	listers "example.com/appservice-controller/pkg/generated/listers/app/v1"
+)
+
+// The Activity's controller, the second kind, top to bottom as controller.go
+// is for the AppService:
+//
+//	informers (Activities; Jobs carrying appv1.LabelActivity)
+//	  → event handlers map each to its Activity's key (queue.go's childEvents)
+//	  → the Activities' own rate-limited workqueue
+//	  → their own workers (queue.go's workerPool), each running syncActivity
+//	  → syncActivity: the Job (internal/children/job.go) created or claimed
+//	    through the one claiming path (claim.go, child.go); status from the
+//	    Job (activity_status.go), written only when it changed; Events on
+//	    transitions (events.go, and the run's end here).
+//
+// What it shares with the AppService's: the claiming path, the change log's
+// Events, the errors, the queue plumbing and the informer set-up in main.go.
+// What is its own: the queue, the workers, the sync and the status.
+//
+// A run is a run: once the Activity has Succeeded or Failed its sync does
+// nothing, not even read. A Job deleted before the command finished is not
+// created again (the command would run twice): the Activity fails.
+
+// ActivityController runs each Activity's command once, as a Job.
+type ActivityController struct {
+	kubeClient kubernetes.Interface
+	appClient  clientset.Interface
+
+	activities   listers.ActivityLister
+	jobs         childCache[*batchv1.Job]
+	cachesSynced []cache.InformerSynced
+
+	// queue holds the keys of Activities to sync, apart from the
+	// AppServices': a burst of one kind does not hold up the other.
+	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	recorder record.EventRecorder
+}
+
+// NewActivityController wires the Activities' and their Jobs' events to the
+// Activities' workqueue. jobInformers is expected to list only Jobs carrying
+// appv1.LabelActivity, trimmed (see main.go); start it after this call.
+func NewActivityController(
+	ctx context.Context,
+	kubeClient kubernetes.Interface,
+	appClient clientset.Interface,
+	jobInformers kubeinformers.SharedInformerFactory,
+	activityInformer informers.ActivityInformer,
+	recorder record.EventRecorder,
+) (*ActivityController, error) {
+	klog.FromContext(ctx).V(4).Info("Setting up the Activities' event handlers")
+	c := &ActivityController{
+		kubeClient: kubeClient,
+		appClient:  appClient,
+		activities: activityInformer.Lister(),
+		queue:      newQueue("activities"),
+		recorder:   recorder,
+	}
+	// Every change of an Activity, and every resync, queues it; the sync
+	// of a finished one returns at once.
+	_, err := activityInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.handleActivity,
+		UpdateFunc: func(_, obj interface{}) { c.handleActivity(obj) },
+		DeleteFunc: c.handleActivity,
+	})
+	jobs := jobInformers.Batch().V1().Jobs().Informer()
+	_, handlerErr := jobs.AddEventHandler(childEvents{kind: activityKind, queue: c.queue}.handlers())
+	var indexErr error
+	c.jobs, indexErr = newChildCache[*batchv1.Job](jobs, activityKind)
+	c.cachesSynced = []cache.InformerSynced{activityInformer.Informer().HasSynced, jobs.HasSynced}
+	if err := errors.Join(err, handlerErr, indexErr); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// handleActivity queues the key of an Activity (or of the last known state
+// of a deleted one).
+func (c *ActivityController) handleActivity(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	key, err := cache.ObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// Run waits for the caches, starts the workers and blocks until ctx is
+// cancelled, then drains them (queue.go).
+func (c *ActivityController) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	klog.FromContext(ctx).Info("Starting Activity controller")
+	return workerPool{name: "activity", queue: c.queue, sync: c.syncActivity}.run(ctx, workers, c.cachesSynced)
+}
+
+// syncActivity runs an Activity's command, through its Job, and reports how
+// the run goes.
+func (c *ActivityController) syncActivity(ctx context.Context, key cache.ObjectName) error {
+	logger := klog.FromContext(ctx)
+	act, err := c.activities.Activities(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		// Deleted: the garbage collector removes the Job, and the Job's Pod
+		// with it, through their owner references.
+		logger.V(4).Info("Activity no longer exists")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if act.DeletionTimestamp != nil || act.Status.Prosta.Finished() {
+		return nil
+	}
+	logger.V(2).Info("Syncing")
+
+	s := newActivitySync(c, act)
+	run, runErr := s.syncJob(ctx)
+	s.changes.record(c.recorder, act)
+	if errors.Is(runErr, errNamespaceTerminating) {
+		logger.V(2).Info("Namespace is being terminated; not creating the Job")
+		return nil
+	}
+	if onlyStale(runErr) {
+		return runErr
+	}
+	if err := c.updateStatus(ctx, act, run, runErr); err != nil {
+		return errors.Join(runErr, err)
+	}
+	return runErr
+}
+
+// activitySync is one sync of one Activity.
+type activitySync struct {
+	ownerSync
+	c   *ActivityController
+	act *appv1.Activity
+}
+
+// newActivitySync starts the sync of an Activity.
+func newActivitySync(c *ActivityController, act *appv1.Activity) *activitySync {
+	return &activitySync{
+		ownerSync: ownerSync{
+			obj: act, kind: activityKind, blocked: activityBlocked(act),
+			fresh: func(ctx context.Context) (metav1.Object, error) {
+				fresh, err := c.appClient.AppV1().Activities(act.Namespace).Get(ctx, act.Name, metav1.GetOptions{})
+				if err != nil {
+					return nil, err
+				}
+				return fresh, nil
+			},
+		},
+		c: c, act: act,
+	}
+}
+
+// jobs is the Activity's one kind of child.
+func (s *activitySync) jobs() childKind[*batchv1.Job] {
+	return childKind[*batchv1.Job]{
+		name: "Job", client: s.c.kubeClient.BatchV1().Jobs(s.act.Namespace),
+		cache: s.c.jobs, diff: children.UpdateJob,
+	}
+}
+
+// syncJob creates or claims the Activity's Job, unless the run has started
+// and the Job is gone, and returns what the status is made from: the Job,
+// and for a run that failed, how its command ended.
+func (s *activitySync) syncJob(ctx context.Context) (jobRun, error) {
+	desired := children.NewJob(s.act)
+	if s.act.Status.StartTime != nil {
+		if _, found, err := s.c.jobs.get(desired.Namespace, desired.Name); err != nil || !found {
+			return jobRun{gone: !found}, err
+		}
+	}
+	job, err := s.jobs().ensure(ctx, &s.ownerSync, desired)
+	if err != nil || job == nil {
+		return jobRun{}, err
+	}
+	run := jobRun{job: job}
+	if c, ok := children.JobFinished(job); ok && c.Type == batchv1.JobFailed {
+		run.terminated, err = s.terminated(ctx, job)
+	}
+	return run, err
+}
+
+// terminated returns how the command's container ended, read from the
+// Job's Pod (nil when the Pod is gone, as when the Job's deadline stopped
+// it). Only a sync that sees the run fail reads it: after that, the status
+// says so and the Activity is never synced again.
+func (s *activitySync) terminated(ctx context.Context, job *batchv1.Job) (*corev1.ContainerStateTerminated, error) {
+	pods, err := s.c.kubeClient.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: batchv1.ControllerUidLabel + "=" + string(job.UID),
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, pod := range pods.Items {
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Name == children.ActivityContainer && cs.State.Terminated != nil {
+				return cs.State.Terminated, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// activityBlocked reports whether the last sync found an object in the way
+// of the Activity's Job.
+func activityBlocked(act *appv1.Activity) bool {
+	c := meta.FindStatusCondition(act.Status.Conditions, appv1.ConditionStalled)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == appv1.ReasonResourceExists
+}
+
+// updateStatus writes the Activity's status when, and only when, it
+// changed, and then announces the run's end: a Normal Event when it
+// Succeeded, a Warning when Stalled becomes True or changes its message
+// (the run failed, or cannot start).
+func (c *ActivityController) updateStatus(ctx context.Context, act *appv1.Activity, run jobRun, runErr error) error {
+	status := newActivityStatus(act, run, runErr)
+	if equality.Semantic.DeepEqual(act.Status, status) {
+		return nil
+	}
+	updated := act.DeepCopy()
+	updated.Status = status
+	_, err := c.appClient.AppV1().Activities(act.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	oldStalled := meta.FindStatusCondition(act.Status.Conditions, appv1.ConditionStalled)
+	newStalled := meta.FindStatusCondition(status.Conditions, appv1.ConditionStalled)
+	switch {
+	case status.Prosta == appv1.ActivitySucceeded:
+		complete := meta.FindStatusCondition(status.Conditions, appv1.ConditionComplete)
+		c.recorder.Event(act, corev1.EventTypeNormal, appv1.ReasonSucceeded, complete.Message)
+	case newStalled.Status == metav1.ConditionTrue &&
+		(oldStalled == nil || oldStalled.Status != metav1.ConditionTrue || oldStalled.Message != newStalled.Message):
+		c.recorder.Event(act, corev1.EventTypeWarning, newStalled.Reason, newStalled.Message)
+	}
+	return nil
+}
