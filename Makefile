@@ -37,7 +37,7 @@ generate: ## Regenerate deepcopy, clientset, listers, informers, apply configura
 	./hack/update-codegen.sh
 
 .PHONY: manifests
-manifests: generate ## Regenerate the CRD (artifacts/examples/crd.yaml); same generator run as `generate`.
+manifests: generate ## Regenerate the CRDs (artifacts/examples/crd.yaml, crd-activity.yaml); same generator run as `generate`.
 
 .PHONY: verify
 verify: ## Fail if anything generated is stale, or git tracks a binary or a file over 1 MiB.
@@ -142,12 +142,12 @@ test-e2e: ## End-to-end and fault tests: the built controller against a local co
 ##@ Cluster
 
 .PHONY: install
-install: ## Install the CRD into the cluster of $KUBECONFIG.
-	$(KUBECTL) apply -f artifacts/examples/crd.yaml
+install: ## Install the CRDs (AppService, Activity) into the cluster of $KUBECONFIG.
+	$(KUBECTL) apply -f artifacts/examples/crd.yaml -f artifacts/examples/crd-activity.yaml
 
 .PHONY: uninstall
-uninstall: ## Remove the CRD (and with it every AppService) from the cluster.
-	$(KUBECTL) delete --ignore-not-found -f artifacts/examples/crd.yaml
+uninstall: ## Remove the CRDs (and with them every AppService and Activity) from the cluster.
+	$(KUBECTL) delete --ignore-not-found -f artifacts/examples/crd.yaml -f artifacts/examples/crd-activity.yaml
 
 .PHONY: deploy
 deploy: ## Deploy the controller (artifacts/deploy: namespace, RBAC, 2 replicas, metrics Service) with image IMG.
@@ -164,14 +164,14 @@ COMPONENTS ?=
 DIST ?= dist
 
 .PHONY: build-installer
-build-installer: ## Write $(DIST)/install.yaml: the CRD, namespace, RBAC and controller (image IMG, -install-crd=false) for one kubectl apply -f.
+build-installer: ## Write $(DIST)/install.yaml: the CRDs, namespace, RBAC and controller (image IMG, -install-crd=false) for one kubectl apply -f.
 	@rm -rf _output/installer && mkdir -p _output/installer $(DIST)
 	@{ printf 'resources:\n- ../../artifacts/install\n'; \
 	  [ -z "$(strip $(COMPONENTS))" ] || printf 'components:\n'; \
 	  for c in $(COMPONENTS); do printf -- '- ../../artifacts/components/%s\n' "$$c"; done; \
 	} > _output/installer/kustomization.yaml
 	cd _output/installer && go tool kustomize edit set image appservice-controller=$(IMG)
-	{ cat artifacts/examples/crd.yaml; echo '---'; go tool kustomize build _output/installer; } > $(DIST)/install.yaml
+	{ cat artifacts/examples/crd.yaml artifacts/examples/crd-activity.yaml; echo '---'; go tool kustomize build _output/installer; } > $(DIST)/install.yaml
 	@echo "wrote $(DIST)/install.yaml (image $(IMG)); install with: kubectl apply -f $(DIST)/install.yaml"
 
 .PHONY: undeploy

@@ -118,7 +118,7 @@ func NewController(
 		appServicesLister: appServiceInformer.Lister(),
 		cachesSynced:      []cache.InformerSynced{appServiceInformer.Informer().HasSynced},
 		queue:             newQueue("appservices"),
-		recorder: recorder,
+		recorder:          recorder,
 	}
 
 	var err error

@@ -29,11 +29,14 @@ const (
 	seedManifest  = "test/e2e/testdata/seed-appservice.yaml"
 	otherManifest = "hack/demo/manifests/other-app.yaml"
 	badManifest   = "hack/demo/manifests/bad-appservice.yaml"
+	// The tutorial's Activity, as artifacts/examples ships it.
+	activityManifest = "artifacts/examples/tutorial-activity.yaml"
 )
 
 // The objects the tour makes; the first step checks none is left from an
 // earlier tour, and the last deletes them.
-var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app", "configmap/nginx-settings"}
+var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app", "configmap/nginx-settings",
+	"activity/sleep-once"}
 
 // tourSteps is the tour, in order. Each step's check holds only if the
 // commands before it did what its narration says.
@@ -383,6 +386,24 @@ func tourSteps() []step {
 			return t.equals(ctx, "deployment/other-app", "{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}", "AppService/other-app")
 		},
 	}, {
+		title: text{"Run a command once: an Activity", "只运行一次的命令：Activity"},
+		say: text{
+			"The controller's second kind, the kubebuilder tutorial's Activity: its command runs once, in a Job of one Pod\n" +
+				"that is not retried. status.prosta goes Pending, Running, Succeeded (or Failed, with the exit code and last lines).",
+			"控制器的第二种资源，即 kubebuilder 教程里的 Activity：它的命令只运行一次，由一个只有一个 Pod、不重试的 Job 执行。\n" +
+				"status.prosta 依次为 Pending、Running、Succeeded（失败时为 Failed，并给出退出码和最后几行输出）。",
+		},
+		cmds: []command{
+			kubectl("apply", "-f", activityManifest),
+			kubectl("wait", "--for=jsonpath={.status.prosta}=Succeeded", "activity/sleep-once", "--timeout=2m"),
+			kubectl("get", "activity", "sleep-once", "-o", "wide"),
+			kubectl("get", "job", "-l", "app.example.com/activity=sleep-once"),
+		},
+		expect: text{"the Activity Succeeded with exit code 0, through its Job", "Activity 通过它的 Job 成功结束，退出码为 0"},
+		check: func(ctx context.Context, t *tour) error {
+			return t.equals(ctx, "activity/sleep-once", "{.status.exitCode}", "0")
+		},
+	}, {
 		title: text{"A bad manifest", "一份有错的清单"},
 		say: text{
 			"A negative size and a port above 65535. The CRD's schema refuses them at admission, naming each field,\n" +
@@ -406,20 +427,21 @@ func tourSteps() []step {
 	}, {
 		title: text{"Delete, and the garbage collector", "删除，以及垃圾回收"},
 		say: text{
-			"Deleting the AppServices is all it takes: their children have owner references, so Kubernetes'\n" +
+			"Deleting the AppServices and the Activity is all it takes: their children have owner references, so Kubernetes'\n" +
 				"garbage collector deletes them. The controller has nothing to do.",
-			"只需删除 AppService：子对象带着 ownerReference，Kubernetes 的垃圾回收器会把它们删掉，\n" +
+			"只需删除 AppService 和 Activity：子对象带着 ownerReference，Kubernetes 的垃圾回收器会把它们删掉，\n" +
 				"控制器什么都不用做。",
 		},
 		cmds: []command{
 			kubectl("delete", "appsvc", "nginx-app", "other-app"),
+			kubectl("delete", "activity", "sleep-once"),
 			kubectl("delete", "configmap", "nginx-settings"),
-			kubectl("wait", "--for=delete", "deploy/nginx-app", "svc/nginx-app", "deploy/other-app", "svc/other-app", "--timeout=2m"),
+			kubectl("wait", "--for=delete", "deploy/nginx-app", "svc/nginx-app", "deploy/other-app", "svc/other-app", "job/sleep-once", "--timeout=2m"),
 			kubectl("get", "deploy,svc", "-l", "app.example.com/appservice"),
 		},
 		expect: text{"the Deployments and Services are gone", "Deployment 和 Service 都没了"},
 		check: func(ctx context.Context, t *tour) error {
-			for _, o := range []string{"deployment/nginx-app", "service/nginx-app", "deployment/other-app", "service/other-app", "configmap/nginx-settings"} {
+			for _, o := range []string{"deployment/nginx-app", "service/nginx-app", "deployment/other-app", "service/other-app", "configmap/nginx-settings", "job/sleep-once"} {
 				if err := t.equals(ctx, o, "{.metadata.name}", ""); err != nil {
 					return err
 				}

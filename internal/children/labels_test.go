@@ -19,7 +19,6 @@ package children
 import (
 	"testing"
 
-
 	"example.com/appservice-controller/internal/fixtures"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )

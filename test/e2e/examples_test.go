@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/appservice-controller/internal/localcluster"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // The examples, as the README says to use them: `kubectl apply -f
@@ -79,6 +80,11 @@ func TestExamples(t *testing.T) {
 		if err := get(); err != nil {
 			t.Errorf("webapp's %s: %v", kind, err)
 		}
+	}
+	// The tutorial's Activity ran its command once.
+	waitActivity(t, ns, "sleep-once", appv1.ActivitySucceeded)
+	if out, err := kubectl("get", "-n", ns, "activity", "sleep-once"); err != nil || !strings.Contains(out, "Succeeded") {
+		t.Errorf("kubectl get activity: %v\n%s", err, out)
 	}
 	if out, err := kubectl("get", "-n", ns, "appsvc", "-o", "wide"); err != nil || !strings.Contains(out, "webapp") || !strings.Contains(out, "http://webapp.example.com/") {
 		t.Errorf("kubectl get appsvc -o wide: %v\n%s", err, out)
@@ -136,8 +142,12 @@ func TestExamplesOnAFreshCluster(t *testing.T) {
 	examples := filepath.Join(repoRoot, "artifacts", "examples")
 	run([]string{"customresourcedefinition.apiextensions.k8s.io/appservices.app.example.com created"},
 		"apply", "-f", filepath.Join(examples, "crd.yaml"))
-	run(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/appservices.app.example.com")
+	run([]string{"customresourcedefinition.apiextensions.k8s.io/activities.app.example.com created"},
+		"apply", "-f", filepath.Join(examples, "crd-activity.yaml"))
+	run(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/appservices.app.example.com", "crd/activities.app.example.com")
 	run([]string{"customresourcedefinition.apiextensions.k8s.io/appservices.app.example.com unchanged",
-		"appservice.app.example.com/example-app created", "appservice.app.example.com/webapp created", "appservice.app.example.com/nginx-logs created", "configmap/webapp-nginx created"},
+		"customresourcedefinition.apiextensions.k8s.io/activities.app.example.com unchanged",
+		"appservice.app.example.com/example-app created", "appservice.app.example.com/webapp created", "appservice.app.example.com/nginx-logs created", "configmap/webapp-nginx created",
+		"activity.app.example.com/sleep-once created"},
 		"apply", "-f", examples)
 }

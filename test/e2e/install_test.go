@@ -89,6 +89,7 @@ func TestInstallBundle(t *testing.T) {
 	out := kubectlOn("apply", "-f", bundle)
 	for _, want := range []string{
 		"customresourcedefinition.apiextensions.k8s.io/appservices.app.example.com created",
+		"customresourcedefinition.apiextensions.k8s.io/activities.app.example.com created",
 		"namespace/appservice-system created",
 		"clusterrole.rbac.authorization.k8s.io/appservice-controller-metrics-reader created",
 		"deployment.apps/appservice-controller created",
@@ -102,7 +103,7 @@ func TestInstallBundle(t *testing.T) {
 	if strings.Contains(out, "crd-install") {
 		t.Errorf("the bundle carries the CRD-install RBAC:\n%s", out)
 	}
-	kubectlOn("wait", "--for=condition=Established", "--timeout=60s", "crd/appservices.app.example.com")
+	kubectlOn("wait", "--for=condition=Established", "--timeout=60s", "crd/appservices.app.example.com", "crd/activities.app.example.com")
 	// kwok runs the bundle's Pods as fakes: they pass admission (the
 	// namespace enforces the restricted Pod Security Standard) and are
 	// scheduled.
