@@ -1,0 +1,224 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubeinformers "k8s.io/client-go/informers"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+
+	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/fixtures"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	"example.com/appservice-controller/pkg/generated/clientset/versioned/fake"
+	appinformers "example.com/appservice-controller/pkg/generated/informers/externalversions"
+)
+
+// Unit tests of single syncs of an Activity against fake clients: which
+// calls each state of the run makes, the status it writes and the Events.
+// TestActivity in test/e2e runs the same against a real control plane.
+
+var activityKey = cache.ObjectName{Namespace: fixtures.Namespace, Name: fixtures.ActivityName}
+
+// liveJob is the Activity's Job as the API server and the Job controller
+// keep it, with status.
+func liveJob(status batchv1.JobStatus) *batchv1.Job {
+	j := children.NewJob(fixtures.Activity())
+	j.UID, j.ResourceVersion = "job-uid", "30"
+	j.Status = status
+	return j
+}
+
+var (
+	started  = metav1.NewTime(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
+	finished = metav1.NewTime(started.Add(5 * time.Second))
+)
+
+func TestSyncActivity(t *testing.T) {
+	startedAct := func(phase appv1.ActivityPhase) *appv1.Activity {
+		act := fixtures.Activity()
+		act.Status = appv1.ActivityStatus{ObservedGeneration: 1, Prosta: phase, StartTime: &started}
+		return act
+	}
+	failedPod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "sleep-once-abcde", Namespace: fixtures.Namespace, Labels: map[string]string{batchv1.ControllerUidLabel: "job-uid"}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "activity", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", Message: "one\ntwo\n"}},
+		}}},
+	}
+	tests := []struct {
+		name       string
+		act        *appv1.Activity
+		job        *batchv1.Job
+		apiOnly    []runtime.Object
+		wantCalls  []string
+		wantPhase  appv1.ActivityPhase
+		wantExit   *int32
+		wantReason map[string]string // condition type → reason, for the True ones
+		wantEvents []string
+		wantErr    bool // reported, and retried with backoff
+	}{
+		{
+			name: "new: the Job is created", act: fixtures.Activity(),
+			wantCalls: []string{"create jobs", "update activities/status"}, wantPhase: appv1.ActivityPending,
+			wantReason: map[string]string{appv1.ConditionReconciling: appv1.ReasonPending},
+			wantEvents: []string{normal(appv1.ReasonCreated, "Created Job sleep-once")},
+		},
+		{
+			name: "the Pod runs", act: startedAct(appv1.ActivityPending), job: liveJob(batchv1.JobStatus{StartTime: &started, Active: 1, Ready: new(int32(1))}),
+			wantCalls: []string{"update activities/status"}, wantPhase: appv1.ActivityRunning,
+			wantReason: map[string]string{appv1.ConditionReconciling: appv1.ReasonRunning},
+		},
+		{
+			name: "the command exited 0", act: startedAct(appv1.ActivityRunning),
+			job: liveJob(batchv1.JobStatus{StartTime: &started, CompletionTime: &finished, Succeeded: 1, Conditions: []batchv1.JobCondition{
+				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue},
+				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: finished},
+			}}),
+			wantCalls: []string{"update activities/status"}, wantPhase: appv1.ActivitySucceeded, wantExit: new(int32(0)),
+			wantReason: map[string]string{appv1.ConditionComplete: "CompletionsReached"},
+			wantEvents: []string{normal(appv1.ReasonSucceeded, "The command exited 0 after 5s")},
+		},
+		{
+			name: "the command failed: its Pod is read once", act: startedAct(appv1.ActivityRunning), apiOnly: []runtime.Object{failedPod},
+			job: liveJob(batchv1.JobStatus{StartTime: &started, Failed: 1, Conditions: []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue},
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: finished},
+			}}),
+			wantCalls: []string{"list pods", "update activities/status"}, wantPhase: appv1.ActivityFailed, wantExit: new(int32(3)),
+			wantReason: map[string]string{appv1.ConditionFailed: "BackoffLimitExceeded", appv1.ConditionStalled: "BackoffLimitExceeded"},
+			wantEvents: []string{warning("BackoffLimitExceeded", "The command exited 3 (Error):\none\ntwo")},
+		},
+		{
+			name: "past its deadline, the Pod gone: the Job's message", act: startedAct(appv1.ActivityRunning),
+			job: liveJob(batchv1.JobStatus{StartTime: &started, Failed: 1, Conditions: []batchv1.JobCondition{
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline", LastTransitionTime: finished},
+			}}),
+			wantCalls: []string{"list pods", "update activities/status"}, wantPhase: appv1.ActivityFailed,
+			wantReason: map[string]string{appv1.ConditionFailed: "DeadlineExceeded", appv1.ConditionStalled: "DeadlineExceeded"},
+			wantEvents: []string{warning("DeadlineExceeded", "Job was active longer than specified deadline")},
+		},
+		{
+			name: "the Job deleted mid-run: Failed, and not run again", act: startedAct(appv1.ActivityRunning),
+			wantCalls: []string{"update activities/status"}, wantPhase: appv1.ActivityFailed,
+			wantReason: map[string]string{appv1.ConditionFailed: appv1.ReasonJobDeleted, appv1.ConditionStalled: appv1.ReasonJobDeleted},
+			wantEvents: []string{warning(appv1.ReasonJobDeleted, "The Job was deleted before the command finished; it is not run again (create a new Activity to run it again)")},
+		},
+		{
+			name: "finished: nothing at all, not even a read", act: startedAct(appv1.ActivitySucceeded),
+		},
+		{
+			name: "someone's Job of the name: left alone, Stalled", act: fixtures.Activity(),
+			job:       &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fixtures.ActivityName, Namespace: fixtures.Namespace, Labels: map[string]string{appv1.LabelActivity: fixtures.ActivityName}, OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "nightly", UID: "cron", Controller: new(true)}}}},
+			wantCalls: []string{"update activities/status"}, wantPhase: appv1.ActivityPending, wantErr: true,
+			wantReason: map[string]string{appv1.ConditionStalled: appv1.ReasonResourceExists},
+			wantEvents: []string{warning(appv1.ReasonResourceExists, "Job default/sleep-once already exists and is not controlled by Activity sleep-once; it is left untouched")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			kubeObjects := tc.apiOnly
+			if tc.job != nil {
+				kubeObjects = append(kubeObjects, tc.job)
+			}
+			kubeClient := k8sfake.NewClientset(kubeObjects...)
+			appClient := fake.NewClientset(tc.act)
+			recorder := record.NewFakeRecorder(10)
+			jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
+			activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
+			c, err := NewActivityController(ctx, kubeClient, appClient, jobInformers, activities, recorder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.queue.ShutDown)
+			mustAdd(t, activities.Informer().GetIndexer(), tc.act)
+			if tc.job != nil {
+				mustAdd(t, jobInformers.Batch().V1().Jobs().Informer().GetIndexer(), trimmed(t, tc.job))
+			}
+			cached := tc.act.DeepCopy()
+
+			if err := c.syncActivity(ctx, activityKey); (err != nil) != tc.wantErr {
+				t.Fatalf("sync: %v, want an error: %v", err, tc.wantErr)
+			}
+			var calls []string
+			for _, a := range append(kubeClient.Actions(), appClient.Actions()...) {
+				calls = append(calls, describe(a))
+			}
+			fixtures.CheckEqual(t, "calls", tc.wantCalls, calls)
+			checkEvents(t, tc.wantEvents, drainEvents(recorder))
+			fixtures.CheckEqual(t, "the cached Activity", cached, tc.act)
+			if tc.wantPhase == "" {
+				return
+			}
+			got, err := appClient.Tracker().Get(appv1.SchemeGroupVersion.WithResource("activities"), fixtures.Namespace, fixtures.ActivityName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := got.(*appv1.Activity).Status
+			if st.Prosta != tc.wantPhase || st.ObservedGeneration != 1 {
+				t.Errorf("prosta %q (generation %d), want %q", st.Prosta, st.ObservedGeneration, tc.wantPhase)
+			}
+			fixtures.CheckEqual(t, "exit code", tc.wantExit, st.ExitCode)
+			trueReasons := map[string]string{}
+			for _, cond := range st.Conditions {
+				if cond.Status == metav1.ConditionTrue {
+					trueReasons[cond.Type] = cond.Reason
+				}
+			}
+			fixtures.CheckEqual(t, "True conditions and their reasons", tc.wantReason, trueReasons)
+			if (tc.wantPhase == appv1.ActivitySucceeded || tc.wantPhase == appv1.ActivityFailed) && meta.IsStatusConditionTrue(st.Conditions, appv1.ConditionReconciling) {
+				t.Error("a finished run is still Reconciling")
+			}
+		})
+	}
+}
+
+// TestSyncActivityWritesNothingInLine: a run in progress whose status says
+// so already makes no call.
+func TestSyncActivityWritesNothingInLine(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	job := liveJob(batchv1.JobStatus{StartTime: &started, Active: 1, Ready: new(int32(1))})
+	act := fixtures.Activity()
+	act.Status = newActivityStatus(act, jobRun{job: job}, nil)
+	kubeClient, appClient := k8sfake.NewClientset(job), fake.NewClientset(act)
+	jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
+	activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
+	c, err := NewActivityController(ctx, kubeClient, appClient, jobInformers, activities, record.NewFakeRecorder(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.queue.ShutDown)
+	mustAdd(t, activities.Informer().GetIndexer(), act)
+	mustAdd(t, jobInformers.Batch().V1().Jobs().Informer().GetIndexer(), trimmed(t, job))
+	if err := c.syncActivity(ctx, activityKey); err != nil {
+		t.Fatal(err)
+	}
+	if calls := append(kubeClient.Actions(), appClient.Actions()...); len(calls) > 0 {
+		t.Errorf("calls in steady state: %v", calls)
+	}
+}
