@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -204,6 +205,56 @@ spec: {image: nginx}`, "metadata.name", "DNS-1035"},
 			result := apps.AppV1().RESTClient().Post().Namespace(ns).Resource("appservices").
 				SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background())
 			err := result.Error()
+			if err == nil {
+				t.Fatalf("admitted:\n%s", manifest)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("refused, but not as invalid: %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.message) {
+				t.Errorf("the error does not name %s (%q):\n%v", tc.field, tc.message, err)
+			}
+		})
+	}
+
+	// The Activity's refusals, each naming its field. Its spec cannot
+	// change once created (TestActivity edits one).
+	var envs []string
+	for i := range 65 {
+		envs = append(envs, fmt.Sprintf("E%d=1", i))
+	}
+	manyEnvs := strings.Join(envs, ", ")
+	activityCases := []struct {
+		name, manifest, field, message string
+	}{
+		{"command missing", `spec: {image: busybox}`, "spec.command", "Required value"},
+		{"command empty", `spec: {command: ""}`, "spec.command", ""},
+		{"a user name", `spec: {command: id, execuser: nobody}`, "spec.execuser", "numeric UID or UID:GID"},
+		{"user and group names", `spec: {command: id, execuser: "app:app"}`, "spec.execuser", "cannot look a user name up"},
+		{"UID too large", `spec: {command: id, execuser: "4294967296"}`, "spec.execuser", "at most 2147483647"},
+		{"GID too large", `spec: {command: id, execuser: "0:99999999999"}`, "spec.execuser", "at most 2147483647"},
+		{"negative UID", `spec: {command: id, execuser: "-1"}`, "spec.execuser", "numeric UID"},
+		{"relative working directory", `spec: {command: pwd, execcwd: tmp}`, "spec.execcwd", "absolute path"},
+		{"env without =", `spec: {command: env, envs: [GREETING]}`, "spec.envs[0]", "NAME=value"},
+		{"env without a name", `spec: {command: env, envs: ["=x"]}`, "spec.envs[0]", "NAME=value"},
+		{"env name not printable", "spec: {command: env, envs: [\"A\\tB=1\"]}", "spec.envs[0]", "NAME=value"},
+		{"env name twice", `spec: {command: env, envs: [A=1, B=2, A=3]}`, "spec.envs", "each name may appear only once"},
+		{"too many envs", "spec: {command: env, envs: [" + manyEnvs + "]}", "spec.envs", "must have at most 64 items"},
+		{"host not a label value", `spec: {command: hostname, host: "node 1"}`, "spec.host", "kubernetes.io/hostname label value"},
+		{"host too long", "spec: {command: hostname, host: " + strings.Repeat("n", 64) + "}", "spec.host", "may not be more than 63"},
+		{"image with spaces", `spec: {command: "true", image: "busybox 1"}`, "spec.image", ""},
+		{"deadline zero", `spec: {command: "true", activeDeadlineSeconds: 0}`, "spec.activeDeadlineSeconds", ""},
+		{"negative TTL", `spec: {command: "true", ttlSecondsAfterFinished: -1}`, "spec.ttlSecondsAfterFinished", ""},
+		{"name not a DNS label", "metadata: {name: run.once}\nspec: {command: \"true\"}", "metadata.name", "DNS-1123 label"},
+	}
+	for _, tc := range activityCases {
+		t.Run("Activity "+tc.name, func(t *testing.T) {
+			manifest := "apiVersion: app.example.com/v1\nkind: Activity\n" + tc.manifest + "\n"
+			if !strings.Contains(tc.manifest, "metadata:") {
+				manifest = "apiVersion: app.example.com/v1\nkind: Activity\nmetadata: {name: bad}\n" + tc.manifest + "\n"
+			}
+			err := apps.AppV1().RESTClient().Post().Namespace(ns).Resource("activities").
+				SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background()).Error()
 			if err == nil {
 				t.Fatalf("admitted:\n%s", manifest)
 			}
