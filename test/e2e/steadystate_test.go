@@ -29,8 +29,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -43,7 +45,8 @@ import (
 
 // 6. Zero writes: a restart of the controller over a few hundred AppServices
 // in sync (a hundred with every field, rolloutOnConfigChange, an init
-// container and a sidecar among them), then a minute with nothing changing (six resyncs), and the audit
+// container and a sidecar among them) and Activities in every state (finished, running, pending, blocked),
+// then a minute with nothing changing (six resyncs), and the audit
 // log shows not one write by the controller but the leader's Lease renewals. A controller comparing the
 // desired objects naively with the defaulted live ones fails here.
 func TestNoWritesInSteadyState(t *testing.T) {
@@ -242,9 +245,12 @@ func TestNoWritesInSteadyState(t *testing.T) {
 			return err
 		}
 		for _, as := range list.Items {
-			avail := condition(&as, appv1.ConditionAvailable)
+			// Available, and every child in line (an HTTPRoute waits
+			// for the controller to discover the Gateway API installed
+			// above).
+			avail, degraded := condition(&as, appv1.ConditionAvailable), condition(&as, appv1.ConditionDegraded)
 			if as.Status.ObservedGeneration != as.Generation || avail == nil || avail.Status != metav1.ConditionTrue ||
-				as.Status.AvailableReplicas != *as.Spec.Size {
+				degraded == nil || degraded.Status != metav1.ConditionFalse || as.Status.AvailableReplicas != *as.Spec.Size {
 				return fmt.Errorf("%s not converged: %+v", as.Name, as.Status)
 			}
 		}
@@ -261,6 +267,11 @@ func TestNoWritesInSteadyState(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAvailable(t, ns, scaled, 2)
+
+	// Activities in every state a restart can find them in: finished
+	// (Succeeded, Failed), running, pending on a node that does not exist,
+	// and blocked by someone's Job of the name.
+	createActivities(t, ns)
 
 	if _, err := ctrl.Stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("stopping the controller: %v", err)
@@ -287,3 +298,55 @@ func TestNoWritesInSteadyState(t *testing.T) {
 
 // 8. SIGTERM stops the controller within seconds: the queue is shut down,
 // running syncs finish, the process exits 0.
+
+// createActivities makes Activities in each state a restart can meet, and
+// waits until the status of each says so.
+func createActivities(t *testing.T, ns string) {
+	t.Helper()
+	theirs := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "act-blocked"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "theirs", Image: "busybox:1.37", Command: []string{"/bin/sh", "-c", "sleep 3600"}}},
+		}}},
+	}
+	if _, err := kube.BatchV1().Jobs(ns).Create(context.Background(), theirs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]appv1.ActivityPhase{}
+	for i, c := range []struct {
+		spec  appv1.ActivitySpec
+		phase appv1.ActivityPhase
+	}{
+		{appv1.ActivitySpec{Command: "true", Envs: []string{"A=1"}, ExecUser: "1000:1000", ExecCwd: "/tmp"}, appv1.ActivitySucceeded},
+		{appv1.ActivitySpec{Command: "true", ActiveDeadlineSeconds: new(int64(600)), TTLSecondsAfterFinished: new(int32(86400))}, appv1.ActivitySucceeded},
+		{appv1.ActivitySpec{Command: "exit 3"}, appv1.ActivityFailed},
+		{appv1.ActivitySpec{Command: "sleep 3600", Host: "kwok-node-0"}, appv1.ActivityRunning},
+		{appv1.ActivitySpec{Command: "true", Host: "no-such-node"}, appv1.ActivityPending},
+		{appv1.ActivitySpec{Command: "true"}, appv1.ActivityPending}, // act-blocked: someone's Job has its name
+	} {
+		name := fmt.Sprintf("act-%d", i)
+		if i == 5 {
+			name = "act-blocked"
+		}
+		want[name] = c.phase
+		if _, err := apps.AppV1().Activities(ns).Create(context.Background(), &appv1.Activity{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: c.spec}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, time.Minute, func() error {
+		for name, phase := range want {
+			act, err := apps.AppV1().Activities(ns).Get(context.Background(), name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if act.Status.Prosta != phase || act.Status.ObservedGeneration != act.Generation {
+				return fmt.Errorf("Activity %s is %q, want %q", name, act.Status.Prosta, phase)
+			}
+			if name == "act-blocked" && !meta.IsStatusConditionTrue(act.Status.Conditions, appv1.ConditionStalled) {
+				return fmt.Errorf("Activity %s is not Stalled by someone's Job: %+v", name, act.Status.Conditions)
+			}
+		}
+		return nil
+	})
+}
