@@ -257,3 +257,44 @@ func TestArgoCDHealthCheckInstall(t *testing.T) {
 		}
 	}
 }
+
+// TestActivityKstatus: what kstatus makes of an Activity, read as Flux and
+// kpt read it: InProgress while its command runs, Current once it
+// Succeeded, Failed once it failed; kubectl wait --for=condition=Complete
+// returns once it Succeeded.
+func TestActivityKstatus(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	activities := appv1.SchemeGroupVersion.WithResource("activities")
+	for _, tc := range []struct {
+		name, command string
+		phase         appv1.ActivityPhase
+		want          status.Status
+	}{
+		{"running", "sleep 3600", appv1.ActivityRunning, status.InProgressStatus},
+		{"succeeded", "true", appv1.ActivitySucceeded, status.CurrentStatus},
+		{"failed", "exit 3", appv1.ActivityFailed, status.FailedStatus},
+	} {
+		createActivity(t, ns, tc.name, appv1.ActivitySpec{Command: tc.command})
+		waitActivity(t, ns, tc.name, tc.phase)
+		u, err := dyn.Resource(activities).Namespace(ns).Get(ctx, tc.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := status.Compute(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != tc.want {
+			t.Errorf("%s: kstatus says %s (%s), want %s", tc.name, res.Status, res.Message, tc.want)
+		}
+	}
+	if out, err := kubectl("-n", ns, "wait", "--for=condition=Complete", "--timeout=10s", "activity/succeeded"); err != nil {
+		t.Errorf("kubectl wait --for=condition=Complete: %v: %s", err, out)
+	}
+}
