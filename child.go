@@ -42,7 +42,9 @@ import (
 // brought in line; every other object the AppService controls in that kind
 // (its block removed from the spec, or the child renamed) is deleted.
 
-// The kinds of child, as the sync of one AppService sees them.
+// The kinds of child, as the sync of one AppService sees them. (The
+// Activity's one kind, the Job, is in activity.go: the same childKind,
+// through the same path.)
 
 func (s *appSync) serviceAccounts() childKind[*corev1.ServiceAccount] {
 	return childKind[*corev1.ServiceAccount]{
@@ -119,7 +121,7 @@ func (k childKind[T]) sync(ctx context.Context, s *ownerSync, desired T) (T, err
 }
 
 // ensure creates or updates the child desired describes, and returns the
-// live one (nil when there is none the AppService controls).
+// live one (nil when there is none the owner controls).
 func (k childKind[T]) ensure(ctx context.Context, s *ownerSync, desired T) (T, error) {
 	var none T
 	live, found, err := k.cache.get(desired.GetNamespace(), desired.GetName())
@@ -157,7 +159,7 @@ func (k childKind[T]) ensure(ctx context.Context, s *ownerSync, desired T) (T, e
 	return updated, nil
 }
 
-// remove deletes obj, a child the AppService controls but no longer asks
+// remove deletes obj, a child the owner controls but no longer asks
 // for (desired is the one it asks for instead, or nil). One no longer
 // labelled for it is released instead, as claim does. The UID precondition
 // makes sure the object deleted is the one looked at, not a newer one.
@@ -187,9 +189,9 @@ func (k childKind[T]) remove(ctx context.Context, s *ownerSync, obj, desired T) 
 }
 
 // childCache is a kind's informer cache, which holds only objects carrying
-// our label (see main.go), indexed by the UID of their controller (of the
-// owner kind),
-// each trimmed and encoded (children.Cached): reading one decodes it.
+// our label (see main.go), indexed by the UID of their controller (an
+// object of the owner kind), each trimmed and encoded (children.Cached):
+// reading one decodes it.
 type childCache[T metav1.Object] struct {
 	indexer cache.Indexer
 }

@@ -115,7 +115,7 @@ func main() {
 	flag.StringVar(&specKind, "spec", specRealistic, "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), "+
 		"minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, "+
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
-	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated, config, crd (for quick tuning runs).")
+	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated, config, crd, activities (for quick tuning runs).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
 		fatalf("bad -spec %q: realistic, minimal, every-child or sidecar", specKind)
@@ -178,6 +178,22 @@ type Results struct {
 	Config        Config        `json:"rolloutOnConfigChange"`
 	CRDCost       CRDCost       `json:"crdCost"`
 	Objects       []ObjectSize  `json:"objects"`
+	Activities    Activities    `json:"activities"`
+}
+
+// Activities: N Activities (the second kind) created at once, each run to
+// Succeeded by its Job on the fake nodes, then a restart over them.
+type Activities struct {
+	N                  int     `json:"n"`
+	SucceededSeconds   float64 `json:"succeededSeconds"`
+	WritesPerActivity  float64 `json:"writesPerActivity"`
+	RSSBytes           int64   `json:"rssBytes"`
+	BaselineRSSBytes   int64   `json:"baselineRssBytes"`
+	RSSPerActivityByte float64 `json:"rssPerActivityBytes"`
+	// A restart over the finished Activities: writes in the window after
+	// it is ready.
+	RestartWindowSeconds float64 `json:"restartWindowSeconds"`
+	RestartWrites        int     `json:"restartWrites"`
 }
 
 // ObjectSize is the size of one AppService's object of a kind, as JSON:
@@ -364,6 +380,14 @@ func run(o options) (*Results, error) {
 			return nil, err
 		}
 		res.CRDCost = crd
+	}
+	if !o.skip["activities"] {
+		logf("activities")
+		act, err := measureActivities(o, 1000)
+		if err != nil {
+			return nil, err
+		}
+		res.Activities = act
 	}
 	if !o.skip["config"] && specKind != specMinimal {
 		logf("rolloutOnConfigChange")
@@ -1012,6 +1036,98 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 	return c, nil
 }
 
+// measureActivities creates n Activities at once on a cluster that runs
+// Jobs (the Job controller, the scheduler, kwok's nodes, whose Pods end at
+// once with exit code 0), waits until every one has Succeeded, and counts
+// the controller's writes and memory; then restarts it over them.
+func measureActivities(o options, n int) (Activities, error) {
+	a := Activities{N: n}
+	e, err := newEnvWith(o, "activities", localcluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2})
+	if err != nil {
+		return a, err
+	}
+	defer e.cluster.Stop()
+	ctrl, err := startController(o, e)
+	if err != nil {
+		return a, err
+	}
+	defer func() { stop(ctrl) }()
+	if _, err := waitReady(ctrl); err != nil {
+		return a, err
+	}
+	time.Sleep(settle)
+	if a.BaselineRSSBytes, _, err = ctrl.Usage(); err != nil {
+		return a, err
+	}
+	var succeeded atomic.Int64
+	var seen sync.Map
+	stopInformer := make(chan struct{})
+	defer close(stopInformer)
+	af := appinformers.NewSharedInformerFactoryWithOptions(e.apps, 0, appinformers.WithNamespace(benchNamespace))
+	if _, err := af.App().V1().Activities().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			if act := obj.(*appv1.Activity); act.Status.Prosta == appv1.ActivitySucceeded {
+				if _, loaded := seen.LoadOrStore(act.Name, true); !loaded {
+					succeeded.Add(1)
+				}
+			}
+		},
+	}); err != nil {
+		return a, err
+	}
+	af.Start(stopInformer)
+	af.WaitForCacheSync(stopInformer)
+
+	ctx := context.Background()
+	start := time.Now()
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().Activities(benchNamespace).Create(ctx, &appv1.Activity{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("run-%05d", i)},
+			Spec:       appv1.ActivitySpec{Command: "echo done", Envs: []string{"RUN=" + strconv.Itoa(i)}},
+		}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return a, err
+	}
+	deadline := start.Add(15 * time.Minute)
+	for succeeded.Load() < int64(n) {
+		if time.Now().After(deadline) {
+			return a, fmt.Errorf("after 15m: %d of %d Activities Succeeded", succeeded.Load(), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	a.SucceededSeconds = time.Since(start).Seconds()
+	// Counted after the settling time: the last Events are still on
+	// their way (the broadcaster sends them asynchronously) when the last
+	// status says Succeeded.
+	time.Sleep(settle)
+	writes, err := e.cluster.Writes(controllerUser, start)
+	if err != nil {
+		return a, err
+	}
+	a.WritesPerActivity = float64(len(writes)) / float64(n)
+	if a.RSSBytes, _, err = ctrl.Usage(); err != nil {
+		return a, err
+	}
+	a.RSSPerActivityByte = float64(a.RSSBytes-a.BaselineRSSBytes) / float64(n)
+
+	stop(ctrl)
+	if ctrl, err = startController(o, e); err != nil {
+		return a, err
+	}
+	if _, err := waitReady(ctrl); err != nil {
+		return a, err
+	}
+	since := ctrl.Started()
+	const window = 15 * time.Second
+	time.Sleep(window)
+	if writes, err = e.cluster.Writes(controllerUser, since); err != nil {
+		return a, err
+	}
+	a.RestartWindowSeconds, a.RestartWrites = window.Seconds(), len(writes)
+	return a, nil
+}
+
 // objectSizes reads the AppService name and its children, and measures
 // each as JSON, whole and as the controller caches it.
 func objectSizes(ctx context.Context, e *env, name string) ([]ObjectSize, error) {
@@ -1515,6 +1631,11 @@ func (r *Results) markdown() string {
 			rule := strings.ReplaceAll(strings.Join(strings.Fields(r.Rule), " "), "|", "\\|")
 			fmt.Fprintf(&b, "| CEL rule alone, at `%s`: `%s` | %.1f µs, cost %d |\n", r.Path, rule, r.Micros, r.Cost)
 		}
+	}
+	if a := r.Activities; a.N > 0 {
+		fmt.Fprintf(&b, "| %d Activities created at once, each run by its Job to Succeeded: time; writes / Activity; RSS, RSS / Activity | "+
+			"%.1f s; %.2f; %s, %.1f KiB |\n", a.N, a.SucceededSeconds, a.WritesPerActivity, mib(a.RSSBytes), a.RSSPerActivityByte/1024)
+		fmt.Fprintf(&b, "| restart over %d finished Activities, %.0f s | %d writes |\n", a.N, a.RestartWindowSeconds, a.RestartWrites)
 	}
 	if c := r.Config; c.N > 0 {
 		fmt.Fprintf(&b, "| RSS, %d AppServices with rolloutOnConfigChange: alone vs %d unrelated ConfigMaps + %d Secrets of %d KiB "+

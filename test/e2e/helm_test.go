@@ -112,6 +112,15 @@ func TestHelmChart(t *testing.T) {
 	if out := fresh.mustKubectl("-n", "elsewhere", "get", "appservice/example-app", "-o", "jsonpath={.status}"); strings.Contains(out, "conditions") {
 		t.Errorf("the controller scoped to %s wrote an AppService's status elsewhere: %s", watched, out)
 	}
+	// The chart's Role lets it run an Activity in the watched namespace:
+	// the Job, and the Pod listed for a failed run's exit code.
+	failing := filepath.Join(t.TempDir(), "failing-activity.yaml")
+	if err := os.WriteFile(failing, []byte("apiVersion: app.example.com/v1\nkind: Activity\nmetadata: {name: fails}\nspec: {command: exit 3}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh.mustKubectl("-n", watched, "apply", "-f", filepath.Join(repoRoot, "artifacts", "examples", "tutorial-activity.yaml"), "-f", failing)
+	fresh.mustKubectl("-n", watched, "wait", "--for=jsonpath={.status.prosta}=Succeeded", "--timeout=60s", "activity/sleep-once")
+	fresh.mustKubectl("-n", watched, "wait", "--for=jsonpath={.status.exitCode}=3", "--timeout=60s", "activity/fails")
 	if !p.LogContains(`"msg":"Informer caches synced: ready"`) {
 		t.Error("the chart's controller does not log JSON")
 	}
