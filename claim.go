@@ -80,11 +80,6 @@ func (k ownerKind) is(ref *metav1.OwnerReference) bool {
 	return err == nil && gv.Group == k.gvk.Group && ref.Kind == k.gvk.Kind
 }
 
-// ownerKey is the key of the AppService an object belongs to.
-func ownerKey(object metav1.Object) (cache.ObjectName, bool) {
-	return appServiceKind.key(object)
-}
-
 // ownerObject is an AppService or an Activity.
 type ownerObject interface {
 	metav1.Object

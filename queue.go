@@ -162,7 +162,7 @@ func (w workerPool) processNextWorkItem(ctx context.Context) bool {
 	// half-written owner behind.
 	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer cancel()
-	logger := klog.LoggerWithValues(klog.FromContext(ctx), w.name, key)
+	logger := w.logger(ctx, key)
 	syncCtx = klog.NewContext(syncCtx, logger)
 
 	start := time.Now()
@@ -179,8 +179,17 @@ func (w workerPool) processNextWorkItem(ctx context.Context) bool {
 		w.queue.AddRateLimited(key)
 	default:
 		metrics.ObserveReconcile(w.name, "error", time.Since(start))
-		utilruntime.HandleErrorWithContext(syncCtx, err, "Error syncing; requeuing for later retry", w.name, key)
+		utilruntime.HandleErrorWithContext(syncCtx, err, "Error syncing; requeuing for later retry")
 		w.queue.AddRateLimited(key)
 	}
 	return true
+}
+
+// logger is ctx's logger with the owner's key, under its kind's name
+// (logcheck wants the keys spelled out).
+func (w workerPool) logger(ctx context.Context, key cache.ObjectName) klog.Logger {
+	if w.name == "activity" {
+		return klog.LoggerWithValues(klog.FromContext(ctx), "activity", key)
+	}
+	return klog.LoggerWithValues(klog.FromContext(ctx), "appservice", key)
 }

@@ -441,7 +441,8 @@ func tourSteps() []step {
 		},
 		expect: text{"the Deployments and Services are gone", "Deployment 和 Service 都没了"},
 		check: func(ctx context.Context, t *tour) error {
-			for _, o := range []string{"deployment/nginx-app", "service/nginx-app", "deployment/other-app", "service/other-app", "configmap/nginx-settings", "job/sleep-once"} {
+			for _, o := range []string{"deployment/nginx-app", "service/nginx-app", "deployment/other-app", "service/other-app",
+				"configmap/nginx-settings", "job/sleep-once"} {
 				if err := t.equals(ctx, o, "{.metadata.name}", ""); err != nil {
 					return err
 				}

@@ -173,8 +173,11 @@ func TestUpdateJob(t *testing.T) {
 			want:        func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = nil },
 		},
 		{
-			name:        "someone set a TTL and dropped our label",
-			live:        func(j *batchv1.Job) { j.Spec.TTLSecondsAfterFinished = new(int32(5)); delete(j.Labels, appv1.LabelActivity) },
+			name: "someone set a TTL and dropped our label",
+			live: func(j *batchv1.Job) {
+				j.Spec.TTLSecondsAfterFinished = new(int32(5))
+				delete(j.Labels, appv1.LabelActivity)
+			},
 			wantChanged: []string{"labels", "ttlSecondsAfterFinished"},
 			want: func(j *batchv1.Job) {
 				j.Spec.TTLSecondsAfterFinished = nil

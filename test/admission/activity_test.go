@@ -1,3 +1,5 @@
+//go:build e2e
+
 /*
 Copyright The appservice-controller Authors.
 
