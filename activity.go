@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"errors"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -57,9 +59,14 @@ import (
 // Events, the errors, the queue plumbing and the informer set-up in main.go.
 // What is its own: the queue, the workers, the sync and the status.
 //
-// A run is a run: once the Activity has Succeeded or Failed its sync does
-// nothing, not even read. A Job deleted before the command finished is not
-// created again (the command would run twice): the Activity fails.
+// A run is a run: once the Activity has Succeeded or Failed its sync
+// writes nothing and reads nothing but its caches. A Job deleted before the
+// command finished is not created again (the command would run twice): the
+// Activity fails. The Job carries a finalizer (appv1.FinalizerActivityStatus)
+// until the Activity's status has recorded how the run ended, so that a Job
+// deleted at once (a TTL of 0, a user, the controller down meanwhile) cannot
+// take the outcome with it; releaseJob removes it then, or once the Activity
+// is gone.
 
 // ActivityController runs each Activity's command once, as a Job.
 type ActivityController struct {
@@ -142,17 +149,23 @@ func (c *ActivityController) syncActivity(ctx context.Context, key cache.ObjectN
 	act, err := c.activities.Activities(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		// Deleted: the garbage collector removes the Job, and the Job's Pod
-		// with it, through their owner references.
+		// with it, through their owner references, once the Job is
+		// released.
 		logger.V(4).Info("Activity no longer exists")
-		return nil
+		return c.releaseJob(ctx, key, "")
 	}
 	if err != nil {
 		return err
 	}
 	if act.DeletionTimestamp != nil || act.Status.Prosta.Finished() {
-		return nil
+		return c.releaseJob(ctx, key, "")
 	}
 	logger.V(2).Info("Syncing")
+	// A Job of the name held for an earlier Activity of the name, gone
+	// since: released, so that the garbage collector can delete it.
+	if err := c.releaseJob(ctx, key, act.UID); err != nil {
+		return err
+	}
 
 	s := newActivitySync(c, act)
 	run, runErr := s.syncJob(ctx)
@@ -164,10 +177,41 @@ func (c *ActivityController) syncActivity(ctx context.Context, key cache.ObjectN
 	if onlyStale(runErr) {
 		return runErr
 	}
-	if err := c.updateStatus(ctx, act, run, runErr); err != nil {
+	final, err := c.updateStatus(ctx, act, run, runErr)
+	if err != nil {
 		return errors.Join(runErr, err)
 	}
+	if final {
+		// The outcome is recorded: the Job may go.
+		return errors.Join(runErr, c.releaseJob(ctx, key, ""))
+	}
 	return runErr
+}
+
+// releaseJobPatch removes our finalizer from a Job, and only ours.
+var releaseJobPatch = mustMarshal(map[string]any{
+	"metadata": map[string]any{"$deleteFromPrimitiveList/finalizers": []string{appv1.FinalizerActivityStatus}},
+})
+
+// releaseJob removes our finalizer from the cached Job of key's name, if it
+// carries it and an Activity of that name controls it, unless that
+// Activity's UID is keep (the Activity whose run is still to be recorded).
+// A Job without it, or someone else's, is left alone.
+func (c *ActivityController) releaseJob(ctx context.Context, key cache.ObjectName, keep types.UID) error {
+	job, found, err := c.jobs.get(key.Namespace, key.Name)
+	if err != nil || !found || !slices.Contains(job.Finalizers, appv1.FinalizerActivityStatus) {
+		return err
+	}
+	ref := metav1.GetControllerOf(job)
+	if ref == nil || !activityKind.is(ref) || ref.Name != key.Name || (keep != "" && ref.UID == keep) {
+		return nil
+	}
+	_, err = c.kubeClient.BatchV1().Jobs(key.Namespace).Patch(ctx, key.Name, types.StrategicMergePatchType, releaseJobPatch,
+		metav1.PatchOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // activitySync is one sync of one Activity.
@@ -217,7 +261,13 @@ func (s *activitySync) syncJob(ctx context.Context) (jobRun, error) {
 		return jobRun{}, err
 	}
 	run := jobRun{job: job}
-	if c, ok := children.JobFinished(job); ok && c.Type == batchv1.JobFailed {
+	c, ended := children.JobFinished(job)
+	switch {
+	case !ended && job.DeletionTimestamp != nil:
+		// Being deleted before the command finished (our finalizer holds
+		// it): the run is lost.
+		run.gone = true
+	case ended && c.Type == batchv1.JobFailed:
 		run.terminated, err = s.terminated(ctx, job)
 	}
 	return run, err
@@ -254,20 +304,21 @@ func activityBlocked(act *appv1.Activity) bool {
 // updateStatus writes the Activity's status when, and only when, it
 // changed, and then announces the run's end: a Normal Event when it
 // Succeeded, a Warning when Stalled becomes True or changes its message
-// (the run failed, or cannot start).
-func (c *ActivityController) updateStatus(ctx context.Context, act *appv1.Activity, run jobRun, runErr error) error {
+// (the run failed, or cannot start). It reports whether the status written
+// is final (Succeeded or Failed).
+func (c *ActivityController) updateStatus(ctx context.Context, act *appv1.Activity, run jobRun, runErr error) (bool, error) {
 	status := newActivityStatus(act, run, runErr)
 	if equality.Semantic.DeepEqual(act.Status, status) {
-		return nil
+		return false, nil
 	}
 	updated := act.DeepCopy()
 	updated.Status = status
 	_, err := c.appClient.AppV1().Activities(act.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	oldStalled := meta.FindStatusCondition(act.Status.Conditions, appv1.ConditionStalled)
 	newStalled := meta.FindStatusCondition(status.Conditions, appv1.ConditionStalled)
@@ -279,5 +330,5 @@ func (c *ActivityController) updateStatus(ctx context.Context, act *appv1.Activi
 		(oldStalled == nil || oldStalled.Status != metav1.ConditionTrue || oldStalled.Message != newStalled.Message):
 		c.recorder.Event(act, corev1.EventTypeWarning, newStalled.Reason, newStalled.Message)
 	}
-	return nil
+	return status.Prosta.Finished(), nil
 }

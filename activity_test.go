@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -45,11 +46,31 @@ import (
 var activityKey = cache.ObjectName{Namespace: fixtures.Namespace, Name: fixtures.ActivityName}
 
 // liveJob is the Activity's Job as the API server and the Job controller
-// keep it, with status.
+// keep it, with status, and a finalizer someone else added.
 func liveJob(status batchv1.JobStatus) *batchv1.Job {
 	j := children.NewJob(fixtures.Activity())
 	j.UID, j.ResourceVersion = "job-uid", "30"
+	j.Finalizers = append(j.Finalizers, "someone/else")
 	j.Status = status
+	return j
+}
+
+// released is j without our finalizer.
+func released(j *batchv1.Job) *batchv1.Job {
+	j.Finalizers = slices.DeleteFunc(j.Finalizers, func(f string) bool { return f == appv1.FinalizerActivityStatus })
+	return j
+}
+
+// deleting is j being deleted, held by the finalizers.
+func deleting(j *batchv1.Job) *batchv1.Job {
+	j.DeletionTimestamp = &finished
+	return j
+}
+
+// ofAnEarlierActivity is j controlled by an Activity of the same name
+// deleted since.
+func ofAnEarlierActivity(j *batchv1.Job) *batchv1.Job {
+	j.OwnerReferences[0].UID = "an-earlier-one"
 	return j
 }
 
@@ -81,6 +102,7 @@ func TestSyncActivity(t *testing.T) {
 		wantReason map[string]string // condition type → reason, for the True ones
 		wantEvents []string
 		wantErr    bool // reported, and retried with backoff
+		gone       bool // the Activity is deleted: in neither the cache nor the API
 	}{
 		{
 			name: "new: the Job is created", act: fixtures.Activity(),
@@ -99,7 +121,7 @@ func TestSyncActivity(t *testing.T) {
 				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue},
 				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: finished},
 			}}),
-			wantCalls: []string{"update activities/status"}, wantPhase: appv1.ActivitySucceeded, wantExit: new(int32(0)),
+			wantCalls: []string{"patch jobs", "update activities/status"}, wantPhase: appv1.ActivitySucceeded, wantExit: new(int32(0)),
 			wantReason: map[string]string{appv1.ConditionComplete: "CompletionsReached"},
 			wantEvents: []string{normal(appv1.ReasonSucceeded, "The command exited 0 after 5s")},
 		},
@@ -109,7 +131,7 @@ func TestSyncActivity(t *testing.T) {
 				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue},
 				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: finished},
 			}}),
-			wantCalls: []string{"list pods", "update activities/status"}, wantPhase: appv1.ActivityFailed, wantExit: new(int32(3)),
+			wantCalls: []string{"list pods", "patch jobs", "update activities/status"}, wantPhase: appv1.ActivityFailed, wantExit: new(int32(3)),
 			wantReason: map[string]string{appv1.ConditionFailed: "BackoffLimitExceeded", appv1.ConditionStalled: "BackoffLimitExceeded"},
 			wantEvents: []string{warning("BackoffLimitExceeded", "The command exited 3 (Error):\none\ntwo")},
 		},
@@ -118,7 +140,7 @@ func TestSyncActivity(t *testing.T) {
 			job: liveJob(batchv1.JobStatus{StartTime: &started, Failed: 1, Conditions: []batchv1.JobCondition{
 				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline", LastTransitionTime: finished},
 			}}),
-			wantCalls: []string{"list pods", "update activities/status"}, wantPhase: appv1.ActivityFailed,
+			wantCalls: []string{"list pods", "patch jobs", "update activities/status"}, wantPhase: appv1.ActivityFailed,
 			wantReason: map[string]string{appv1.ConditionFailed: "DeadlineExceeded", appv1.ConditionStalled: "DeadlineExceeded"},
 			wantEvents: []string{warning("DeadlineExceeded", "Job was active longer than specified deadline")},
 		},
@@ -130,6 +152,29 @@ func TestSyncActivity(t *testing.T) {
 		},
 		{
 			name: "finished: nothing at all, not even a read", act: startedAct(appv1.ActivitySucceeded),
+			job: released(liveJob(batchv1.JobStatus{Succeeded: 1})),
+		},
+		{
+			name: "finished, its Job still held: released", act: startedAct(appv1.ActivitySucceeded),
+			job: liveJob(batchv1.JobStatus{Succeeded: 1}), wantCalls: []string{"patch jobs"},
+		},
+		{
+			name: "deleted, its Job held: released for the garbage collector", act: fixtures.Activity(), gone: true,
+			job: liveJob(batchv1.JobStatus{Active: 1}), wantCalls: []string{"patch jobs"},
+		},
+		{
+			name: "the Job deleted mid-run, held by our finalizer: Failed, then released", act: startedAct(appv1.ActivityRunning),
+			job:       deleting(liveJob(batchv1.JobStatus{StartTime: &started, Active: 1, Ready: new(int32(1))})),
+			wantCalls: []string{"patch jobs", "update activities/status"}, wantPhase: appv1.ActivityFailed,
+			wantReason: map[string]string{appv1.ConditionFailed: appv1.ReasonJobDeleted, appv1.ConditionStalled: appv1.ReasonJobDeleted},
+			wantEvents: []string{warning(appv1.ReasonJobDeleted, "The Job was deleted before the command finished; it is not run again (create a new Activity to run it again)")},
+		},
+		{
+			name: "a Job held for an earlier Activity of the name: released", act: fixtures.Activity(),
+			job:       ofAnEarlierActivity(liveJob(batchv1.JobStatus{Succeeded: 1})),
+			wantCalls: []string{"patch jobs", "update activities/status"}, wantPhase: appv1.ActivityPending, wantErr: true,
+			wantReason: map[string]string{appv1.ConditionStalled: appv1.ReasonResourceExists},
+			wantEvents: []string{warning(appv1.ReasonResourceExists, "Job default/sleep-once already exists and is not controlled by Activity sleep-once; it is left untouched")},
 		},
 		{
 			name: "someone's Job of the name: left alone, Stalled", act: fixtures.Activity(),
@@ -147,7 +192,11 @@ func TestSyncActivity(t *testing.T) {
 				kubeObjects = append(kubeObjects, tc.job)
 			}
 			kubeClient := k8sfake.NewClientset(kubeObjects...)
-			appClient := fake.NewClientset(tc.act)
+			var appObjects []runtime.Object
+			if !tc.gone {
+				appObjects = append(appObjects, tc.act)
+			}
+			appClient := fake.NewClientset(appObjects...)
 			recorder := record.NewFakeRecorder(10)
 			jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 			activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
@@ -156,7 +205,9 @@ func TestSyncActivity(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(c.queue.ShutDown)
-			mustAdd(t, activities.Informer().GetIndexer(), tc.act)
+			if !tc.gone {
+				mustAdd(t, activities.Informer().GetIndexer(), tc.act)
+			}
 			if tc.job != nil {
 				mustAdd(t, jobInformers.Batch().V1().Jobs().Informer().GetIndexer(), trimmed(t, tc.job))
 			}
@@ -172,6 +223,15 @@ func TestSyncActivity(t *testing.T) {
 			fixtures.CheckEqual(t, "calls", tc.wantCalls, calls)
 			checkEvents(t, tc.wantEvents, drainEvents(recorder))
 			fixtures.CheckEqual(t, "the cached Activity", cached, tc.act)
+			if slices.Contains(tc.wantCalls, "patch jobs") {
+				job, err := kubeClient.Tracker().Get(batchv1.SchemeGroupVersion.WithResource("jobs"), fixtures.Namespace, fixtures.ActivityName)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f := job.(*batchv1.Job).Finalizers; !slices.Equal(f, []string{"someone/else"}) {
+					t.Errorf("the Job's finalizers after its release: %v, want only someone else's", f)
+				}
+			}
 			if tc.wantPhase == "" {
 				return
 			}

@@ -98,15 +98,15 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Default: $KUBECONFIG, else the in-cluster service account, else ~/.kube/config.")
 	fs.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
 	fs.IntVar(&o.workers, "workers", 32, "Number of AppServices synced in parallel.")
-	fs.IntVar(&o.actWorkers, "activity-workers", 8, "Number of Activities synced in parallel (they have their own queue).")
+	fs.IntVar(&o.actWorkers, "activity-workers", 8, "Number of Activities synced in parallel (they have their own queue; a sync makes at most four requests, so fewer workers than for AppServices).")
 	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Queries per second the controller may send to the API server (client-side limit).")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of queries the controller may send above --kube-api-qps.")
-	fs.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only manage AppServices in this namespace (default: all namespaces).")
+	fs.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only manage AppServices and Activities in this namespace (default: all namespaces).")
 	fs.DurationVar(&o.resync, "resync-period", 10*time.Minute,
-		"How often every AppService is synced again even when nothing changed (a sync in steady state writes nothing).")
-	fs.BoolVar(&o.installCRD, "install-crd", true, "Create or update the AppService CRD at start-up and wait until it is established. "+
+		"How often every AppService and Activity is synced again even when nothing changed (a sync in steady state writes nothing).")
+	fs.BoolVar(&o.installCRD, "install-crd", true, "Create or update the CRDs (AppService, Activity) at start-up and wait until they are established. "+
 		"Turn off where the CRD is installed separately and the controller may not write CRDs.")
-	fs.DurationVar(&o.crdTimeout, "crd-timeout", time.Minute, "How long to wait for the CRD to be established at start-up.")
+	fs.DurationVar(&o.crdTimeout, "crd-timeout", time.Minute, "How long to wait for each CRD to be established at start-up.")
 	fs.DurationVar(&o.shutdownWait, "shutdown-timeout", 30*time.Second, "How long to wait on shutdown for pending Events to be sent.")
 	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Set Go's soft memory limit to this fraction of the container's memory limit "+
 		"(its cgroup's), so that the garbage collector works harder before the kernel would kill the controller for memory; 0 leaves it unset. "+

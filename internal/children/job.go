@@ -17,6 +17,7 @@ limitations under the License.
 package children
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,11 +30,16 @@ import (
 )
 
 // The Job's pure part: the one child of an Activity. The Job runs the
-// command once: one Pod (completions and parallelism 1), not retried
-// (backoffLimit 0), not restarted (restartPolicy Never). Its pod template
-// is immutable, as is the Activity's spec, so the controller owns only our
-// label and the two fields a Job lets change, activeDeadlineSeconds and
-// ttlSecondsAfterFinished: someone changing those is undone.
+// command once: one Pod (completions and parallelism 1), not retried when
+// the command fails (backoffLimit 0), not restarted (restartPolicy Never).
+// A Pod disrupted before the command could finish (its node lost or
+// drained, the Pod evicted or preempted: the DisruptionTarget condition)
+// is not counted as a failure (podFailurePolicy): the Job controller runs
+// the command in a new Pod. Its pod template is immutable, as is the
+// Activity's spec, so the controller owns only our label and the two fields
+// a Job lets change, activeDeadlineSeconds and ttlSecondsAfterFinished:
+// someone changing those is undone. The Job carries
+// appv1.FinalizerActivityStatus from its creation (see activity.go).
 
 // ActivityKind is the group, version and kind of the Activities that own
 // Jobs.
@@ -77,11 +83,16 @@ func NewJob(act *appv1.Activity) *batchv1.Job {
 			Namespace:       act.Namespace,
 			Labels:          ActivityLabels(act),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(act, ActivityKind)},
+			Finalizers:      []string{appv1.FinalizerActivityStatus},
 		},
 		Spec: batchv1.JobSpec{
-			Parallelism:             ptr.To[int32](1),
-			Completions:             ptr.To[int32](1),
-			BackoffLimit:            ptr.To[int32](0),
+			Parallelism:  ptr.To[int32](1),
+			Completions:  ptr.To[int32](1),
+			BackoffLimit: ptr.To[int32](0),
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action:          batchv1.PodFailurePolicyActionIgnore,
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+			}}},
 			ActiveDeadlineSeconds:   spec.ActiveDeadlineSeconds,
 			TTLSecondsAfterFinished: spec.TTLSecondsAfterFinished,
 			Template: corev1.PodTemplateSpec{
@@ -159,6 +170,9 @@ func UpdateJob(live, desired *batchv1.Job) (*batchv1.Job, []string) {
 // read back: it stays out of the cache.
 func trimJob(j *batchv1.Job) *batchv1.Job {
 	out := &batchv1.Job{ObjectMeta: trimMetaFor(&j.ObjectMeta, appv1.LabelActivity)}
+	if slices.Contains(j.Finalizers, appv1.FinalizerActivityStatus) {
+		out.Finalizers = []string{appv1.FinalizerActivityStatus}
+	}
 	out.Spec.ActiveDeadlineSeconds = j.Spec.ActiveDeadlineSeconds
 	out.Spec.TTLSecondsAfterFinished = j.Spec.TTLSecondsAfterFinished
 	out.Status = batchv1.JobStatus{

@@ -37,9 +37,14 @@ func desiredJob() *batchv1.Job {
 				APIVersion: "app.example.com/v1", Kind: "Activity", Name: fixtures.ActivityName, UID: fixtures.ActivityUID,
 				Controller: new(true), BlockOwnerDeletion: new(true),
 			}},
+			Finalizers: []string{"app.example.com/activity-status"},
 		},
 		Spec: batchv1.JobSpec{
 			Parallelism: new(int32(1)), Completions: new(int32(1)), BackoffLimit: new(int32(0)),
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action:          batchv1.PodFailurePolicyActionIgnore,
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+			}}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{

@@ -543,7 +543,8 @@ func (c *Cluster) startScheduler() error {
 
 // kwokStages are the stages this project adds to kwok's own (see each
 // file): the fake nodes end a Job Pod whose command is `exit 3` with that
-// exit code, and keep one running `sleep 3600`.
+// exit code, keep one running `sleep 3600`, and end a Job Pod deleted while
+// it runs in a terminal phase first, as a kubelet does.
 //
 //go:embed kwok-stages/*.yaml
 var kwokStages embed.FS

@@ -68,6 +68,9 @@ func TestActivity(t *testing.T) {
 		if ref := metav1.GetControllerOf(job); ref == nil || ref.Kind != "Activity" || ref.UID != act.UID {
 			t.Errorf("the Job's controller is %+v", ref)
 		}
+		if slices.Contains(job.Finalizers, appv1.FinalizerActivityStatus) {
+			t.Errorf("the Job of a finished Activity is still held: %v", job.Finalizers)
+		}
 		if *job.Spec.BackoffLimit != 0 || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 			t.Errorf("the Job retries: backoffLimit %d, restartPolicy %s", *job.Spec.BackoffLimit, job.Spec.Template.Spec.RestartPolicy)
 		}

@@ -21,6 +21,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -345,6 +346,13 @@ func createActivities(t *testing.T, ns string) {
 			}
 			if name == "act-blocked" && !meta.IsStatusConditionTrue(act.Status.Conditions, appv1.ConditionStalled) {
 				return fmt.Errorf("Activity %s is not Stalled by someone's Job: %+v", name, act.Status.Conditions)
+			}
+			if phase.Finished() {
+				// Its outcome recorded, its Job is released.
+				job, err := kube.BatchV1().Jobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+				if err != nil || slices.Contains(job.Finalizers, appv1.FinalizerActivityStatus) {
+					return fmt.Errorf("the Job of finished Activity %s is still held (%v)", name, err)
+				}
 			}
 		}
 		return nil

@@ -155,7 +155,10 @@ type ActivityStatus struct {
 	// Prosta (the tutorial's "process status") is the run's phase: Pending
 	// (the Job is not yet running its Pod), Running, Succeeded (the command
 	// exited 0) or Failed (it exited otherwise, was stopped by its
-	// deadline, or could not be run). Succeeded and Failed are final.
+	// deadline, or its Job was deleted before it finished). Succeeded and
+	// Failed are final. A Pod that cannot start (an image that cannot be
+	// pulled, a host that does not exist) stays Pending: activeDeadlineSeconds
+	// bounds that too.
 	// +optional
 	// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
 	Prosta ActivityPhase `json:"prosta,omitempty"`

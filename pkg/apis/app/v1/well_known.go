@@ -180,6 +180,13 @@ const (
 // Activity's name. The controller lists and watches only Jobs carrying it.
 const LabelActivity = "app.example.com/activity"
 
+// FinalizerActivityStatus, on an Activity's Job, holds the Job until the
+// controller has recorded how the run ended in the Activity's status: a
+// Job deleted meanwhile (by its TTL, by a user, by the garbage collector)
+// would otherwise take the run's outcome with it. The controller removes it
+// once the status is final, or once the Activity is gone.
+const FinalizerActivityStatus = "app.example.com/activity-status"
+
 // Condition types of an Activity, besides ConditionReconciling and
 // ConditionStalled (which it has too, for kstatus).
 const (

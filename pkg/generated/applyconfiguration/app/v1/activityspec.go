@@ -48,7 +48,10 @@ type ActivitySpecApplyConfiguration struct {
 	ExecCwd *string `json:"execcwd,omitempty"`
 	// Envs are the command's environment variables, as NAME=value strings
 	// (the container's env). A name is printable ASCII but '=' (the API
-	// server's rule for env var names), and no name may appear twice.
+	// server's rule for env var names), and no name may appear twice. At
+	// most 64 of them, of at most 1024 characters each: the check for a name
+	// twice compares every pair, and these bounds keep its cost within the
+	// API server's CEL budget.
 	Envs []string `json:"envs,omitempty"`
 	// ActiveDeadlineSeconds bounds the run (the Job's
 	// activeDeadlineSeconds): a command still running after it is stopped,

@@ -35,7 +35,10 @@ type ActivityStatusApplyConfiguration struct {
 	// Prosta (the tutorial's "process status") is the run's phase: Pending
 	// (the Job is not yet running its Pod), Running, Succeeded (the command
 	// exited 0) or Failed (it exited otherwise, was stopped by its
-	// deadline, or could not be run). Succeeded and Failed are final.
+	// deadline, or its Job was deleted before it finished). Succeeded and
+	// Failed are final. A Pod that cannot start (an image that cannot be
+	// pulled, a host that does not exist) stays Pending: activeDeadlineSeconds
+	// bounds that too.
 	Prosta *appv1.ActivityPhase `json:"prosta,omitempty"`
 	// StartTime is when the Job started the run.
 	StartTime *metav1.Time `json:"startTime,omitempty"`
