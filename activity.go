@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -81,6 +82,13 @@ type ActivityController struct {
 	// AppServices': a burst of one kind does not hold up the other.
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	recorder record.EventRecorder
+
+	// released remembers the Jobs whose finalizer releaseJob removed
+	// (cache.ObjectName → the Job's UID) until the cache shows them
+	// without it, so that a sync that runs before the watch brings the
+	// change does not send the patch again: kube-controller-manager's
+	// expectations, for one write.
+	released sync.Map
 }
 
 // NewActivityController wires the Activities' and their Jobs' events to the
@@ -199,8 +207,15 @@ var releaseJobPatch = mustMarshal(map[string]any{
 // A Job without it, or someone else's, is left alone.
 func (c *ActivityController) releaseJob(ctx context.Context, key cache.ObjectName, keep types.UID) error {
 	job, found, err := c.jobs.get(key.Namespace, key.Name)
-	if err != nil || !found || !slices.Contains(job.Finalizers, appv1.FinalizerActivityStatus) {
+	if err != nil {
 		return err
+	}
+	if !found || !slices.Contains(job.Finalizers, appv1.FinalizerActivityStatus) {
+		c.released.Delete(key)
+		return nil
+	}
+	if uid, ok := c.released.Load(key); ok && uid == job.UID {
+		return nil // released; the watch has not brought it yet
 	}
 	ref := metav1.GetControllerOf(job)
 	if ref == nil || !activityKind.is(ref) || ref.Name != key.Name || (keep != "" && ref.UID == keep) {
@@ -208,10 +223,14 @@ func (c *ActivityController) releaseJob(ctx context.Context, key cache.ObjectNam
 	}
 	_, err = c.kubeClient.BatchV1().Jobs(key.Namespace).Patch(ctx, key.Name, types.StrategicMergePatchType, releaseJobPatch,
 		metav1.PatchOptions{FieldManager: fieldManager})
-	if apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
 		return nil
+	case err != nil:
+		return err
 	}
-	return err
+	c.released.Store(key, job.UID)
+	return nil
 }
 
 // activitySync is one sync of one Activity.

@@ -282,3 +282,41 @@ func TestSyncActivityWritesNothingInLine(t *testing.T) {
 		t.Errorf("calls in steady state: %v", calls)
 	}
 }
+
+// TestReleaseJobOnce: a Job released is not patched again by a sync that
+// runs before the watch brings the change; once the cache shows it, the
+// record goes.
+func TestReleaseJobOnce(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	act := fixtures.Activity()
+	act.Status = appv1.ActivityStatus{ObservedGeneration: 1, Prosta: appv1.ActivitySucceeded}
+	job := liveJob(batchv1.JobStatus{Succeeded: 1})
+	kubeClient, appClient := k8sfake.NewClientset(job), fake.NewClientset(act)
+	jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
+	activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
+	c, err := NewActivityController(ctx, kubeClient, appClient, jobInformers, activities, record.NewFakeRecorder(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.queue.ShutDown)
+	mustAdd(t, activities.Informer().GetIndexer(), act)
+	jobs := jobInformers.Batch().V1().Jobs().Informer().GetIndexer()
+	mustAdd(t, jobs, trimmed(t, job))
+	for range 2 {
+		if err := c.syncActivity(ctx, activityKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(kubeClient.Actions()); n != 1 {
+		t.Errorf("%d calls for one release: %v", n, kubeClient.Actions())
+	}
+	if err := jobs.Update(trimmed(t, released(job.DeepCopy()))); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.syncActivity(ctx, activityKey); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.released.Load(activityKey); ok {
+		t.Error("the release is still remembered once the cache shows it")
+	}
+}
