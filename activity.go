@@ -21,6 +21,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -165,8 +166,14 @@ func (c *ActivityController) syncActivity(ctx context.Context, key cache.ObjectN
 	if err != nil {
 		return err
 	}
-	if act.DeletionTimestamp != nil || act.Status.Prosta.Finished() {
+	if act.DeletionTimestamp != nil {
 		return c.releaseJob(ctx, key, "")
+	}
+	if act.Status.Prosta.Finished() {
+		if err := c.releaseJob(ctx, key, ""); err != nil {
+			return err
+		}
+		return c.expire(ctx, act)
 	}
 	logger.V(2).Info("Syncing")
 	// A Job of the name held for an earlier Activity of the name, gone
@@ -194,6 +201,43 @@ func (c *ActivityController) syncActivity(ctx context.Context, key cache.ObjectN
 		return errors.Join(runErr, c.releaseJob(ctx, key, ""))
 	}
 	return runErr
+}
+
+// expire deletes a finished Activity with a TTL once the TTL has passed
+// and its Job is gone: the cluster's ttl-after-finished controller deletes
+// the Job at the TTL, and the Activity goes with it, as a Job with a TTL
+// does. The TTL counts from the run's end (completionTime, or when it
+// Failed); a Job gone sooner (deleted by someone) leaves the Activity until
+// then.
+func (c *ActivityController) expire(ctx context.Context, act *appv1.Activity) error {
+	ttl := act.Spec.TTLSecondsAfterFinished
+	if ttl == nil {
+		return nil
+	}
+	if _, found, err := c.jobs.get(act.Namespace, act.Name); err != nil || found {
+		return err
+	}
+	end := act.Status.CompletionTime
+	if end == nil {
+		if failed := meta.FindStatusCondition(act.Status.Conditions, appv1.ConditionFailed); failed != nil {
+			end = &failed.LastTransitionTime
+		}
+	}
+	if end != nil {
+		if left := time.Until(end.Add(time.Duration(*ttl) * time.Second)); left > 0 {
+			c.queue.AddAfter(cache.MetaObjectToName(act), left)
+			return nil
+		}
+	}
+	uid := act.UID
+	err := c.appClient.AppV1().Activities(act.Namespace).Delete(ctx, act.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone already, or another Activity of the name
+	}
+	if err == nil {
+		klog.FromContext(ctx).V(2).Info("Deleted the finished Activity: its TTL has passed and its Job is gone")
+	}
+	return err
 }
 
 // releaseJobPatch removes our finalizer from a Job, and only ours.

@@ -55,6 +55,13 @@ func liveJob(status batchv1.JobStatus) *batchv1.Job {
 	return j
 }
 
+// withTTL is act, finished just now, with a TTL.
+func withTTL(act *appv1.Activity, seconds int32) *appv1.Activity {
+	act.Spec.TTLSecondsAfterFinished = &seconds
+	act.Status.CompletionTime = new(metav1.Now())
+	return act
+}
+
 // released is j without our finalizer.
 func released(j *batchv1.Job) *batchv1.Job {
 	j.Finalizers = slices.DeleteFunc(j.Finalizers, func(f string) bool { return f == appv1.FinalizerActivityStatus })
@@ -153,6 +160,17 @@ func TestSyncActivity(t *testing.T) {
 		{
 			name: "finished: nothing at all, not even a read", act: startedAct(appv1.ActivitySucceeded),
 			job: released(liveJob(batchv1.JobStatus{Succeeded: 1})),
+		},
+		{
+			name: "finished with a TTL, its Job deleted at the TTL: deleted too", act: withTTL(startedAct(appv1.ActivitySucceeded), 0),
+			wantCalls: []string{"delete activities"},
+		},
+		{
+			name: "finished with a TTL, its Job still there: kept", act: withTTL(startedAct(appv1.ActivitySucceeded), 0),
+			job: released(liveJob(batchv1.JobStatus{Succeeded: 1})),
+		},
+		{
+			name: "finished with a TTL to come, its Job deleted by someone: kept until the TTL", act: withTTL(startedAct(appv1.ActivitySucceeded), 3600),
 		},
 		{
 			name: "finished, its Job still held: released", act: startedAct(appv1.ActivitySucceeded),

@@ -150,25 +150,29 @@ func TestActivity(t *testing.T) {
 		})
 	})
 
-	t.Run("the TTL deletes the Job, the Activity stays, nothing runs again", func(t *testing.T) {
+	t.Run("the TTL deletes the Job, then the Activity; nothing runs again", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t)
-		act := createActivity(t, ns, "cleaned-up", appv1.ActivitySpec{Command: "true", TTLSecondsAfterFinished: new(int32(0))})
-		waitActivity(t, ns, act.Name, appv1.ActivitySucceeded)
+		act := createActivity(t, ns, "cleaned-up", appv1.ActivitySpec{Command: "true", TTLSecondsAfterFinished: new(int32(2))})
+		done := waitActivity(t, ns, act.Name, appv1.ActivitySucceeded)
 		eventually(t, time.Minute, func() error {
-			_, err := kube.BatchV1().Jobs(ns).Get(context.Background(), act.Name, metav1.GetOptions{})
-			if !apierrors.IsNotFound(err) {
-				return fmt.Errorf("the Job is still there (%v)", err)
+			_, jobErr := kube.BatchV1().Jobs(ns).Get(context.Background(), act.Name, metav1.GetOptions{})
+			_, actErr := apps.AppV1().Activities(ns).Get(context.Background(), act.Name, metav1.GetOptions{})
+			if !apierrors.IsNotFound(jobErr) || !apierrors.IsNotFound(actErr) {
+				return fmt.Errorf("the Job (%v) or the Activity (%v) is still there", jobErr, actErr)
 			}
 			return nil
 		})
+		if gone := time.Since(done.Status.CompletionTime.Time); gone < 2*time.Second {
+			t.Errorf("the Activity went %s after its run ended, before its TTL of 2 s", gone)
+		}
 		since := time.Now()
 		time.Sleep(3 * time.Second)
 		if writes := controllerWrites(t, since, ns); len(writes) > 0 {
-			t.Errorf("the controller wrote after the TTL removed the Job: %v", writes)
+			t.Errorf("the controller wrote after the TTL removed the Activity: %v", writes)
 		}
-		if got, err := apps.AppV1().Activities(ns).Get(context.Background(), act.Name, metav1.GetOptions{}); err != nil || got.Status.Prosta != appv1.ActivitySucceeded {
-			t.Errorf("the Activity after its Job's TTL: %v, %v", got, err)
+		if _, err := kube.BatchV1().Jobs(ns).Get(context.Background(), act.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("a Job was created again: %v", err)
 		}
 	})
 

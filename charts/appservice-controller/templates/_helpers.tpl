@@ -37,10 +37,11 @@ compares them). */}}
 - apiGroups: ["app.example.com"]
   resources: ["appservices/status"]
   verbs: ["update"]
-# Watch Activities and write their status.
+# Watch Activities and write their status; a finished one with a TTL is
+# deleted once its Job is.
 - apiGroups: ["app.example.com"]
   resources: ["activities"]
-  verbs: ["get", "list", "watch"]
+  verbs: ["get", "list", "watch", "delete"]
 - apiGroups: ["app.example.com"]
   resources: ["activities/status"]
   verbs: ["update"]

@@ -57,11 +57,11 @@ type ActivitySpecApplyConfiguration struct {
 	// activeDeadlineSeconds): a command still running after it is stopped,
 	// and the Activity Fails with reason DeadlineExceeded. Unset, no bound.
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
-	// TTLSecondsAfterFinished deletes the Job and its Pod this many
-	// seconds after the command finished (the Job's
+	// TTLSecondsAfterFinished deletes the run this many seconds after the
+	// command finished, as a Job's does: the Job and its Pod (the Job's
 	// ttlSecondsAfterFinished, done by the cluster's ttl-after-finished
-	// controller); the Activity and its status stay. Unset, they stay until
-	// the Activity is deleted.
+	// controller), then the Activity, once its Job is gone. Unset, a
+	// finished Activity and its Job stay until the Activity is deleted.
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
