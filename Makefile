@@ -124,8 +124,8 @@ test-fuzz: ## Fuzz the builders, then the status, for FUZZTIME (30s) each; a fai
 	go test -run '^$$' -fuzz '^FuzzStatus$$' -fuzztime $(FUZZTIME) .
 
 .PHONY: test-admission
-test-admission: ## Property test: every spec the CRD admits yields children the API server accepts; and it finds each container rule removed.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 20m -run '^TestAdmissionProperty(FindsMissingRules)?$$' $(GO_TEST_FLAGS) ./test/admission
+test-admission: ## Property tests: every AppService and Activity the CRDs admit yields children the API server accepts; and it finds each container rule removed.
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 20m -run '^(TestAdmissionProperty(FindsMissingRules)?|TestActivityAdmissionProperty)$$' $(GO_TEST_FLAGS) ./test/admission
 
 .PHONY: test-demo
 test-demo: ## make demo on a local control plane, straight through, in Chinese; fails when a step does not end as narrated.

@@ -67,8 +67,9 @@ import (
 // Activity fails. The Job carries a finalizer (appv1.FinalizerActivityStatus)
 // until the Activity's status has recorded how the run ended, so that a Job
 // deleted at once (a TTL of 0, a user, the controller down meanwhile) cannot
-// take the outcome with it; releaseJob removes it then, or once the Activity
-// is gone.
+// take the outcome with it; releaseJob removes it then, once the Activity
+// is gone or being deleted, and from a Job left by an earlier Activity of
+// the name.
 
 // ActivityController runs each Activity's command once, as a Job.
 type ActivityController struct {

@@ -99,7 +99,7 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.masterURL, "master", "", "The address of the Kubernetes API server. Overrides any value in kubeconfig. Only required if out-of-cluster.")
 	fs.IntVar(&o.workers, "workers", 32, "Number of AppServices synced in parallel.")
 	fs.IntVar(&o.actWorkers, "activity-workers", 8, "Number of Activities synced in parallel "+
-		"(they have their own queue; a sync makes at most four requests, so fewer workers than for AppServices).")
+		"(they have their own queue; a sync makes a few requests at most, so fewer workers than for AppServices).")
 	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Queries per second the controller may send to the API server (client-side limit).")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of queries the controller may send above --kube-api-qps.")
 	fs.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only manage AppServices and Activities in this namespace (default: all namespaces).")

@@ -251,7 +251,9 @@ type kubectlFlags struct {
 
 var (
 	flagLineRE = regexp.MustCompile(`(?m)^\s+(?:-([a-zA-Z]), )?--([a-z0-9-]+)(=\S*)?:`)
-	usageRE    = regexp.MustCompile(`(?m)^Usage:\n\s+kubectl ([a-z-]+(?: [a-z-]+)*)`)
+	// The command's words start with a letter: "kubectl create -f
+	// FILENAME" names the command create.
+	usageRE = regexp.MustCompile(`(?m)^Usage:\n\s+kubectl ([a-z][a-z-]*(?: [a-z][a-z-]*)*)`)
 )
 
 func (k *kubectlFlags) flags(t *testing.T, args ...string) (string, map[string]bool) {

@@ -184,7 +184,10 @@ const LabelActivity = "app.example.com/activity"
 // controller has recorded how the run ended in the Activity's status: a
 // Job deleted meanwhile (by its TTL, by a user, by the garbage collector)
 // would otherwise take the run's outcome with it. The controller removes it
-// once the status is final, or once the Activity is gone.
+// once the status is final, once the Activity is gone or being deleted, and
+// from a Job left by an earlier Activity of the same name. A Job the
+// controller adopts or did not create (an upgrade from a version without
+// it) does not carry it.
 const FinalizerActivityStatus = "app.example.com/activity-status"
 
 // Condition types of an Activity, besides ConditionReconciling and
