@@ -404,7 +404,7 @@ func TestSyncHandlerBlockedDoesNotCreate(t *testing.T) {
 func TestOwnerSyncControlsAndLabels(t *testing.T) {
 	as := fixtures.AppService()
 	act := fixtures.Activity()
-	apps, acts := newAppSync(nil, as), newActivitySync(nil, act)
+	apps, acts := &ownerSync{obj: as, kind: appServiceKind}, &ownerSync{obj: act, kind: activityKind}
 	asRef := metav1.NewControllerRef(as, appv1.SchemeGroupVersion.WithKind("AppService"))
 	actRef := metav1.NewControllerRef(act, appv1.SchemeGroupVersion.WithKind("Activity"))
 	otherUID := *asRef
