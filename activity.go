@@ -291,11 +291,7 @@ func newActivitySync(c *ActivityController, act *appv1.Activity) *activitySync {
 		ownerSync: ownerSync{
 			obj: act, kind: activityKind, blocked: activityBlocked(act),
 			fresh: func(ctx context.Context) (metav1.Object, error) {
-				fresh, err := c.appClient.AppV1().Activities(act.Namespace).Get(ctx, act.Name, metav1.GetOptions{})
-				if err != nil {
-					return nil, err
-				}
-				return fresh, nil
+				return readFresh(ctx, c.appClient.AppV1().Activities(act.Namespace).Get, act.Name)
 			},
 		},
 		c: c, act: act,

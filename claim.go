@@ -101,6 +101,16 @@ type ownerSync struct {
 	changes changeLog
 }
 
+// readFresh reads the owner of this name with its typed client's Get, for
+// an ownerSync's fresh.
+func readFresh[T metav1.Object](ctx context.Context, get func(context.Context, string, metav1.GetOptions) (T, error), name string) (metav1.Object, error) {
+	obj, err := get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err // not obj: a nil pointer in an interface is not nil
+	}
+	return obj, nil
+}
+
 // controls reports whether obj's controller is this very owner (same UID:
 // not an earlier owner of the same name).
 func (s *ownerSync) controls(obj metav1.Object) bool {

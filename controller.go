@@ -274,11 +274,7 @@ func newAppSync(c *Controller, as *appv1.AppService) *appSync {
 		ownerSync: ownerSync{
 			obj: as, kind: appServiceKind, blocked: blockedByExisting(as),
 			fresh: func(ctx context.Context) (metav1.Object, error) {
-				fresh, err := c.appClient.AppV1().AppServices(as.Namespace).Get(ctx, as.Name, metav1.GetOptions{})
-				if err != nil {
-					return nil, err
-				}
-				return fresh, nil
+				return readFresh(ctx, c.appClient.AppV1().AppServices(as.Namespace).Get, as.Name)
 			},
 		},
 		c: c, as: as,
