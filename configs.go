@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -297,7 +298,7 @@ func (s *appSync) setConfigDigest(ctx context.Context, desired *appsv1.Deploymen
 	if !s.as.Spec.RolloutOnConfigChange {
 		return nil
 	}
-	live, _, err := s.c.deployments.get(desired.Namespace, desired.Name)
+	live, _, err := s.c.deployments.Get(desired.Namespace, desired.Name)
 	if err != nil {
 		return err
 	}
@@ -336,7 +337,7 @@ func (w *configWatch) configDigest(ctx context.Context, as *appv1.AppService, li
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return children.FormatConfigDigest(digests), &childError{reason: appv1.ReasonConfigUnreadable, err: err}
+		return children.FormatConfigDigest(digests), &owner.ChildError{Reason: appv1.ReasonConfigUnreadable, Err: err}
 	}
 	return children.FormatConfigDigest(digests), nil
 }

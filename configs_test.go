@@ -38,6 +38,7 @@ import (
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -76,7 +77,7 @@ func TestSyncPutsConfigDigestOnTemplate(t *testing.T) {
 	digest := "configmap/settings=" + children.ConfigMapDigest(settings())
 	children.SetConfigDigest(want, digest)
 	f.expectUpdate(want)
-	f.events = []string{normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: config digest added (rolloutOnConfigChange is on)")}
+	f.events = []string{fixtures.Normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: config digest added (rolloutOnConfigChange is on)")}
 	if err := f.run(testKey); err != nil {
 		t.Fatalf("syncHandler: %v", err)
 	}
@@ -94,7 +95,7 @@ func configWatchFor(t *testing.T, kube *k8sfake.Clientset, appServices ...*appv1
 		t.Fatal(err)
 	}
 	for _, as := range appServices {
-		mustAdd(t, w.appServices, as)
+		fixtures.MustAdd(t, w.appServices, as)
 	}
 	return w
 }
@@ -187,11 +188,11 @@ func TestConfigDigestMissingAndUnreadable(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			var ce *childError
+			var ce *owner.ChildError
 			switch {
 			case !tc.wantErr && err != nil:
 				t.Errorf("error: %v", err)
-			case tc.wantErr && (!errors.As(err, &ce) || ce.reason != appv1.ReasonConfigUnreadable || needsUser(err) == nil):
+			case tc.wantErr && (!errors.As(err, &ce) || ce.Reason != appv1.ReasonConfigUnreadable || owner.NeedsUser(err) == nil):
 				t.Errorf("error %v: want a %s error that needs the user", err, appv1.ReasonConfigUnreadable)
 			}
 		})
@@ -236,7 +237,7 @@ func TestConfigWatchFollowsAppServices(t *testing.T) {
 	other := fixtures.AppService()
 	other.Namespace = "elsewhere"
 	for _, as := range []*appv1.AppService{reader, bystander, other} {
-		mustAdd(t, w.appServices, as)
+		fixtures.MustAdd(t, w.appServices, as)
 		w.track(as.Namespace)
 	}
 	if got := slices.Sorted(func(yield func(string) bool) {

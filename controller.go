@@ -28,6 +28,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
@@ -39,6 +40,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	informers "example.com/appservice-controller/pkg/generated/informers/externalversions/app/v1"
@@ -59,11 +61,12 @@ import (
 // Every sync starts from the current spec and the current children, whatever
 // woke it: a missed or doubled event cannot leave anything behind.
 
-const controllerAgentName = "appservice-controller"
+// controllerAgentName is the source of the controller's Events.
+const controllerAgentName = owner.FieldManager
 
-// fieldManager names the controller in the managedFields of every object it
-// creates, updates or patches, so that users can tell who wrote what.
-const fieldManager = controllerAgentName
+// appServiceKind is the AppService as the owner of its children
+// (internal/owner): its kind, and the label that names it on them.
+var appServiceKind = owner.Kind{GVK: children.ControllerKind, Label: appv1.LabelAppService}
 
 // Controller turns AppServices into their children: a Deployment, and as the
 // spec asks, a Service, ServiceAccount, Ingress, HTTPRoute,
@@ -74,12 +77,12 @@ type Controller struct {
 
 	appServicesLister listers.AppServiceLister
 	// The children's caches, one per kind.
-	serviceAccounts   childCache[*corev1.ServiceAccount]
-	deployments       childCache[*appsv1.Deployment]
-	services          childCache[*corev1.Service]
-	ingresses         childCache[*networkingv1.Ingress]
-	disruptionBudgets childCache[*policyv1.PodDisruptionBudget]
-	autoscalers       childCache[*autoscalingv2.HorizontalPodAutoscaler]
+	serviceAccounts   owner.ChildCache[*corev1.ServiceAccount]
+	deployments       owner.ChildCache[*appsv1.Deployment]
+	services          owner.ChildCache[*corev1.Service]
+	ingresses         owner.ChildCache[*networkingv1.Ingress]
+	disruptionBudgets owner.ChildCache[*policyv1.PodDisruptionBudget]
+	autoscalers       owner.ChildCache[*autoscalingv2.HorizontalPodAutoscaler]
 	// routes is nil when the controller runs without the Gateway API's
 	// client (in unit tests).
 	routes *routeInformer
@@ -117,7 +120,7 @@ func NewController(
 		appClient:         appClient,
 		appServicesLister: appServiceInformer.Lister(),
 		cachesSynced:      []cache.InformerSynced{appServiceInformer.Informer().HasSynced},
-		queue:             newQueue("appservices"),
+		queue:             owner.NewQueue("appservices"),
 		recorder:          recorder,
 	}
 
@@ -139,7 +142,7 @@ func NewController(
 	}
 	// A change of a child queues its owner, so that drift is repaired and the
 	// status follows the Deployment.
-	childHandler := childEvents{kind: appServiceKind, queue: c.queue}.handlers()
+	childHandler := owner.ChildEvents{Kind: appServiceKind, Queue: c.queue}.Handlers()
 	var errs []error
 	c.serviceAccounts = watchChild[*corev1.ServiceAccount](c, kubeInformers.Core().V1().ServiceAccounts().Informer(), childHandler, &errs)
 	c.deployments = watchChild[*appsv1.Deployment](c, kubeInformers.Apps().V1().Deployments().Informer(), childHandler, &errs)
@@ -161,9 +164,9 @@ func NewController(
 // watchChild registers a child kind's informer: the handler, the
 // controller index, and its HasSynced among the caches the workers wait
 // for. It returns the kind's cache; errors are added to errs.
-func watchChild[T metav1.Object](c *Controller, informer cache.SharedIndexInformer, handler cache.ResourceEventHandler, errs *[]error) childCache[T] {
+func watchChild[T metav1.Object](c *Controller, informer cache.SharedIndexInformer, handler cache.ResourceEventHandler, errs *[]error) owner.ChildCache[T] {
 	_, err := informer.AddEventHandler(handler)
-	cc, indexErr := newChildCache[T](informer, appServiceKind)
+	cc, indexErr := owner.NewChildCache[T](informer, appServiceKind)
 	*errs = append(*errs, err, indexErr)
 	c.cachesSynced = append(c.cachesSynced, informer.HasSynced)
 	return cc
@@ -187,7 +190,7 @@ func (c *Controller) handleAppService(obj interface{}) {
 
 // Run waits for the caches, starts the workers and blocks until ctx is
 // cancelled. Then it shuts the queue down and returns only after every
-// worker has finished the sync it was running (queue.go).
+// worker has finished the sync it was running (owner.WorkerPool).
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	klog.FromContext(ctx).Info("Starting AppService controller")
@@ -197,7 +200,12 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 			synced = append(slices.Clone(synced), routesSynced)
 		}
 	}
-	return workerPool{name: "appservice", queue: c.queue, sync: c.syncHandler}.run(ctx, workers, synced)
+	return owner.WorkerPool{Name: "appservice", Queue: c.queue, Sync: c.syncHandler, Logger: appServiceLogger}.Run(ctx, workers, synced)
+}
+
+// appServiceLogger is a sync's logger, with the AppService's key.
+func appServiceLogger(logger klog.Logger, key cache.ObjectName) klog.Logger {
+	return klog.LoggerWithValues(logger, "appservice", key)
 }
 
 // syncHandler brings the children of one AppService in line
@@ -226,23 +234,23 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// The ServiceAccount first, the Pods' identity: the Deployment's Pods
 	// cannot be created before it exists.
 	s := newAppSync(c, as)
-	_, saErr := s.serviceAccounts().sync(ctx, &s.ownerSync, children.NewServiceAccount(as))
+	_, saErr := s.serviceAccounts().Sync(ctx, &s.Sync, children.NewServiceAccount(as))
 	desiredDeployment := children.NewDeployment(as)
 	configErr := s.setConfigDigest(ctx, desiredDeployment)
-	deployment, deployErr := s.deployments().ensure(ctx, &s.ownerSync, desiredDeployment)
-	_, serviceErr := s.services().sync(ctx, &s.ownerSync, children.NewService(as))
-	ingress, ingressErr := s.ingresses().sync(ctx, &s.ownerSync, children.NewIngress(as))
+	deployment, deployErr := s.deployments().Ensure(ctx, &s.Sync, desiredDeployment)
+	_, serviceErr := s.services().Sync(ctx, &s.Sync, children.NewService(as))
+	ingress, ingressErr := s.ingresses().Sync(ctx, &s.Sync, children.NewIngress(as))
 	route, routeErr := s.syncHTTPRoute(ctx)
-	_, budgetErr := s.disruptionBudgets().sync(ctx, &s.ownerSync, children.NewDisruptionBudget(as))
-	_, autoscalerErr := s.autoscalers().sync(ctx, &s.ownerSync, children.NewAutoscaler(as))
-	s.changes.record(c.recorder, as)
+	_, budgetErr := s.disruptionBudgets().Sync(ctx, &s.Sync, children.NewDisruptionBudget(as))
+	_, autoscalerErr := s.autoscalers().Sync(ctx, &s.Sync, children.NewAutoscaler(as))
+	s.Changes.Record(c.recorder, as)
 	errs := []error{saErr, configErr, deployErr, serviceErr, ingressErr, routeErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
-	if errors.Is(syncErr, errNamespaceTerminating) {
+	if errors.Is(syncErr, owner.ErrNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")
 		return nil
 	}
-	if onlyStale(errs...) {
+	if owner.OnlyStale(errs...) {
 		// Only conflicts and cache lag: retried without a status write.
 		// Any other error is reported, whatever came with it.
 		return syncErr
@@ -263,7 +271,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 // appSync is one sync of one AppService: what the syncs of its children
 // share.
 type appSync struct {
-	ownerSync
+	owner.Sync
 	c  *Controller
 	as *appv1.AppService
 }
@@ -271,12 +279,19 @@ type appSync struct {
 // newAppSync starts the sync of an AppService.
 func newAppSync(c *Controller, as *appv1.AppService) *appSync {
 	return &appSync{
-		ownerSync: ownerSync{
-			obj: as, kind: appServiceKind, blocked: blockedByExisting(as),
-			fresh: func(ctx context.Context) (metav1.Object, error) {
-				return readFresh(ctx, c.appClient.AppV1().AppServices(as.Namespace).Get, as.Name)
+		Sync: owner.Sync{
+			Obj: as, Kind: appServiceKind, Blocked: blockedByExisting(as),
+			Fresh: func(ctx context.Context) (metav1.Object, error) {
+				return owner.ReadFresh(ctx, c.appClient.AppV1().AppServices(as.Namespace).Get, as.Name)
 			},
 		},
 		c: c, as: as,
 	}
+}
+
+// blockedByExisting reports whether the last sync found an object in the
+// way of one of the AppService's children.
+func blockedByExisting(as *appv1.AppService) bool {
+	c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionDegraded)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == appv1.ReasonResourceExists
 }

@@ -45,7 +45,7 @@ func TestSyncHandlerCreatesChildren(t *testing.T) {
 	}))
 	// One Event for both children.
 	f.events = []string{
-		normal(appv1.ReasonCreated, "Created Deployment nginx-app, Service nginx-app"),
+		fixtures.Normal(appv1.ReasonCreated, "Created Deployment nginx-app, Service nginx-app"),
 	}
 	if err := f.run(testKey); err != nil {
 		t.Fatalf("syncHandler: %v", err)
@@ -175,8 +175,8 @@ func TestSyncHandlerSteadyState(t *testing.T) {
 
 func TestSyncHandlerUpdates(t *testing.T) {
 	var (
-		deploymentUpdated = normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: ")
-		serviceUpdated    = normal(appv1.ReasonUpdated, "Updated Service nginx-app: ")
+		deploymentUpdated = fixtures.Normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: ")
+		serviceUpdated    = fixtures.Normal(appv1.ReasonUpdated, "Updated Service nginx-app: ")
 	)
 	tests := []childCase{
 		{
@@ -358,7 +358,7 @@ func TestSyncHandlerServiceWithoutPorts(t *testing.T) {
 			if tc.owned {
 				uid := s.UID
 				f.expectDelete(servicesResource, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-				f.events = []string{normal(appv1.ReasonDeleted, "Deleted Service nginx-app: the spec has no ports")}
+				f.events = []string{fixtures.Normal(appv1.ReasonDeleted, "Deleted Service nginx-app: the spec has no ports")}
 			}
 			if err := f.run(testKey); err != nil {
 				t.Errorf("syncHandler: %v", err)

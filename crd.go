@@ -32,6 +32,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
+
+	"example.com/appservice-controller/internal/owner"
 )
 
 // The CRDs generated from the API types (hack/update-codegen.sh), built into
@@ -82,7 +84,7 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, crdYAM
 		live, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			if _, err := crds.Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
+			if _, err := crds.Create(ctx, want, metav1.CreateOptions{FieldManager: owner.FieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating CRD %s: %w", want.Name, err)
 			}
 			logger.Info("Installed CRD", "crd", want.Name)
@@ -97,7 +99,7 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, crdYAM
 			for k, v := range want.Annotations {
 				updated.Annotations[k] = v
 			}
-			if _, err := crds.Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+			if _, err := crds.Update(ctx, updated, metav1.UpdateOptions{FieldManager: owner.FieldManager}); err != nil {
 				return err
 			}
 			logger.Info("Updated CRD", "crd", want.Name)

@@ -324,20 +324,20 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 
 	// The children as the informers' transform caches them.
 	for _, d := range f.deployments {
-		mustAdd(f.t, deployments.Informer().GetIndexer(), trimmed(f.t, d))
+		fixtures.MustAdd(f.t, deployments.Informer().GetIndexer(), trimmed(f.t, d))
 	}
 	for _, s := range f.services {
-		mustAdd(f.t, services.Informer().GetIndexer(), trimmed(f.t, s))
+		fixtures.MustAdd(f.t, services.Informer().GetIndexer(), trimmed(f.t, s))
 	}
 	for _, o := range f.others {
 		informer, err := kubeInformers.ForResource(resourceOf(f.t, o))
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		mustAdd(f.t, informer.Informer().GetIndexer(), trimmed(f.t, o))
+		fixtures.MustAdd(f.t, informer.Informer().GetIndexer(), trimmed(f.t, o))
 	}
 	for _, as := range f.appServices {
-		mustAdd(f.t, appServices.Informer().GetIndexer(), as)
+		fixtures.MustAdd(f.t, appServices.Informer().GetIndexer(), as)
 	}
 	return c
 }
@@ -350,13 +350,6 @@ func trimmed(t *testing.T, obj any) any {
 		t.Fatal(err)
 	}
 	return out
-}
-
-func mustAdd(t *testing.T, indexer cache.Store, obj interface{}) {
-	t.Helper()
-	if err := indexer.Add(obj); err != nil {
-		t.Fatalf("adding %T to the indexer: %v", obj, err)
-	}
 }
 
 // run syncs key and checks the actions on both clients and the Events
@@ -372,7 +365,7 @@ func (f *fixture) run(key cache.ObjectName) error {
 
 	f.checkActions("kube", f.kubeActions, filterInformerActions(f.kubeClient.Actions()))
 	f.checkActions("app", f.appActions, filterInformerActions(f.appClient.Actions()))
-	checkEvents(f.t, f.events, drainEvents(f.recorder))
+	fixtures.CheckEvents(f.t, f.events, fixtures.DrainEvents(f.recorder))
 	if now := f.cachedCopies(); !equality.Semantic.DeepEqual(cached, now) {
 		f.t.Errorf("the sync modified objects in the informers' caches:\n%s", cmp.Diff(cached, now))
 	}
@@ -476,23 +469,15 @@ func filterInformerActions(actions []core.Action) []core.Action {
 	return out
 }
 
-func describe(a core.Action) string {
-	s := a.GetVerb() + " " + a.GetResource().Resource
-	if a.GetSubresource() != "" {
-		s += "/" + a.GetSubresource()
-	}
-	return s
-}
-
 func (f *fixture) checkActions(client string, want, got []core.Action) {
 	f.t.Helper()
 	if len(want) != len(got) {
 		var w, g []string
 		for _, a := range want {
-			w = append(w, describe(a))
+			w = append(w, fixtures.Describe(a))
 		}
 		for _, a := range got {
-			g = append(g, describe(a))
+			g = append(g, fixtures.Describe(a))
 		}
 		f.t.Errorf("%s client: got %d actions %q, want %d %q", client, len(got), g, len(want), w)
 		return
@@ -516,12 +501,12 @@ func (f *fixture) checkPatchedTo(want patchedTo, got core.Action, base runtime.O
 	f.t.Helper()
 	g, ok := got.(core.PatchActionImpl)
 	if !ok || g.GetResource() != want.GetResource() || g.GetName() != want.GetName() || g.GetPatchType() != types.StrategicMergePatchType {
-		f.t.Errorf("got action %s, want a strategic merge patch of %s %s", describe(got), want.GetResource().Resource, want.GetName())
+		f.t.Errorf("got action %s, want a strategic merge patch of %s %s", fixtures.Describe(got), want.GetResource().Resource, want.GetName())
 		return
 	}
 	checkFieldManager(f.t, got)
 	if base == nil {
-		f.t.Errorf("%s: a patch of an object the API server does not hold", describe(got))
+		f.t.Errorf("%s: a patch of an object the API server does not hold", fixtures.Describe(got))
 		return
 	}
 	var precondition struct {
@@ -530,10 +515,10 @@ func (f *fixture) checkPatchedTo(want patchedTo, got core.Action, base runtime.O
 		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(g.GetPatch(), &precondition); err != nil {
-		f.t.Fatalf("%s: patch is not JSON: %v", describe(got), err)
+		f.t.Fatalf("%s: patch is not JSON: %v", fixtures.Describe(got), err)
 	}
 	if rv := base.(metav1.Object).GetResourceVersion(); precondition.Metadata.ResourceVersion != rv {
-		f.t.Errorf("%s: resourceVersion precondition %q, want %q", describe(got), precondition.Metadata.ResourceVersion, rv)
+		f.t.Errorf("%s: resourceVersion precondition %q, want %q", fixtures.Describe(got), precondition.Metadata.ResourceVersion, rv)
 	}
 	original, err := json.Marshal(base)
 	if err != nil {
@@ -541,14 +526,14 @@ func (f *fixture) checkPatchedTo(want patchedTo, got core.Action, base runtime.O
 	}
 	patched, err := strategicpatch.StrategicMergePatch(original, g.GetPatch(), base)
 	if err != nil {
-		f.t.Errorf("%s: applying %s: %v", describe(got), g.GetPatch(), err)
+		f.t.Errorf("%s: applying %s: %v", fixtures.Describe(got), g.GetPatch(), err)
 		return
 	}
 	result := reflect.New(reflect.TypeOf(base).Elem()).Interface().(runtime.Object)
 	if err := json.Unmarshal(patched, result); err != nil {
 		f.t.Fatal(err)
 	}
-	checkObject(f.t, describe(got)+" "+string(g.GetPatch()), want.want, result)
+	checkObject(f.t, fixtures.Describe(got)+" "+string(g.GetPatch()), want.want, result)
 }
 
 // checkAction compares an action by verb, resource, subresource, namespace
@@ -557,41 +542,41 @@ func checkAction(t *testing.T, want, got core.Action) {
 	t.Helper()
 	if want.GetVerb() != got.GetVerb() || want.GetResource() != got.GetResource() ||
 		want.GetSubresource() != got.GetSubresource() || want.GetNamespace() != got.GetNamespace() {
-		t.Errorf("got action %s in %q, want %s in %q", describe(got), got.GetNamespace(), describe(want), want.GetNamespace())
+		t.Errorf("got action %s in %q, want %s in %q", fixtures.Describe(got), got.GetNamespace(), fixtures.Describe(want), want.GetNamespace())
 		return
 	}
 	checkFieldManager(t, got)
 	switch w := want.(type) {
 	case core.CreateActionImpl:
-		checkObject(t, describe(want), w.GetObject(), got.(core.CreateActionImpl).GetObject())
+		checkObject(t, fixtures.Describe(want), w.GetObject(), got.(core.CreateActionImpl).GetObject())
 	case core.UpdateActionImpl:
-		checkObject(t, describe(want), w.GetObject(), got.(core.UpdateActionImpl).GetObject())
+		checkObject(t, fixtures.Describe(want), w.GetObject(), got.(core.UpdateActionImpl).GetObject())
 	case core.GetActionImpl:
 		if g := got.(core.GetActionImpl); g.GetName() != w.GetName() {
-			t.Errorf("%s: got name %q, want %q", describe(want), g.GetName(), w.GetName())
+			t.Errorf("%s: got name %q, want %q", fixtures.Describe(want), g.GetName(), w.GetName())
 		}
 	case core.PatchActionImpl:
 		g := got.(core.PatchActionImpl)
 		if g.GetName() != w.GetName() || g.GetPatchType() != w.GetPatchType() {
-			t.Errorf("%s: got %s patch of %q, want %s patch of %q", describe(want), g.GetPatchType(), g.GetName(), w.GetPatchType(), w.GetName())
+			t.Errorf("%s: got %s patch of %q, want %s patch of %q", fixtures.Describe(want), g.GetPatchType(), g.GetName(), w.GetPatchType(), w.GetName())
 		}
 		var wantPatch, gotPatch any
 		if err := json.Unmarshal(w.GetPatch(), &wantPatch); err != nil {
 			t.Fatalf("expected patch: %v", err)
 		}
 		if err := json.Unmarshal(g.GetPatch(), &gotPatch); err != nil {
-			t.Errorf("%s: patch is not JSON: %v", describe(want), err)
+			t.Errorf("%s: patch is not JSON: %v", fixtures.Describe(want), err)
 		}
 		if !equality.Semantic.DeepEqual(wantPatch, gotPatch) {
-			t.Errorf("%s: patch differs (-want +got):\n%s", describe(want), cmp.Diff(wantPatch, gotPatch))
+			t.Errorf("%s: patch differs (-want +got):\n%s", fixtures.Describe(want), cmp.Diff(wantPatch, gotPatch))
 		}
 	case core.DeleteActionImpl:
 		g := got.(core.DeleteActionImpl)
 		if g.GetName() != w.GetName() {
-			t.Errorf("%s: got name %q, want %q", describe(want), g.GetName(), w.GetName())
+			t.Errorf("%s: got name %q, want %q", fixtures.Describe(want), g.GetName(), w.GetName())
 		}
 		if !equality.Semantic.DeepEqual(w.DeleteOptions, g.DeleteOptions) {
-			t.Errorf("%s: delete options differ (-want +got):\n%s", describe(want), cmp.Diff(w.DeleteOptions, g.DeleteOptions))
+			t.Errorf("%s: delete options differ (-want +got):\n%s", fixtures.Describe(want), cmp.Diff(w.DeleteOptions, g.DeleteOptions))
 		}
 	default:
 		t.Errorf("unexpected action type %T", want)
@@ -614,7 +599,7 @@ func checkFieldManager(t *testing.T, a core.Action) {
 		return
 	}
 	if manager != "appservice-controller" {
-		t.Errorf("%s: field manager %q, want %q", describe(a), manager, "appservice-controller")
+		t.Errorf("%s: field manager %q, want %q", fixtures.Describe(a), manager, "appservice-controller")
 	}
 }
 
@@ -650,35 +635,6 @@ func matchTransitionTimes(t *testing.T, want, got *appv1.AppService) *appv1.AppS
 		}
 	}
 	return out
-}
-
-// normal and warning are an Event as the FakeRecorder reports it: type,
-// reason and message.
-func normal(reason, message string) string {
-	return corev1.EventTypeNormal + " " + reason + " " + message
-}
-
-func warning(reason, message string) string {
-	return corev1.EventTypeWarning + " " + reason + " " + message
-}
-
-func drainEvents(r *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-r.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-func checkEvents(t *testing.T, want, got []string) {
-	t.Helper()
-	if !equality.Semantic.DeepEqual(want, got) {
-		t.Errorf("Events differ (-want +got):\n%s", cmp.Diff(want, got))
-	}
 }
 
 // writtenStatus returns the status written by the fixture's last run.

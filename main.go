@@ -18,6 +18,15 @@ limitations under the License.
 // (app.example.com/v1) into Deployments, Services and the other children an
 // app needs, and keeps them in line; and runs each Activity's command once,
 // as a Job.
+//
+// The root is the AppService's controller: main.go wires it and the
+// Activity's (internal/activity) on shared clients and informer factories,
+// with the process's packages (internal/servers, leader, version).
+// controller.go, children.go, status.go, configs.go, routes.go and crd.go
+// are what only the AppService's sync uses; what both kinds share is in
+// internal/owner. It may import any package of this repository but those
+// for tests only (internal/fixtures, harness, localcluster, docscheck,
+// argocdhealth), and nothing imports it.
 package main
 
 import (
@@ -59,6 +68,7 @@ import (
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
+	"example.com/appservice-controller/internal/activity"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/leader"
 	"example.com/appservice-controller/internal/servers"
@@ -224,7 +234,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	activities, err := NewActivityController(ctx, c.kube, c.apps, f.jobs, f.apps.App().V1().Activities(), recorder)
+	activities, err := activity.NewController(ctx, c.kube, c.apps, f.jobs, f.apps.App().V1().Activities(), recorder)
 	if err != nil {
 		return err
 	}
@@ -235,7 +245,7 @@ func run(ctx context.Context, o options) error {
 	defer f.jobs.Shutdown()
 	defer f.apps.Shutdown()
 	defer f.gateway.Shutdown() // started by the controller, if the cluster serves HTTPRoutes
-	go probes.ReadyWhenSynced(ctx, append(slices.Clone(controller.cachesSynced), activities.cachesSynced...)...)
+	go probes.ReadyWhenSynced(ctx, append(slices.Clone(controller.cachesSynced), activities.CachesSynced()...)...)
 
 	work := func(ctx context.Context) error {
 		return runBoth(ctx,

@@ -31,6 +31,7 @@ import (
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -52,7 +53,7 @@ type routeInformer struct {
 	discovery discovery.DiscoveryInterface
 	client    gatewayclient.Interface
 	factory   gatewayinformers.SharedInformerFactory
-	cache     childCache[*gatewayv1.HTTPRoute]
+	cache     owner.ChildCache[*gatewayv1.HTTPRoute]
 	synced    cache.InformerSynced
 
 	mu        sync.Mutex
@@ -76,7 +77,7 @@ func newRouteInformer(d discovery.DiscoveryInterface, g *GatewayAPI, handler cac
 	if _, err := informer.AddEventHandler(handler); err != nil {
 		return nil, err
 	}
-	c, err := newChildCache[*gatewayv1.HTTPRoute](informer, appServiceKind)
+	c, err := owner.NewChildCache[*gatewayv1.HTTPRoute](informer, appServiceKind)
 	if err != nil {
 		return nil, err
 	}
@@ -143,9 +144,9 @@ func (r *routeInformer) startIfServed(ctx context.Context, force bool) (bool, er
 
 // errRouteAPIMissing is the failure of an AppService asking for a route on a
 // cluster that serves no HTTPRoutes.
-var errRouteAPIMissing = &childError{
-	reason: appv1.ReasonRouteAPIMissing,
-	err: fmt.Errorf("HTTPRoute: the cluster does not serve %s HTTPRoutes (the Gateway API is not installed); the route is created once it is",
+var errRouteAPIMissing = &owner.ChildError{
+	Reason: appv1.ReasonRouteAPIMissing,
+	Err: fmt.Errorf("HTTPRoute: the cluster does not serve %s HTTPRoutes (the Gateway API is not installed); the route is created once it is",
 		children.HTTPRouteGroupVersion),
 }
 
@@ -170,19 +171,19 @@ func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, erro
 		return nil, nil // no route wanted, and the cluster can hold none
 	case !r.synced() && desired != nil:
 		// Just started (the Gateway API appeared while we ran).
-		return nil, fmt.Errorf("HTTPRoutes: %w", errCacheLag)
+		return nil, fmt.Errorf("HTTPRoutes: %w", owner.ErrCacheLag)
 	case !r.synced():
 		// No route wanted: one left from before is deleted by a later
 		// sync (its informer's events and the resyncs bring the
 		// AppService back); the others' syncs do not wait for it.
 		return nil, nil
 	}
-	return s.httpRoutes().sync(ctx, &s.ownerSync, desired)
+	return s.httpRoutes().Sync(ctx, &s.Sync, desired)
 }
 
-func (s *appSync) httpRoutes() childKind[*gatewayv1.HTTPRoute] {
-	return childKind[*gatewayv1.HTTPRoute]{
-		name: "HTTPRoute", client: s.c.routes.client.GatewayV1().HTTPRoutes(s.as.Namespace),
-		cache: s.c.routes.cache, diff: children.UpdateHTTPRoute, unwanted: "the spec has no httpRoute (or no ports)",
+func (s *appSync) httpRoutes() owner.ChildKind[*gatewayv1.HTTPRoute] {
+	return owner.ChildKind[*gatewayv1.HTTPRoute]{
+		Name: "HTTPRoute", Client: s.c.routes.client.GatewayV1().HTTPRoutes(s.as.Namespace),
+		Cache: s.c.routes.cache, Diff: children.UpdateHTTPRoute, Unwanted: "the spec has no httpRoute (or no ports)",
 	}
 }

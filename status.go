@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -80,9 +81,9 @@ func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error
 	notStalled := cond(appv1.ConditionStalled, f, appv1.ReasonAsExpected, "Nothing needs the user")
 
 	p := progress(as, d)
-	switch ce := needsUser(syncErr); {
+	switch ce := owner.NeedsUser(syncErr); {
 	case ce != nil:
-		p = rollout{stalled: true, reason: ce.reason, message: ce.Error()}
+		p = rollout{stalled: true, reason: ce.Reason, message: ce.Error()}
 	case syncErr != nil:
 		p = rollout{reason: appv1.ReasonRetrying, message: "Retrying: " + syncErr.Error()}
 	}
@@ -215,10 +216,10 @@ func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 		Reason:             appv1.ReasonAsExpected,
 		Message:            "Every child matches the spec",
 	}
-	var ce *childError
+	var ce *owner.ChildError
 	switch {
 	case errors.As(syncErr, &ce):
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ce.reason, ce.Error()
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ce.Reason, ce.Error()
 	case syncErr != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonSyncFailed, syncErr.Error()
 	}
@@ -245,7 +246,7 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	// Never modify the cache's object: write a copy.
 	updated := as.DeepCopy()
 	updated.Status = status
-	_, err := c.appClient.AppV1().AppServices(as.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	_, err := c.appClient.AppV1().AppServices(as.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: owner.FieldManager})
 	if apierrors.IsNotFound(err) {
 		return nil // deleted meanwhile: there is no status left to report in
 	}

@@ -29,6 +29,7 @@ import (
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -42,7 +43,7 @@ func TestSyncHandlerStatus(t *testing.T) {
 		liveSvc    func(*corev1.Service)
 		want       func(*appv1.AppServiceStatus) // applied to currentStatus; nil: no write
 		events     []string
-		wantReason string // of the *childError returned; "": no error
+		wantReason string // of the *owner.ChildError returned; "": no error
 	}{
 		{name: "current"},
 		{
@@ -103,7 +104,7 @@ func TestSyncHandlerStatus(t *testing.T) {
 			want: func(st *appv1.AppServiceStatus) {
 				setDegraded(st, serviceInTheWay(), true) // still True: lastTransitionTime kept
 			},
-			events:     []string{warning(appv1.ReasonResourceExists, notOursMessage("Service"))},
+			events:     []string{fixtures.Warning(appv1.ReasonResourceExists, notOursMessage("Service"))},
 			wantReason: appv1.ReasonResourceExists,
 		},
 	}
@@ -179,7 +180,7 @@ func TestSyncHandlerNoWarningWithoutStatus(t *testing.T) {
 
 func TestNewStatus(t *testing.T) {
 	earlier := metav1.NewTime(lastTransition.Add(-time.Hour))
-	inTheWay := &childError{reason: appv1.ReasonResourceExists, err: errors.New("Service default/nginx-app is in the way")}
+	inTheWay := &owner.ChildError{Reason: appv1.ReasonResourceExists, Err: errors.New("Service default/nginx-app is in the way")}
 	unknown := func(typ string) metav1.Condition {
 		return condition(typ, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet")
 	}
@@ -233,7 +234,7 @@ func TestNewStatus(t *testing.T) {
 			}(),
 		},
 		{
-			name:    "Degraded from a wrapped *childError",
+			name:    "Degraded from a wrapped *owner.ChildError",
 			prior:   func() *appv1.AppServiceStatus { st := currentStatus(); return &st }(),
 			syncErr: errors.Join(nil, fmt.Errorf("sync: %w", inTheWay)),
 			want: func() appv1.AppServiceStatus {

@@ -14,11 +14,45 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+// Package activity is the Activity's controller, the second kind: it runs
+// an Activity's shell command once, as a Job, and reports the run in the
+// Activity's status. Top to bottom, as the root's controller.go is for the
+// AppService:
+//
+//	informers (Activities; Jobs carrying appv1.LabelActivity)
+//	  → event handlers map each to its Activity's key (owner.ChildEvents)
+//	  → the Activities' own rate-limited workqueue
+//	  → their own workers (owner.WorkerPool), each running syncActivity
+//	  → syncActivity: the Job (internal/children/job.go) created or claimed
+//	    through the one claiming path (internal/owner); status from the
+//	    Job (status.go), written only when it changed; Events on
+//	    transitions (the change log's, and the run's end here).
+//
+// What it shares with the AppService's controller is in internal/owner: the
+// claiming path, the child caches, the change log's Events, the errors, the
+// queue and workers. What is its own: the queue, the workers' count, the
+// sync and the status. main.go builds its informers and wires it.
+//
+// A run is a run: once the Activity has Succeeded or Failed its sync
+// writes nothing and reads nothing but its caches. A Job deleted before the
+// command finished is not created again (the command would run twice): the
+// Activity fails. The Job carries a finalizer (appv1.FinalizerActivityStatus)
+// until the Activity's status has recorded how the run ended, so that a Job
+// deleted at once (a TTL of 0, a user, the controller down meanwhile) cannot
+// take the outcome with it; releaseJob removes it then, once the Activity
+// is gone or being deleted, and from a Job left by an earlier Activity of
+// the name.
+//
+// It may import internal/owner, internal/children, the API's packages
+// (pkg/apis, pkg/generated), client-go and apimachinery. It never imports
+// the root (the AppService's controller), and nothing imports it but
+// main.go.
+package activity
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -39,45 +73,24 @@ import (
 	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	informers "example.com/appservice-controller/pkg/generated/informers/externalversions/app/v1"
 	listers "example.com/appservice-controller/pkg/generated/listers/app/v1"
 )
 
-// The Activity's controller, the second kind, top to bottom as controller.go
-// is for the AppService:
-//
-//	informers (Activities; Jobs carrying appv1.LabelActivity)
-//	  → event handlers map each to its Activity's key (queue.go's childEvents)
-//	  → the Activities' own rate-limited workqueue
-//	  → their own workers (queue.go's workerPool), each running syncActivity
-//	  → syncActivity: the Job (internal/children/job.go) created or claimed
-//	    through the one claiming path (claim.go, child.go); status from the
-//	    Job (activity_status.go), written only when it changed; Events on
-//	    transitions (events.go, and the run's end here).
-//
-// What it shares with the AppService's: the claiming path, the change log's
-// Events, the errors, the queue plumbing and the informer set-up in main.go.
-// What is its own: the queue, the workers, the sync and the status.
-//
-// A run is a run: once the Activity has Succeeded or Failed its sync
-// writes nothing and reads nothing but its caches. A Job deleted before the
-// command finished is not created again (the command would run twice): the
-// Activity fails. The Job carries a finalizer (appv1.FinalizerActivityStatus)
-// until the Activity's status has recorded how the run ended, so that a Job
-// deleted at once (a TTL of 0, a user, the controller down meanwhile) cannot
-// take the outcome with it; releaseJob removes it then, once the Activity
-// is gone or being deleted, and from a Job left by an earlier Activity of
-// the name.
+// activityKind is the Activity as the owner of its Job (internal/owner):
+// its kind, and the label that names it on the Job.
+var activityKind = owner.Kind{GVK: children.ActivityKind, Label: appv1.LabelActivity}
 
-// ActivityController runs each Activity's command once, as a Job.
-type ActivityController struct {
+// Controller runs each Activity's command once, as a Job.
+type Controller struct {
 	kubeClient kubernetes.Interface
 	appClient  clientset.Interface
 
 	activities   listers.ActivityLister
-	jobs         childCache[*batchv1.Job]
+	jobs         owner.ChildCache[*batchv1.Job]
 	cachesSynced []cache.InformerSynced
 
 	// queue holds the keys of Activities to sync, apart from the
@@ -93,23 +106,23 @@ type ActivityController struct {
 	released sync.Map
 }
 
-// NewActivityController wires the Activities' and their Jobs' events to the
+// NewController wires the Activities' and their Jobs' events to the
 // Activities' workqueue. jobInformers is expected to list only Jobs carrying
 // appv1.LabelActivity, trimmed (see main.go); start it after this call.
-func NewActivityController(
+func NewController(
 	ctx context.Context,
 	kubeClient kubernetes.Interface,
 	appClient clientset.Interface,
 	jobInformers kubeinformers.SharedInformerFactory,
 	activityInformer informers.ActivityInformer,
 	recorder record.EventRecorder,
-) (*ActivityController, error) {
+) (*Controller, error) {
 	klog.FromContext(ctx).V(4).Info("Setting up the Activities' event handlers")
-	c := &ActivityController{
+	c := &Controller{
 		kubeClient: kubeClient,
 		appClient:  appClient,
 		activities: activityInformer.Lister(),
-		queue:      newQueue("activities"),
+		queue:      owner.NewQueue("activities"),
 		recorder:   recorder,
 	}
 	// Every change of an Activity, and every resync, queues it; the sync
@@ -120,9 +133,9 @@ func NewActivityController(
 		DeleteFunc: c.handleActivity,
 	})
 	jobs := jobInformers.Batch().V1().Jobs().Informer()
-	_, handlerErr := jobs.AddEventHandler(childEvents{kind: activityKind, queue: c.queue}.handlers())
+	_, handlerErr := jobs.AddEventHandler(owner.ChildEvents{Kind: activityKind, Queue: c.queue}.Handlers())
 	var indexErr error
-	c.jobs, indexErr = newChildCache[*batchv1.Job](jobs, activityKind)
+	c.jobs, indexErr = owner.NewChildCache[*batchv1.Job](jobs, activityKind)
 	c.cachesSynced = []cache.InformerSynced{activityInformer.Informer().HasSynced, jobs.HasSynced}
 	if err := errors.Join(err, handlerErr, indexErr); err != nil {
 		return nil, err
@@ -132,7 +145,7 @@ func NewActivityController(
 
 // handleActivity queues the key of an Activity (or of the last known state
 // of a deleted one).
-func (c *ActivityController) handleActivity(obj interface{}) {
+func (c *Controller) handleActivity(obj interface{}) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -145,16 +158,27 @@ func (c *ActivityController) handleActivity(obj interface{}) {
 }
 
 // Run waits for the caches, starts the workers and blocks until ctx is
-// cancelled, then drains them (queue.go).
-func (c *ActivityController) Run(ctx context.Context, workers int) error {
+// cancelled, then drains them (owner.WorkerPool).
+func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	klog.FromContext(ctx).Info("Starting Activity controller")
-	return workerPool{name: "activity", queue: c.queue, sync: c.syncActivity}.run(ctx, workers, c.cachesSynced)
+	return owner.WorkerPool{Name: "activity", Queue: c.queue, Sync: c.syncActivity, Logger: activityLogger}.Run(ctx, workers, c.cachesSynced)
+}
+
+// activityLogger is a sync's logger, with the Activity's key.
+func activityLogger(logger klog.Logger, key cache.ObjectName) klog.Logger {
+	return klog.LoggerWithValues(logger, "activity", key)
+}
+
+// CachesSynced are the caches the workers wait for: the process is ready
+// once they have synced.
+func (c *Controller) CachesSynced() []cache.InformerSynced {
+	return c.cachesSynced
 }
 
 // syncActivity runs an Activity's command, through its Job, and reports how
 // the run goes.
-func (c *ActivityController) syncActivity(ctx context.Context, key cache.ObjectName) error {
+func (c *Controller) syncActivity(ctx context.Context, key cache.ObjectName) error {
 	logger := klog.FromContext(ctx)
 	act, err := c.activities.Activities(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
@@ -185,12 +209,12 @@ func (c *ActivityController) syncActivity(ctx context.Context, key cache.ObjectN
 
 	s := newActivitySync(c, act)
 	run, runErr := s.syncJob(ctx)
-	s.changes.record(c.recorder, act)
-	if errors.Is(runErr, errNamespaceTerminating) {
+	s.Changes.Record(c.recorder, act)
+	if errors.Is(runErr, owner.ErrNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating the Job")
 		return nil
 	}
-	if onlyStale(runErr) {
+	if owner.OnlyStale(runErr) {
 		return runErr
 	}
 	final, err := c.updateStatus(ctx, act, run, runErr)
@@ -210,12 +234,12 @@ func (c *ActivityController) syncActivity(ctx context.Context, key cache.ObjectN
 // does. The TTL counts from the run's end (completionTime, or when it
 // Failed); a Job gone sooner (deleted by someone) leaves the Activity until
 // then.
-func (c *ActivityController) expire(ctx context.Context, act *appv1.Activity) error {
+func (c *Controller) expire(ctx context.Context, act *appv1.Activity) error {
 	ttl := act.Spec.TTLSecondsAfterFinished
 	if ttl == nil {
 		return nil
 	}
-	if _, found, err := c.jobs.get(act.Namespace, act.Name); err != nil || found {
+	if _, found, err := c.jobs.Get(act.Namespace, act.Name); err != nil || found {
 		return err
 	}
 	end := act.Status.CompletionTime
@@ -242,16 +266,14 @@ func (c *ActivityController) expire(ctx context.Context, act *appv1.Activity) er
 }
 
 // releaseJobPatch removes our finalizer from a Job, and only ours.
-var releaseJobPatch = mustMarshal(map[string]any{
-	"metadata": map[string]any{"$deleteFromPrimitiveList/finalizers": []string{appv1.FinalizerActivityStatus}},
-})
+var releaseJobPatch = fmt.Appendf(nil, `{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, appv1.FinalizerActivityStatus)
 
 // releaseJob removes our finalizer from the cached Job of key's name, if it
 // carries it and an Activity of that name controls it, unless that
 // Activity's UID is keep (the Activity whose run is still to be recorded).
 // A Job without it, or someone else's, is left alone.
-func (c *ActivityController) releaseJob(ctx context.Context, key cache.ObjectName, keep types.UID) error {
-	job, found, err := c.jobs.get(key.Namespace, key.Name)
+func (c *Controller) releaseJob(ctx context.Context, key cache.ObjectName, keep types.UID) error {
+	job, found, err := c.jobs.Get(key.Namespace, key.Name)
 	if err != nil {
 		return err
 	}
@@ -263,11 +285,11 @@ func (c *ActivityController) releaseJob(ctx context.Context, key cache.ObjectNam
 		return nil // released; the watch has not brought it yet
 	}
 	ref := metav1.GetControllerOf(job)
-	if ref == nil || !activityKind.is(ref) || ref.Name != key.Name || (keep != "" && ref.UID == keep) {
+	if ref == nil || !activityKind.Is(ref) || ref.Name != key.Name || (keep != "" && ref.UID == keep) {
 		return nil
 	}
 	_, err = c.kubeClient.BatchV1().Jobs(key.Namespace).Patch(ctx, key.Name, types.StrategicMergePatchType, releaseJobPatch,
-		metav1.PatchOptions{FieldManager: fieldManager})
+		metav1.PatchOptions{FieldManager: owner.FieldManager})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
@@ -280,18 +302,18 @@ func (c *ActivityController) releaseJob(ctx context.Context, key cache.ObjectNam
 
 // activitySync is one sync of one Activity.
 type activitySync struct {
-	ownerSync
-	c   *ActivityController
+	owner.Sync
+	c   *Controller
 	act *appv1.Activity
 }
 
 // newActivitySync starts the sync of an Activity.
-func newActivitySync(c *ActivityController, act *appv1.Activity) *activitySync {
+func newActivitySync(c *Controller, act *appv1.Activity) *activitySync {
 	return &activitySync{
-		ownerSync: ownerSync{
-			obj: act, kind: activityKind, blocked: activityBlocked(act),
-			fresh: func(ctx context.Context) (metav1.Object, error) {
-				return readFresh(ctx, c.appClient.AppV1().Activities(act.Namespace).Get, act.Name)
+		Sync: owner.Sync{
+			Obj: act, Kind: activityKind, Blocked: activityBlocked(act),
+			Fresh: func(ctx context.Context) (metav1.Object, error) {
+				return owner.ReadFresh(ctx, c.appClient.AppV1().Activities(act.Namespace).Get, act.Name)
 			},
 		},
 		c: c, act: act,
@@ -299,10 +321,10 @@ func newActivitySync(c *ActivityController, act *appv1.Activity) *activitySync {
 }
 
 // jobs is the Activity's one kind of child.
-func (s *activitySync) jobs() childKind[*batchv1.Job] {
-	return childKind[*batchv1.Job]{
-		name: "Job", client: s.c.kubeClient.BatchV1().Jobs(s.act.Namespace),
-		cache: s.c.jobs, diff: children.UpdateJob,
+func (s *activitySync) jobs() owner.ChildKind[*batchv1.Job] {
+	return owner.ChildKind[*batchv1.Job]{
+		Name: "Job", Client: s.c.kubeClient.BatchV1().Jobs(s.act.Namespace),
+		Cache: s.c.jobs, Diff: children.UpdateJob,
 	}
 }
 
@@ -312,11 +334,11 @@ func (s *activitySync) jobs() childKind[*batchv1.Job] {
 func (s *activitySync) syncJob(ctx context.Context) (jobRun, error) {
 	desired := children.NewJob(s.act)
 	if s.act.Status.StartTime != nil {
-		if _, found, err := s.c.jobs.get(desired.Namespace, desired.Name); err != nil || !found {
+		if _, found, err := s.c.jobs.Get(desired.Namespace, desired.Name); err != nil || !found {
 			return jobRun{gone: !found}, err
 		}
 	}
-	job, err := s.jobs().ensure(ctx, &s.ownerSync, desired)
+	job, err := s.jobs().Ensure(ctx, &s.Sync, desired)
 	if err != nil || job == nil {
 		return jobRun{}, err
 	}
@@ -366,14 +388,14 @@ func activityBlocked(act *appv1.Activity) bool {
 // Succeeded, a Warning when Stalled becomes True or changes its message
 // (the run failed, or cannot start). It reports whether the status written
 // is final (Succeeded or Failed).
-func (c *ActivityController) updateStatus(ctx context.Context, act *appv1.Activity, run jobRun, runErr error) (bool, error) {
+func (c *Controller) updateStatus(ctx context.Context, act *appv1.Activity, run jobRun, runErr error) (bool, error) {
 	status := newActivityStatus(act, run, runErr)
 	if equality.Semantic.DeepEqual(act.Status, status) {
 		return false, nil
 	}
 	updated := act.DeepCopy()
 	updated.Status = status
-	_, err := c.appClient.AppV1().Activities(act.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	_, err := c.appClient.AppV1().Activities(act.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: owner.FieldManager})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package activity
 
 import (
 	"slices"
@@ -81,6 +81,19 @@ func ofAnEarlierActivity(j *batchv1.Job) *batchv1.Job {
 	return j
 }
 
+// cacheJob puts job in the Jobs' cache as their informer keeps it
+// (children.Trim), or replaces the one there.
+func cacheJob(t *testing.T, jobs cache.Store, job *batchv1.Job) {
+	t.Helper()
+	cached, err := children.Trim(job)
+	if err == nil {
+		err = jobs.Update(cached) // an Update of a key not held adds it
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 var (
 	started  = metav1.NewTime(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
 	finished = metav1.NewTime(started.Add(5 * time.Second))
@@ -115,7 +128,7 @@ func TestSyncActivity(t *testing.T) {
 			name: "new: the Job is created", act: fixtures.Activity(),
 			wantCalls: []string{"create jobs", "update activities/status"}, wantPhase: appv1.ActivityPending,
 			wantReason: map[string]string{appv1.ConditionReconciling: appv1.ReasonPending},
-			wantEvents: []string{normal(appv1.ReasonCreated, "Created Job sleep-once")},
+			wantEvents: []string{fixtures.Normal(appv1.ReasonCreated, "Created Job sleep-once")},
 		},
 		{
 			name: "the Pod runs", act: startedAct(appv1.ActivityPending), job: liveJob(batchv1.JobStatus{StartTime: &started, Active: 1, Ready: new(int32(1))}),
@@ -130,7 +143,7 @@ func TestSyncActivity(t *testing.T) {
 			}}),
 			wantCalls: []string{"patch jobs", "update activities/status"}, wantPhase: appv1.ActivitySucceeded, wantExit: new(int32(0)),
 			wantReason: map[string]string{appv1.ConditionComplete: "CompletionsReached"},
-			wantEvents: []string{normal(appv1.ReasonSucceeded, "The command exited 0 after 5s")},
+			wantEvents: []string{fixtures.Normal(appv1.ReasonSucceeded, "The command exited 0 after 5s")},
 		},
 		{
 			name: "the command failed: its Pod is read once", act: startedAct(appv1.ActivityRunning), apiOnly: []runtime.Object{failedPod},
@@ -140,7 +153,7 @@ func TestSyncActivity(t *testing.T) {
 			}}),
 			wantCalls: []string{"list pods", "patch jobs", "update activities/status"}, wantPhase: appv1.ActivityFailed, wantExit: new(int32(3)),
 			wantReason: map[string]string{appv1.ConditionFailed: "BackoffLimitExceeded", appv1.ConditionStalled: "BackoffLimitExceeded"},
-			wantEvents: []string{warning("BackoffLimitExceeded", "The command exited 3 (Error):\none\ntwo")},
+			wantEvents: []string{fixtures.Warning("BackoffLimitExceeded", "The command exited 3 (Error):\none\ntwo")},
 		},
 		{
 			name: "past its deadline, the Pod gone: the Job's message", act: startedAct(appv1.ActivityRunning),
@@ -149,13 +162,13 @@ func TestSyncActivity(t *testing.T) {
 			}}),
 			wantCalls: []string{"list pods", "patch jobs", "update activities/status"}, wantPhase: appv1.ActivityFailed,
 			wantReason: map[string]string{appv1.ConditionFailed: "DeadlineExceeded", appv1.ConditionStalled: "DeadlineExceeded"},
-			wantEvents: []string{warning("DeadlineExceeded", "Job was active longer than specified deadline")},
+			wantEvents: []string{fixtures.Warning("DeadlineExceeded", "Job was active longer than specified deadline")},
 		},
 		{
 			name: "the Job deleted mid-run: Failed, and not run again", act: startedAct(appv1.ActivityRunning),
 			wantCalls: []string{"update activities/status"}, wantPhase: appv1.ActivityFailed,
 			wantReason: map[string]string{appv1.ConditionFailed: appv1.ReasonJobDeleted, appv1.ConditionStalled: appv1.ReasonJobDeleted},
-			wantEvents: []string{warning(appv1.ReasonJobDeleted, "The Job was deleted before the command finished; it is not run again (create a new Activity to run it again)")},
+			wantEvents: []string{fixtures.Warning(appv1.ReasonJobDeleted, "The Job was deleted before the command finished; it is not run again (create a new Activity to run it again)")},
 		},
 		{
 			name: "finished: nothing at all, not even a read", act: startedAct(appv1.ActivitySucceeded),
@@ -185,21 +198,21 @@ func TestSyncActivity(t *testing.T) {
 			job:       deleting(liveJob(batchv1.JobStatus{StartTime: &started, Active: 1, Ready: new(int32(1))})),
 			wantCalls: []string{"patch jobs", "update activities/status"}, wantPhase: appv1.ActivityFailed,
 			wantReason: map[string]string{appv1.ConditionFailed: appv1.ReasonJobDeleted, appv1.ConditionStalled: appv1.ReasonJobDeleted},
-			wantEvents: []string{warning(appv1.ReasonJobDeleted, "The Job was deleted before the command finished; it is not run again (create a new Activity to run it again)")},
+			wantEvents: []string{fixtures.Warning(appv1.ReasonJobDeleted, "The Job was deleted before the command finished; it is not run again (create a new Activity to run it again)")},
 		},
 		{
 			name: "a Job held for an earlier Activity of the name: released", act: fixtures.Activity(),
 			job:       ofAnEarlierActivity(liveJob(batchv1.JobStatus{Succeeded: 1})),
 			wantCalls: []string{"patch jobs", "update activities/status"}, wantPhase: appv1.ActivityPending, wantErr: true,
 			wantReason: map[string]string{appv1.ConditionStalled: appv1.ReasonResourceExists},
-			wantEvents: []string{warning(appv1.ReasonResourceExists, "Job default/sleep-once already exists and is not controlled by Activity sleep-once; it is left untouched")},
+			wantEvents: []string{fixtures.Warning(appv1.ReasonResourceExists, "Job default/sleep-once already exists and is not controlled by Activity sleep-once; it is left untouched")},
 		},
 		{
 			name: "someone's Job of the name: left alone, Stalled", act: fixtures.Activity(),
 			job:       &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fixtures.ActivityName, Namespace: fixtures.Namespace, Labels: map[string]string{appv1.LabelActivity: fixtures.ActivityName}, OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "nightly", UID: "cron", Controller: new(true)}}}},
 			wantCalls: []string{"update activities/status"}, wantPhase: appv1.ActivityPending, wantErr: true,
 			wantReason: map[string]string{appv1.ConditionStalled: appv1.ReasonResourceExists},
-			wantEvents: []string{warning(appv1.ReasonResourceExists, "Job default/sleep-once already exists and is not controlled by Activity sleep-once; it is left untouched")},
+			wantEvents: []string{fixtures.Warning(appv1.ReasonResourceExists, "Job default/sleep-once already exists and is not controlled by Activity sleep-once; it is left untouched")},
 		},
 	}
 	for _, tc := range tests {
@@ -218,16 +231,16 @@ func TestSyncActivity(t *testing.T) {
 			recorder := record.NewFakeRecorder(10)
 			jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 			activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
-			c, err := NewActivityController(ctx, kubeClient, appClient, jobInformers, activities, recorder)
+			c, err := NewController(ctx, kubeClient, appClient, jobInformers, activities, recorder)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(c.queue.ShutDown)
 			if !tc.gone {
-				mustAdd(t, activities.Informer().GetIndexer(), tc.act)
+				fixtures.MustAdd(t, activities.Informer().GetIndexer(), tc.act)
 			}
 			if tc.job != nil {
-				mustAdd(t, jobInformers.Batch().V1().Jobs().Informer().GetIndexer(), trimmed(t, tc.job))
+				cacheJob(t, jobInformers.Batch().V1().Jobs().Informer().GetIndexer(), tc.job)
 			}
 			cached := tc.act.DeepCopy()
 
@@ -236,10 +249,10 @@ func TestSyncActivity(t *testing.T) {
 			}
 			var calls []string
 			for _, a := range append(kubeClient.Actions(), appClient.Actions()...) {
-				calls = append(calls, describe(a))
+				calls = append(calls, fixtures.Describe(a))
 			}
 			fixtures.CheckEqual(t, "calls", tc.wantCalls, calls)
-			checkEvents(t, tc.wantEvents, drainEvents(recorder))
+			fixtures.CheckEvents(t, tc.wantEvents, fixtures.DrainEvents(recorder))
 			fixtures.CheckEqual(t, "the cached Activity", cached, tc.act)
 			if slices.Contains(tc.wantCalls, "patch jobs") {
 				job, err := kubeClient.Tracker().Get(batchv1.SchemeGroupVersion.WithResource("jobs"), fixtures.Namespace, fixtures.ActivityName)
@@ -286,13 +299,13 @@ func TestSyncActivityWritesNothingInLine(t *testing.T) {
 	kubeClient, appClient := k8sfake.NewClientset(job), fake.NewClientset(act)
 	jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
-	c, err := NewActivityController(ctx, kubeClient, appClient, jobInformers, activities, record.NewFakeRecorder(10))
+	c, err := NewController(ctx, kubeClient, appClient, jobInformers, activities, record.NewFakeRecorder(10))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.queue.ShutDown)
-	mustAdd(t, activities.Informer().GetIndexer(), act)
-	mustAdd(t, jobInformers.Batch().V1().Jobs().Informer().GetIndexer(), trimmed(t, job))
+	fixtures.MustAdd(t, activities.Informer().GetIndexer(), act)
+	cacheJob(t, jobInformers.Batch().V1().Jobs().Informer().GetIndexer(), job)
 	if err := c.syncActivity(ctx, activityKey); err != nil {
 		t.Fatal(err)
 	}
@@ -312,14 +325,14 @@ func TestReleaseJobOnce(t *testing.T) {
 	kubeClient, appClient := k8sfake.NewClientset(job), fake.NewClientset(act)
 	jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
-	c, err := NewActivityController(ctx, kubeClient, appClient, jobInformers, activities, record.NewFakeRecorder(10))
+	c, err := NewController(ctx, kubeClient, appClient, jobInformers, activities, record.NewFakeRecorder(10))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.queue.ShutDown)
-	mustAdd(t, activities.Informer().GetIndexer(), act)
+	fixtures.MustAdd(t, activities.Informer().GetIndexer(), act)
 	jobs := jobInformers.Batch().V1().Jobs().Informer().GetIndexer()
-	mustAdd(t, jobs, trimmed(t, job))
+	cacheJob(t, jobs, job)
 	for range 2 {
 		if err := c.syncActivity(ctx, activityKey); err != nil {
 			t.Fatal(err)
@@ -328,9 +341,7 @@ func TestReleaseJobOnce(t *testing.T) {
 	if n := len(kubeClient.Actions()); n != 1 {
 		t.Errorf("%d calls for one release: %v", n, kubeClient.Actions())
 	}
-	if err := jobs.Update(trimmed(t, released(job.DeepCopy()))); err != nil {
-		t.Fatal(err)
-	}
+	cacheJob(t, jobs, released(job.DeepCopy()))
 	if err := c.syncActivity(ctx, activityKey); err != nil {
 		t.Fatal(err)
 	}

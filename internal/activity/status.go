@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package activity
 
 import (
 	"fmt"
@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -80,7 +81,7 @@ func newActivityStatus(act *appv1.Activity, run jobRun, syncErr error) appv1.Act
 	if j != nil {
 		finished, ended = children.JobFinished(j)
 	}
-	switch ce := needsUser(syncErr); {
+	switch ce := owner.NeedsUser(syncErr); {
 	case run.gone:
 		failed(appv1.ReasonJobDeleted, "The Job was deleted before the command finished; it is not run again (create a new Activity to run it again)")
 	case ended && finished.Type == batchv1.JobComplete:
@@ -104,8 +105,8 @@ func newActivityStatus(act *appv1.Activity, run jobRun, syncErr error) appv1.Act
 	case ce != nil:
 		// The Job cannot be created, or one of its name is in the way:
 		// the user must act.
-		cond(appv1.ConditionReconciling, f, ce.reason, "Stalled: "+ce.Error())
-		cond(appv1.ConditionStalled, t, ce.reason, ce.Error())
+		cond(appv1.ConditionReconciling, f, ce.Reason, "Stalled: "+ce.Error())
+		cond(appv1.ConditionStalled, t, ce.Reason, ce.Error())
 	case syncErr != nil:
 		inProgress(appv1.ReasonRetrying, "Retrying: "+syncErr.Error())
 	case j != nil && j.Status.Ready != nil && *j.Status.Ready > 0:

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package activity
 
 import (
 	"errors"
@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"example.com/appservice-controller/internal/fixtures"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -44,9 +45,9 @@ func TestActivityStatusOfErrors(t *testing.T) {
 		reconciling, stalled   metav1.ConditionStatus
 		reconcilingR, stalledR string
 	}{
-		{"the API server unavailable", writeFailed(act, appv1.ReasonCreateFailed, "create", "Job", apierrors.NewServiceUnavailable("etcd is down")),
+		{"the API server unavailable", owner.WriteFailed(act, appv1.ReasonCreateFailed, "create", "Job", apierrors.NewServiceUnavailable("etcd is down")),
 			metav1.ConditionTrue, metav1.ConditionFalse, appv1.ReasonRetrying, appv1.ReasonAsExpected},
-		{"a quota refuses the Job", writeFailed(act, appv1.ReasonCreateFailed, "create", "Job", apierrors.NewForbidden(gr, act.Name, errors.New("exceeded quota"))),
+		{"a quota refuses the Job", owner.WriteFailed(act, appv1.ReasonCreateFailed, "create", "Job", apierrors.NewForbidden(gr, act.Name, errors.New("exceeded quota"))),
 			metav1.ConditionFalse, metav1.ConditionTrue, appv1.ReasonCreateFailed, appv1.ReasonCreateFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

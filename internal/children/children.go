@@ -22,6 +22,9 @@ limitations under the License.
 // The controller (package main) writes what these functions return; the
 // tests and the benchmark build their expected objects with them too, so
 // that what they expect cannot drift from what the controller writes.
+//
+// It may import only the API's types (pkg/apis/app/v1) of this repository:
+// it is pure, and the controllers, the tests and the benchmark import it.
 package children
 
 import (

@@ -39,7 +39,7 @@ import (
 // Activity's spec, so the controller owns only our label and the two fields
 // a Job lets change, activeDeadlineSeconds and ttlSecondsAfterFinished:
 // someone changing those is undone. The Job carries
-// appv1.FinalizerActivityStatus from its creation (see activity.go).
+// appv1.FinalizerActivityStatus from its creation (see internal/activity).
 
 // ActivityKind is the group, version and kind of the Activities that own
 // Jobs.

@@ -120,7 +120,7 @@ func Decode[T metav1.Object](c *Cached) (T, error) {
 // encode keeps a trimmed object as a Cached one. Of its metadata, the
 // annotations, and the labels of a child with a controller, are encoded
 // with the rest: the handlers and indexes find the owner of such a child
-// by its controller reference (claim.go's ownerKind.key), and a map of one
+// by its controller reference (internal/owner's Kind.Key), and a map of one
 // label costs some 300 bytes decoded, three times a whole Service encoded.
 func encode(obj metav1.Object) (*Cached, error) {
 	c := &Cached{}

@@ -19,6 +19,8 @@ limitations under the License.
 // names a reader could look for — files, functions, library identifiers,
 // flags, metrics, make targets and commands. It decides what a name is; the
 // tests (test/docs, test/e2e) decide whether it exists.
+//
+// It imports nothing of this repository.
 package docscheck
 
 import (

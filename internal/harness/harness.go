@@ -19,6 +19,9 @@ limitations under the License.
 // with its own metrics and probe ports and its log in a file, started,
 // probed, measured and stopped by signal. Only tests and the benchmark
 // import it.
+//
+// It may import the generated clientset (pkg/generated), and nothing else
+// of this repository.
 package harness
 
 import (

@@ -17,6 +17,8 @@ limitations under the License.
 // Package leader runs the controller's workers only while this replica holds
 // a Lease (coordination.k8s.io/v1), with client-go's leader election, and
 // exits the process as soon as it can no longer be sure it leads.
+//
+// It imports nothing of this repository.
 package leader
 
 import (

@@ -26,6 +26,9 @@ limitations under the License.
 // in one folder; Restart stops and starts one process in place (an etcd or
 // API server restart, for fault tests); Stop ends every process the cluster
 // started.
+//
+// It imports nothing of this repository; only tests, the benchmark and
+// hack/localcluster import it.
 package localcluster
 
 import (

@@ -18,6 +18,9 @@ limitations under the License.
 // legacy registry, which the metrics server serves: the reconcile metrics,
 // named as controller-runtime names them, the build info, and (by a blank
 // import) client-go's workqueue, REST client and leader-election metrics.
+//
+// It may import internal/version (the build info) of this repository, and
+// nothing else of it.
 package metrics
 
 import (

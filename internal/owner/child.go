@@ -14,18 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package owner
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,81 +31,25 @@ import (
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// One sync of one child, the same for every kind: a childKind describes the
-// kind (its name, client, cache and what "differs" means), and sync does the
+// One sync of one child, the same for every kind: a ChildKind describes the
+// kind (its name, client, cache and what "differs" means), and Sync does the
 // rest. The child the spec asks for is created, claimed (claim.go) and
-// brought in line; every other object the AppService controls in that kind
-// (its block removed from the spec, or the child renamed) is deleted.
+// brought in line; every other object the owner controls in that kind (its
+// block removed from the spec, or the child renamed) is deleted.
 
-// The kinds of child, as the sync of one AppService sees them. (The
-// Activity's one kind, the Job, is in activity.go: the same childKind,
-// through the same path.)
-
-func (s *appSync) serviceAccounts() childKind[*corev1.ServiceAccount] {
-	return childKind[*corev1.ServiceAccount]{
-		name: "ServiceAccount", client: s.c.kubeClient.CoreV1().ServiceAccounts(s.as.Namespace),
-		cache: s.c.serviceAccounts, diff: children.UpdateServiceAccount, unwanted: "the spec creates none",
-	}
-}
-
-// deployments: while autoscaling, the live replica count is the
-// autoscaler's, and kept.
-func (s *appSync) deployments() childKind[*appsv1.Deployment] {
-	autoscaled := children.Autoscaled(s.as)
-	return childKind[*appsv1.Deployment]{
-		name: "Deployment", client: s.c.kubeClient.AppsV1().Deployments(s.as.Namespace),
-		cache: s.c.deployments,
-		diff: func(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
-			if autoscaled {
-				desired = desired.DeepCopy()
-				desired.Spec.Replicas = live.Spec.Replicas
-			}
-			return children.UpdateDeployment(live, desired)
-		},
-	}
-}
-
-func (s *appSync) services() childKind[*corev1.Service] {
-	return childKind[*corev1.Service]{
-		name: "Service", client: s.c.kubeClient.CoreV1().Services(s.as.Namespace),
-		cache: s.c.services, diff: children.UpdateService, unwanted: "the spec has no ports",
-	}
-}
-
-func (s *appSync) ingresses() childKind[*networkingv1.Ingress] {
-	return childKind[*networkingv1.Ingress]{
-		name: "Ingress", client: s.c.kubeClient.NetworkingV1().Ingresses(s.as.Namespace),
-		cache: s.c.ingresses, diff: children.UpdateIngress, unwanted: "the spec has no ingress (or no ports)",
-	}
-}
-
-func (s *appSync) disruptionBudgets() childKind[*policyv1.PodDisruptionBudget] {
-	return childKind[*policyv1.PodDisruptionBudget]{
-		name: "PodDisruptionBudget", client: s.c.kubeClient.PolicyV1().PodDisruptionBudgets(s.as.Namespace),
-		cache: s.c.disruptionBudgets, diff: children.UpdateDisruptionBudget, unwanted: "the spec has no disruptionBudget",
-	}
-}
-
-func (s *appSync) autoscalers() childKind[*autoscalingv2.HorizontalPodAutoscaler] {
-	return childKind[*autoscalingv2.HorizontalPodAutoscaler]{
-		name: "HorizontalPodAutoscaler", client: s.c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(s.as.Namespace),
-		cache: s.c.autoscalers, diff: children.UpdateAutoscaler, unwanted: "the spec has no autoscaling",
-	}
-}
-
-// sync brings the AppService's child of this kind in line with desired, and
+// Sync brings the owner's child of this kind in line with desired, and
 // deletes every other one it controls: all of them when desired is nil (the
 // spec asks for none). It returns the live child it asks for (nil when
 // there is none it controls).
-func (k childKind[T]) sync(ctx context.Context, s *ownerSync, desired T) (T, error) {
+func (k ChildKind[T]) Sync(ctx context.Context, s *Sync, desired T) (T, error) {
 	var live, none T
 	var errs []error
 	if desired != none {
 		var err error
-		live, err = k.ensure(ctx, s, desired)
+		live, err = k.Ensure(ctx, s, desired)
 		errs = append(errs, err)
 	}
-	others, err := k.cache.controlledBy(s.obj.GetUID())
+	others, err := k.Cache.ControlledBy(s.Obj.GetUID())
 	errs = append(errs, err)
 	for _, obj := range others {
 		if desired == none || obj.GetName() != desired.GetName() {
@@ -120,11 +59,11 @@ func (k childKind[T]) sync(ctx context.Context, s *ownerSync, desired T) (T, err
 	return live, errors.Join(errs...)
 }
 
-// ensure creates or updates the child desired describes, and returns the
+// Ensure creates or updates the child desired describes, and returns the
 // live one (nil when there is none the owner controls).
-func (k childKind[T]) ensure(ctx context.Context, s *ownerSync, desired T) (T, error) {
+func (k ChildKind[T]) Ensure(ctx context.Context, s *Sync, desired T) (T, error) {
 	var none T
-	live, found, err := k.cache.get(desired.GetNamespace(), desired.GetName())
+	live, found, err := k.Cache.Get(desired.GetNamespace(), desired.GetName())
 	if err != nil {
 		return none, err
 	}
@@ -147,9 +86,9 @@ func (k childKind[T]) ensure(ctx context.Context, s *ownerSync, desired T) (T, e
 		return none, err
 	}
 	if !ours {
-		return none, notOurs(s.kind, s.obj, live, k.name)
+		return none, NotOurs(s.Kind, s.Obj, live, k.Name)
 	}
-	updated, changed := k.diff(live, desired)
+	updated, changed := k.Diff(live, desired)
 	if updated == none {
 		return live, nil
 	}
@@ -163,7 +102,7 @@ func (k childKind[T]) ensure(ctx context.Context, s *ownerSync, desired T) (T, e
 // for (desired is the one it asks for instead, or nil). One no longer
 // labelled for it is released instead, as claim does. The UID precondition
 // makes sure the object deleted is the one looked at, not a newer one.
-func (k childKind[T]) remove(ctx context.Context, s *ownerSync, obj, desired T) error {
+func (k ChildKind[T]) remove(ctx context.Context, s *Sync, obj, desired T) error {
 	var none T
 	if s.beingDeleted(obj) {
 		return nil
@@ -173,26 +112,26 @@ func (k childKind[T]) remove(ctx context.Context, s *ownerSync, obj, desired T) 
 		return err
 	}
 	uid := obj.GetUID()
-	err = k.client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err = k.Client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil // already gone
 	case err != nil:
-		return writeFailed(s.obj, appv1.ReasonDeleteFailed, "delete", k.name, err)
+		return WriteFailed(s.Obj, appv1.ReasonDeleteFailed, "delete", k.Name, err)
 	}
-	why := k.unwanted
+	why := k.Unwanted
 	if desired != none {
-		why = fmt.Sprintf("replaced by %s %s", k.name, desired.GetName())
+		why = fmt.Sprintf("replaced by %s %s", k.Name, desired.GetName())
 	}
-	s.changes.deleted = append(s.changes.deleted, fmt.Sprintf("%s %s: %s", k.name, obj.GetName(), why))
+	s.Changes.deleted = append(s.Changes.deleted, fmt.Sprintf("%s %s: %s", k.Name, obj.GetName(), why))
 	return nil
 }
 
-// childCache is a kind's informer cache, which holds only objects carrying
-// our label (see main.go), indexed by the UID of their controller (an
-// object of the owner kind), each trimmed and encoded (children.Cached):
-// reading one decodes it.
-type childCache[T metav1.Object] struct {
+// ChildCache is a kind's informer cache, which holds only objects carrying
+// the owner kind's label (main.go lists them so), indexed by the UID of
+// their controller (an object of the owner kind), each trimmed and encoded
+// (children.Cached): reading one decodes it.
+type ChildCache[T metav1.Object] struct {
 	indexer cache.Indexer
 }
 
@@ -200,24 +139,24 @@ type childCache[T metav1.Object] struct {
 // Activity) that controls them.
 const controllerIndex = "appservice-controller"
 
-// newChildCache adds the controller index to an informer (before it
+// NewChildCache adds the controller index to an informer (before it
 // starts) and returns its cache.
-func newChildCache[T metav1.Object](informer cache.SharedIndexInformer, owner ownerKind) (childCache[T], error) {
+func NewChildCache[T metav1.Object](informer cache.SharedIndexInformer, owner Kind) (ChildCache[T], error) {
 	err := informer.AddIndexers(cache.Indexers{controllerIndex: func(obj any) ([]string, error) {
 		object, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, err
 		}
-		if ref := metav1.GetControllerOf(object); ref != nil && owner.is(ref) {
+		if ref := metav1.GetControllerOf(object); ref != nil && owner.Is(ref) {
 			return []string{string(ref.UID)}, nil
 		}
 		return nil, nil
 	}})
-	return childCache[T]{indexer: informer.GetIndexer()}, err
+	return ChildCache[T]{indexer: informer.GetIndexer()}, err
 }
 
-// get returns the cached object of this name, and whether there is one.
-func (c childCache[T]) get(namespace, name string) (T, bool, error) {
+// Get returns the cached object of this name, and whether there is one.
+func (c ChildCache[T]) Get(namespace, name string) (T, bool, error) {
 	var none T
 	item, found, err := c.indexer.GetByKey(cache.ObjectName{Namespace: namespace, Name: name}.String())
 	if err != nil || !found {
@@ -237,8 +176,8 @@ func decode[T metav1.Object](item any) (T, error) {
 	return children.Decode[T](c)
 }
 
-// controlledBy returns the cached objects the owner of this UID controls.
-func (c childCache[T]) controlledBy(owner types.UID) ([]T, error) {
+// ControlledBy returns the cached objects the owner of this UID controls.
+func (c ChildCache[T]) ControlledBy(owner types.UID) ([]T, error) {
 	items, err := c.indexer.ByIndex(controllerIndex, string(owner))
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package owner
 
 import (
 	"context"
@@ -25,7 +25,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,71 +38,70 @@ import (
 // Claiming: which object of a child's name is the owner's to manage (an
 // AppService's, or an Activity's), after kube-controller-manager's
 // ControllerRefManager. Every child kind of both owner kinds goes through
-// the one path below, described by a childKind value, which also makes the
+// the one path below, described by a ChildKind value, which also makes the
 // kind's writes (create, adopt, release, update), recording each in the
 // sync's change log.
 
-// ownerKind is a kind of custom object that has children: the AppService
+// Kind is a kind of custom object that has children: the AppService
 // (of a Deployment, a Service, ...) or the Activity (of a Job). Claiming is
 // the same for both; what differs is the kind itself, which its children's
 // controller references name, and the label that names the owner on them.
-type ownerKind struct {
-	gvk   schema.GroupVersionKind
-	label string
+type Kind struct {
+	// GVK is the owner's kind, as its children's controller references
+	// name it.
+	GVK schema.GroupVersionKind
+	// Label is the label that names the owner on its children.
+	Label string
 }
 
-var (
-	appServiceKind = ownerKind{gvk: children.ControllerKind, label: appv1.LabelAppService}
-	activityKind   = ownerKind{gvk: children.ActivityKind, label: appv1.LabelActivity}
-)
-
-// key is the key of the owner an object belongs to: its controller if that
+// Key is the key of the owner an object belongs to: its controller if that
 // is of this kind, or, if it has no controller, the owner named by the
 // kind's label.
-func (k ownerKind) key(object metav1.Object) (cache.ObjectName, bool) {
+func (k Kind) Key(object metav1.Object) (cache.ObjectName, bool) {
 	if ref := metav1.GetControllerOf(object); ref != nil {
-		if !k.is(ref) {
+		if !k.Is(ref) {
 			return cache.ObjectName{}, false
 		}
 		return cache.ObjectName{Namespace: object.GetNamespace(), Name: ref.Name}, true
 	}
-	if name := object.GetLabels()[k.label]; name != "" {
+	if name := object.GetLabels()[k.Label]; name != "" {
 		return cache.ObjectName{Namespace: object.GetNamespace(), Name: name}, true
 	}
 	return cache.ObjectName{}, false
 }
 
-// is reports whether an owner reference points to an object of this kind:
+// Is reports whether an owner reference points to an object of this kind:
 // group and kind must both match (the version may differ).
-func (k ownerKind) is(ref *metav1.OwnerReference) bool {
+func (k Kind) Is(ref *metav1.OwnerReference) bool {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == k.gvk.Group && ref.Kind == k.gvk.Kind
+	return err == nil && gv.Group == k.GVK.Group && ref.Kind == k.GVK.Kind
 }
 
-// ownerObject is an AppService or an Activity.
-type ownerObject interface {
+// Object is an AppService or an Activity.
+type Object interface {
 	metav1.Object
 	runtime.Object
 }
 
-// ownerSync is one sync of one owner, as the claiming path and the child
+// Sync is one sync of one owner, as the claiming path and the child
 // kinds' writes see it: the owner, its kind, and the log of what the sync
 // changed, for the Events at its end.
-type ownerSync struct {
-	obj  ownerObject
-	kind ownerKind
-	// fresh reads the owner from the API server, past the cache, before an
-	// adoption in its name.
-	fresh func(ctx context.Context) (metav1.Object, error)
-	// blocked: the owner's status says the last sync found an object in
+type Sync struct {
+	Obj  Object
+	Kind Kind
+	// Fresh reads the owner from the API server, past the cache, before an
+	// adoption in its name (ReadFresh).
+	Fresh func(ctx context.Context) (metav1.Object, error)
+	// Blocked: the owner's status says the last sync found an object in
 	// the way of a child (see createOrFind).
-	blocked bool
-	changes changeLog
+	Blocked bool
+	// Changes is what the sync wrote: Record it at the sync's end.
+	Changes ChangeLog
 }
 
-// readFresh reads the owner of this name with its typed client's Get, for
-// an ownerSync's fresh.
-func readFresh[T metav1.Object](ctx context.Context, get func(context.Context, string, metav1.GetOptions) (T, error), name string) (metav1.Object, error) {
+// ReadFresh reads the owner of this name with its typed client's Get, for
+// a Sync's Fresh.
+func ReadFresh[T metav1.Object](ctx context.Context, get func(context.Context, string, metav1.GetOptions) (T, error), name string) (metav1.Object, error) {
 	obj, err := get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err // not obj: a nil pointer in an interface is not nil
@@ -113,81 +111,81 @@ func readFresh[T metav1.Object](ctx context.Context, get func(context.Context, s
 
 // controls reports whether obj's controller is this very owner (same UID:
 // not an earlier owner of the same name).
-func (s *ownerSync) controls(obj metav1.Object) bool {
+func (s *Sync) controls(obj metav1.Object) bool {
 	ref := metav1.GetControllerOf(obj)
-	return ref != nil && s.kind.is(ref) && ref.Name == s.obj.GetName() && ref.UID == s.obj.GetUID()
+	return ref != nil && s.Kind.Is(ref) && ref.Name == s.Obj.GetName() && ref.UID == s.Obj.GetUID()
 }
 
 // labels reports whether obj carries the kind's label naming this owner:
 // what makes it the owner's child.
-func (s *ownerSync) labels(obj metav1.Object) bool {
-	return obj.GetLabels()[s.kind.label] == s.obj.GetName()
+func (s *Sync) labels(obj metav1.Object) bool {
+	return obj.GetLabels()[s.Kind.Label] == s.Obj.GetName()
 }
 
-// childClient is what the controller needs of a child kind's typed client;
+// ChildClient is what the controller needs of a child kind's typed client;
 // the clientset's DeploymentInterface and ServiceInterface are ones.
-type childClient[T metav1.Object] interface {
+type ChildClient[T metav1.Object] interface {
 	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
 	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error)
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
-// childKind is one kind of child, of either owner kind, in one namespace: its name for messages
+// ChildKind is one kind of child, of either owner kind, in one namespace: its name for messages
 // and Events, its client and cache, diff (the kind's Update function in
 // internal/children: a copy of live with the owned fields set as in
 // desired, and what changed; nil when nothing did), and, for a kind the
 // spec may ask for or not, why one goes when the spec asks for none.
-type childKind[T interface {
+type ChildKind[T interface {
 	comparable
 	metav1.Object
 }] struct {
-	name     string
-	client   childClient[T]
-	cache    childCache[T]
-	diff     func(live, desired T) (T, []string)
-	unwanted string
+	Name     string
+	Client   ChildClient[T]
+	Cache    ChildCache[T]
+	Diff     func(live, desired T) (T, []string)
+	Unwanted string
 }
 
 // createOrFind creates a child missing from the cache and reports whether it
 // did. The cache holds only objects carrying our label, so the create can
 // meet an object of the same name; it is then read back. If it is this
 // owner's and labelled for it, it is our own create not yet brought by
-// the watch, and the sync is retried as stale (errCacheLag). Anything else
+// the watch, and the sync is retried as stale (ErrCacheLag). Anything else
 // (stripped of our label, an orphan, someone else's) is returned for the
-// caller to claim. A create is recorded in s.changes.
+// caller to claim. A create is recorded in s.Changes.
 //
 // While the owner is already blocked by an object in the way, the object is
 // read first instead, so that a blocked owner does not issue a failing
 // create on every retry and resync.
-func (k childKind[T]) createOrFind(ctx context.Context, s *ownerSync, desired T) (T, bool, error) {
+func (k ChildKind[T]) createOrFind(ctx context.Context, s *Sync, desired T) (T, bool, error) {
 	var zero, existing T
 	var err error
-	blocked := s.blocked
+	blocked := s.Blocked
 	if blocked {
-		existing, err = k.client.Get(ctx, desired.GetName(), metav1.GetOptions{})
+		existing, err = k.Client.Get(ctx, desired.GetName(), metav1.GetOptions{})
 	}
 	switch {
 	case !blocked || apierrors.IsNotFound(err):
-		created, err := k.client.Create(ctx, desired, metav1.CreateOptions{FieldManager: fieldManager})
+		created, err := k.Client.Create(ctx, desired, metav1.CreateOptions{FieldManager: FieldManager})
 		if err == nil {
-			s.changes.created = append(s.changes.created, k.name+" "+created.GetName())
+			s.Changes.created = append(s.Changes.created, k.Name+" "+created.GetName())
 			return created, true, nil
 		}
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-			return zero, false, errNamespaceTerminating
+			return zero, false, ErrNamespaceTerminating
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return zero, false, writeFailed(s.obj, appv1.ReasonCreateFailed, "create", k.name, err)
+			return zero, false, WriteFailed(s.Obj, appv1.ReasonCreateFailed, "create", k.Name, err)
 		}
-		if existing, err = k.client.Get(ctx, desired.GetName(), metav1.GetOptions{}); err != nil {
+		if existing, err = k.Client.Get(ctx, desired.GetName(), metav1.GetOptions{}); err != nil {
 			return zero, false, err
 		}
 	case err != nil:
 		return zero, false, err
 	}
 	if s.controls(existing) && s.labels(existing) {
-		return zero, false, fmt.Errorf("%s %s/%s: %w", k.name, existing.GetNamespace(), existing.GetName(), errCacheLag)
+		return zero, false, fmt.Errorf("%s %s/%s: %w", k.Name, existing.GetNamespace(), existing.GetName(), ErrCacheLag)
 	}
 	return existing, false, nil
 }
@@ -206,9 +204,9 @@ func (k childKind[T]) createOrFind(ctx context.Context, s *ownerSync, desired T)
 //
 // Callers skip objects being deleted (beingDeleted): those are neither
 // adopted nor released. It returns the object as it now is and whether it is
-// ours; an adoption or release is recorded in s.changes.
-func (k childKind[T]) claim(ctx context.Context, s *ownerSync, obj T) (T, bool, error) {
-	owner := s.obj
+// ours; an adoption or release is recorded in s.Changes.
+func (k ChildKind[T]) claim(ctx context.Context, s *Sync, obj T) (T, bool, error) {
+	owner := s.Obj
 	controlled, labelled := s.controls(obj), s.labels(obj)
 	switch {
 	case controlled && labelled:
@@ -218,8 +216,8 @@ func (k childKind[T]) claim(ctx context.Context, s *ownerSync, obj T) (T, bool, 
 		if err != nil {
 			return obj, false, k.claimFailed(owner, releasing, obj, err)
 		}
-		s.changes.released = append(s.changes.released,
-			fmt.Sprintf("%s %s: its label %s no longer names this %s", k.name, obj.GetName(), s.kind.label, s.kind.gvk.Kind))
+		s.Changes.released = append(s.Changes.released,
+			fmt.Sprintf("%s %s: its label %s no longer names this %s", k.Name, obj.GetName(), s.Kind.Label, s.Kind.GVK.Kind))
 		return released, false, nil
 	case metav1.GetControllerOf(obj) != nil || !labelled:
 		return obj, false, nil
@@ -227,25 +225,25 @@ func (k childKind[T]) claim(ctx context.Context, s *ownerSync, obj T) (T, bool, 
 
 	// An orphan labelled for us. The cached owner may be stale: read it
 	// from the API server before taking ownership in its name.
-	fresh, err := s.fresh(ctx)
+	fresh, err := s.Fresh(ctx)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return obj, false, err
 	}
 	if err != nil || fresh.GetUID() != owner.GetUID() || fresh.GetDeletionTimestamp() != nil {
 		return obj, false, fmt.Errorf("not adopting %s %s/%s: %s %s changed since it was cached: %w",
-			k.name, obj.GetNamespace(), obj.GetName(), s.kind.gvk.Kind, owner.GetName(), errCacheLag)
+			k.Name, obj.GetNamespace(), obj.GetName(), s.Kind.GVK.Kind, owner.GetName(), ErrCacheLag)
 	}
-	adopted, err := k.patchOwners(ctx, obj, adoptPatch(obj, metav1.NewControllerRef(owner, s.kind.gvk)))
+	adopted, err := k.patchOwners(ctx, obj, adoptPatch(obj, metav1.NewControllerRef(owner, s.Kind.GVK)))
 	if err != nil {
 		return obj, false, k.claimFailed(owner, adopting, obj, err)
 	}
-	s.changes.adopted = append(s.changes.adopted, k.name+" "+obj.GetName())
+	s.Changes.adopted = append(s.Changes.adopted, k.Name+" "+obj.GetName())
 	return adopted, true, nil
 }
 
 // patchOwners writes an ownerPatch.
-func (k childKind[T]) patchOwners(ctx context.Context, obj T, patch []byte) (T, error) {
-	return k.client.Patch(ctx, obj.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+func (k ChildKind[T]) patchOwners(ctx context.Context, obj T, patch []byte) (T, error) {
+	return k.Client.Patch(ctx, obj.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 }
 
 // claimOp is an adoption or a release, as its messages spell it.
@@ -259,44 +257,37 @@ var (
 // claimFailed is the error of a failed adoption or release. An object
 // gone, or deleted and created anew, since it was cached is stale, not a
 // failure: the next sync sees what is there now.
-func (k childKind[T]) claimFailed(owner metav1.Object, op claimOp, obj T, err error) error {
+func (k ChildKind[T]) claimFailed(owner metav1.Object, op claimOp, obj T, err error) error {
 	if apierrors.IsNotFound(err) || uidChanged(err) {
-		return fmt.Errorf("not %s %s %s/%s: it changed since it was cached: %w", op.gerund, k.name, obj.GetNamespace(), obj.GetName(), errCacheLag)
+		return fmt.Errorf("not %s %s %s/%s: it changed since it was cached: %w", op.gerund, k.Name, obj.GetNamespace(), obj.GetName(), ErrCacheLag)
 	}
-	return writeFailed(owner, appv1.ReasonUpdateFailed, op.verb, k.name, err)
+	return WriteFailed(owner, appv1.ReasonUpdateFailed, op.verb, k.Name, err)
 }
 
 // update writes what changed between live (usually the cached, trimmed
 // child) and updated, live with its owned fields brought in line with the
 // spec, as a patch of those fields (children.Patch), and records what
-// changed in s.changes. A patch that comes out empty (the fields differ
+// changed in s.Changes. A patch that comes out empty (the fields differ
 // only as Go values, not as JSON) writes nothing.
-func (k childKind[T]) update(ctx context.Context, s *ownerSync, live, updated T, changed []string) (T, error) {
+func (k ChildKind[T]) update(ctx context.Context, s *Sync, live, updated T, changed []string) (T, error) {
 	patch, pt, err := children.Patch(live, updated)
 	if err != nil || patch == nil {
 		return live, err
 	}
-	written, err := k.client.Patch(ctx, live.GetName(), pt, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	written, err := k.Client.Patch(ctx, live.GetName(), pt, patch, metav1.PatchOptions{FieldManager: FieldManager})
 	if err != nil {
-		return live, writeFailed(s.obj, appv1.ReasonUpdateFailed, "update", k.name, err)
+		return live, WriteFailed(s.Obj, appv1.ReasonUpdateFailed, "update", k.Name, err)
 	}
-	s.changes.updated = append(s.changes.updated, fmt.Sprintf("%s %s: %s", k.name, written.GetName(), strings.Join(changed, ", ")))
+	s.Changes.updated = append(s.Changes.updated, fmt.Sprintf("%s %s: %s", k.Name, written.GetName(), strings.Join(changed, ", ")))
 	return written, nil
 }
 
 // beingDeleted reports whether obj, the owner's child or an orphan
 // labelled for it, is on its way out. Nothing is written to it: its deletion
 // event queues the owner, whose next sync creates the child anew, once.
-func (s *ownerSync) beingDeleted(obj metav1.Object) bool {
+func (s *Sync) beingDeleted(obj metav1.Object) bool {
 	return obj.GetDeletionTimestamp() != nil &&
 		(s.controls(obj) || (metav1.GetControllerOf(obj) == nil && s.labels(obj)))
-}
-
-// blockedByExisting reports whether the last sync found an object in the
-// way of one of the AppService's children.
-func blockedByExisting(as *appv1.AppService) bool {
-	c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionDegraded)
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == appv1.ReasonResourceExists
 }
 
 // ownerPatch is a strategic merge patch of an object's owner references. The

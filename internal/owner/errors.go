@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package owner
 
 import (
 	"errors"
@@ -28,52 +28,52 @@ import (
 
 // A sync's errors fall in three groups, each handled its own way:
 //
-//   - stale (isStale): a write conflict, or a cache found behind the API
+//   - stale (IsStale): a write conflict, or a cache found behind the API
 //     server. The next try sees the newer state: retried with backoff, with
 //     no status write, no Event and no error log.
-//   - errNamespaceTerminating: a create refused because the namespace is
+//   - ErrNamespaceTerminating: a create refused because the namespace is
 //     going. Nothing to retry, nothing to report.
 //   - everything else: reported in the Degraded condition and a Warning
-//     Event (a childError carries the condition's reason), then retried with
-//     backoff. Those only the user can fix (needsUser) make the AppService
+//     Event (a ChildError carries the condition's reason), then retried with
+//     backoff. Those only the user can fix (NeedsUser) make the owner
 //     Stalled; the others keep it Reconciling.
 
-// childError is a failure to bring a child in line with the spec, with the
+// ChildError is a failure to bring a child in line with the spec, with the
 // reason the Degraded condition and the Warning Event give for it.
-type childError struct {
-	reason string
-	err    error
+type ChildError struct {
+	Reason string
+	Err    error
 }
 
-func (e *childError) Error() string { return e.err.Error() }
-func (e *childError) Unwrap() error { return e.err }
+func (e *ChildError) Error() string { return e.Err.Error() }
+func (e *ChildError) Unwrap() error { return e.Err }
 
-// errCacheLag marks a sync that found the cache behind the API server.
-var errCacheLag = errors.New("informer cache is behind the API server")
+// ErrCacheLag marks a sync that found the cache behind the API server.
+var ErrCacheLag = errors.New("informer cache is behind the API server")
 
-// errNamespaceTerminating marks a create refused because the namespace is
-// being deleted: the AppService goes with it, so there is nothing to retry
+// ErrNamespaceTerminating marks a create refused because the namespace is
+// being deleted: the owner goes with it, so there is nothing to retry
 // and nothing to report (kube-controller-manager's controllers do the same).
-var errNamespaceTerminating = errors.New("the namespace is being terminated")
+var ErrNamespaceTerminating = errors.New("the namespace is being terminated")
 
-// isStale reports whether err only says that this sync worked from an
+// IsStale reports whether err only says that this sync worked from an
 // outdated view: a conflict, or a cache behind the API server.
-func isStale(err error) bool {
-	return apierrors.IsConflict(err) || errors.Is(err, errCacheLag)
+func IsStale(err error) bool {
+	return apierrors.IsConflict(err) || errors.Is(err, ErrCacheLag)
 }
 
-// onlyStale reports whether there is an error and every one is stale.
-func onlyStale(errs ...error) bool {
+// OnlyStale reports whether there is an error and every one is stale.
+func OnlyStale(errs ...error) bool {
 	some := false
 	for _, err := range errs {
 		if joined, ok := err.(interface{ Unwrap() []error }); ok {
-			if !onlyStale(joined.Unwrap()...) {
+			if !OnlyStale(joined.Unwrap()...) {
 				return false
 			}
 			some = true
 			continue
 		}
-		if err != nil && !isStale(err) {
+		if err != nil && !IsStale(err) {
 			return false
 		}
 		some = some || err != nil
@@ -81,48 +81,48 @@ func onlyStale(errs ...error) bool {
 	return some
 }
 
-// needsUser returns the first of a sync's errors that retrying cannot fix,
+// NeedsUser returns the first of a sync's errors that retrying cannot fix,
 // only the user (Stalled): an object of a child's name in the way, the
 // Gateway API missing for a route, or a child the API server refuses as
 // invalid, forbidden (a quota, an admission policy) or malformed. nil when
 // every error may pass on retry (the API server down or overloaded).
-func needsUser(err error) *childError {
+func NeedsUser(err error) *ChildError {
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
-			if ce := needsUser(e); ce != nil {
+			if ce := NeedsUser(e); ce != nil {
 				return ce
 			}
 		}
 		return nil
 	}
-	var ce *childError
+	var ce *ChildError
 	if !errors.As(err, &ce) {
 		return nil
 	}
 	switch {
-	case ce.reason == appv1.ReasonResourceExists, ce.reason == appv1.ReasonRouteAPIMissing,
-		apierrors.IsInvalid(ce.err), apierrors.IsForbidden(ce.err), apierrors.IsBadRequest(ce.err):
+	case ce.Reason == appv1.ReasonResourceExists, ce.Reason == appv1.ReasonRouteAPIMissing,
+		apierrors.IsInvalid(ce.Err), apierrors.IsForbidden(ce.Err), apierrors.IsBadRequest(ce.Err):
 		return ce
 	}
 	return nil
 }
 
-// writeFailed wraps a failed write (verb: create, update, …) of the owner's
+// WriteFailed wraps a failed write (verb: create, update, …) of the owner's
 // child of kind (named as its owner is). Conflicts pass through unwrapped:
 // they are stale, and never make the owner Degraded or Stalled.
-func writeFailed(owner metav1.Object, reason, verb, kind string, err error) error {
+func WriteFailed(owner metav1.Object, reason, verb, kind string, err error) error {
 	if apierrors.IsConflict(err) {
 		return err
 	}
-	return &childError{reason: reason, err: fmt.Errorf("failed to %s %s %s/%s: %w", verb, kind, owner.GetNamespace(), owner.GetName(), err)}
+	return &ChildError{Reason: reason, Err: fmt.Errorf("failed to %s %s %s/%s: %w", verb, kind, owner.GetNamespace(), owner.GetName(), err)}
 }
 
-// notOurs reports an object of the child's name that this owner (of
-// ownerKind) does not control. It is never modified.
-func notOurs(ownerKind ownerKind, owner, obj metav1.Object, kind string) error {
-	return &childError{
-		reason: appv1.ReasonResourceExists,
-		err: fmt.Errorf("%s %s/%s already exists and is not controlled by %s %s; it is left untouched",
-			kind, obj.GetNamespace(), obj.GetName(), ownerKind.gvk.Kind, owner.GetName()),
+// NotOurs reports an object of the child's name that this owner (of
+// Kind) does not control. It is never modified.
+func NotOurs(Kind Kind, owner, obj metav1.Object, kind string) error {
+	return &ChildError{
+		Reason: appv1.ReasonResourceExists,
+		Err: fmt.Errorf("%s %s/%s already exists and is not controlled by %s %s; it is left untouched",
+			kind, obj.GetNamespace(), obj.GetName(), Kind.GVK.Kind, owner.GetName()),
 	}
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package owner
 
 import (
 	"strings"
@@ -26,18 +26,18 @@ import (
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// changeLog collects what one sync wrote. It becomes one Normal Event per
+// ChangeLog collects what one sync wrote. It becomes one Normal Event per
 // kind of change, naming every child it touched, rather than one per child:
 // a new AppService costs one Event write, not two. (The Warning Event of a
-// failed sync goes with the Degraded condition: see updateStatus.)
-type changeLog struct {
+// failed sync goes with the owner's status: each kind's updateStatus.)
+type ChangeLog struct {
 	created, updated, deleted, adopted, released []string
 }
 
-// record emits the Events, in the order a sync makes the changes: claims
+// Record emits the Events, in the order a sync makes the changes: claims
 // first, then writes. Each message starts with its reason, a past-tense
 // verb: "Created Deployment web, Service web".
-func (l *changeLog) record(recorder record.EventRecorder, owner runtime.Object) {
+func (l *ChangeLog) Record(recorder record.EventRecorder, owner runtime.Object) {
 	for _, e := range []struct {
 		reason, sep string
 		children    []string

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package owner
 
 import (
 	"testing"
@@ -30,18 +30,18 @@ import (
 func TestChangeLogRecord(t *testing.T) {
 	tests := []struct {
 		name    string
-		changes changeLog
+		changes ChangeLog
 		want    []string
 	}{
 		{name: "nothing changed"},
 		{
 			name:    "created both children",
-			changes: changeLog{created: []string{"Deployment nginx-app", "Service nginx-app"}},
-			want:    []string{normal(appv1.ReasonCreated, "Created Deployment nginx-app, Service nginx-app")},
+			changes: ChangeLog{created: []string{"Deployment nginx-app", "Service nginx-app"}},
+			want:    []string{fixtures.Normal(appv1.ReasonCreated, "Created Deployment nginx-app, Service nginx-app")},
 		},
 		{
 			name: "every kind, claims first",
-			changes: changeLog{
+			changes: ChangeLog{
 				deleted:  []string{"Service nginx-app: the spec has no ports"},
 				updated:  []string{"Deployment nginx-app: replicas, image"},
 				created:  []string{"Service nginx-app"},
@@ -49,19 +49,19 @@ func TestChangeLogRecord(t *testing.T) {
 				adopted:  []string{"Deployment nginx-app"},
 			},
 			want: []string{
-				normal(appv1.ReasonAdopted, "Adopted Deployment nginx-app"),
-				normal(appv1.ReasonReleased, "Released Service nginx-app: its label changed; Deployment nginx-app: its label changed"),
-				normal(appv1.ReasonCreated, "Created Service nginx-app"),
-				normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: replicas, image"),
-				normal(appv1.ReasonDeleted, "Deleted Service nginx-app: the spec has no ports"),
+				fixtures.Normal(appv1.ReasonAdopted, "Adopted Deployment nginx-app"),
+				fixtures.Normal(appv1.ReasonReleased, "Released Service nginx-app: its label changed; Deployment nginx-app: its label changed"),
+				fixtures.Normal(appv1.ReasonCreated, "Created Service nginx-app"),
+				fixtures.Normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: replicas, image"),
+				fixtures.Normal(appv1.ReasonDeleted, "Deleted Service nginx-app: the spec has no ports"),
 			},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			recorder := record.NewFakeRecorder(10)
-			tc.changes.record(recorder, fixtures.AppService())
-			checkEvents(t, tc.want, drainEvents(recorder))
+			tc.changes.Record(recorder, fixtures.AppService())
+			fixtures.CheckEvents(t, tc.want, fixtures.DrainEvents(recorder))
 		})
 	}
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package owner
 
 import (
 	"context"
@@ -33,29 +33,29 @@ import (
 )
 
 // What both kinds' controllers share between the informers and the syncs:
-// the children's events mapped to their owners' keys (childEvents), and the
-// workers that take keys off a kind's queue and sync them (workerPool). Each
+// the children's events mapped to their owners' keys (ChildEvents), and the
+// workers that take keys off a kind's queue and sync them (WorkerPool). Each
 // kind has its own queue, workers and sync function: a burst of one kind
 // does not hold up the other, and each kind's metrics say which it is.
 
-// newQueue is an owner kind's workqueue, named for its metrics
+// NewQueue is an owner kind's workqueue, named for its metrics
 // (workqueue_depth{name=...}).
-func newQueue(name string) workqueue.TypedRateLimitingInterface[cache.ObjectName] {
+func NewQueue(name string) workqueue.TypedRateLimitingInterface[cache.ObjectName] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 		workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: name},
 	)
 }
 
-// childEvents maps the events of an owner kind's children to their owners'
+// ChildEvents maps the events of an owner kind's children to their owners'
 // keys in the kind's queue. Handlers never block and never call the API.
-type childEvents struct {
-	kind  ownerKind
-	queue workqueue.TypedInterface[cache.ObjectName]
+type ChildEvents struct {
+	Kind  Kind
+	Queue workqueue.TypedInterface[cache.ObjectName]
 }
 
-// handlers are the informer event handlers of the kind's children.
-func (e childEvents) handlers() cache.ResourceEventHandlerFuncs {
+// Handlers are the informer event handlers of the kind's children.
+func (e ChildEvents) Handlers() cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{AddFunc: e.changed, UpdateFunc: e.updated, DeleteFunc: e.changed}
 }
 
@@ -63,7 +63,7 @@ func (e childEvents) handlers() cache.ResourceEventHandlerFuncs {
 // resynced on its own. When the child's controller or our label changed,
 // the owner it belonged to is queued as well as the one it belongs to now,
 // so that both see the adoption or release.
-func (e childEvents) updated(oldObj, newObj interface{}) {
+func (e ChildEvents) updated(oldObj, newObj interface{}) {
 	oldMeta, err1 := meta.Accessor(oldObj)
 	newMeta, err2 := meta.Accessor(newObj)
 	if err1 == nil && err2 == nil && oldMeta.GetResourceVersion() == newMeta.GetResourceVersion() {
@@ -71,10 +71,10 @@ func (e childEvents) updated(oldObj, newObj interface{}) {
 	}
 	e.changed(newObj)
 	if err1 == nil && err2 == nil {
-		oldKey, oldOK := e.kind.key(oldMeta)
-		newKey, newOK := e.kind.key(newMeta)
+		oldKey, oldOK := e.Kind.Key(oldMeta)
+		newKey, newOK := e.Kind.Key(newMeta)
 		if oldOK && (!newOK || oldKey != newKey) {
-			e.queue.Add(oldKey)
+			e.Queue.Add(oldKey)
 		}
 	}
 }
@@ -83,7 +83,7 @@ func (e childEvents) updated(oldObj, newObj interface{}) {
 // controller, the owner the kind's label names: that one may adopt it.
 // Objects controlled by anything else are ignored; a deleted object may come
 // as a tombstone holding its last known state.
-func (e childEvents) changed(obj interface{}) {
+func (e ChildEvents) changed(obj interface{}) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
@@ -92,8 +92,8 @@ func (e childEvents) changed(obj interface{}) {
 		utilruntime.HandleError(fmt.Errorf("decoding object: %T is not an object", obj))
 		return
 	}
-	if key, ok := e.kind.key(object); ok {
-		e.queue.Add(key)
+	if key, ok := e.Kind.Key(object); ok {
+		e.Queue.Add(key)
 	}
 }
 
@@ -101,31 +101,35 @@ func (e childEvents) changed(obj interface{}) {
 // (or shutdown) forever.
 const syncTimeout = time.Minute
 
-// workerPool drains an owner kind's queue, each running sync for one key at a
+// WorkerPool drains an owner kind's queue, each running sync for one key at a
 // time.
-type workerPool struct {
-	// name is the kind in lower case: the key of the logs' owner and the
-	// controller label of the reconcile metrics.
-	name  string
-	queue workqueue.TypedRateLimitingInterface[cache.ObjectName]
-	sync  func(ctx context.Context, key cache.ObjectName) error
+type WorkerPool struct {
+	// Name is the kind in lower case: the controller label of the
+	// reconcile metrics.
+	Name  string
+	Queue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	Sync  func(ctx context.Context, key cache.ObjectName) error
+	// Logger adds the owner's key to a sync's logger, under the kind's
+	// name (logcheck wants the keys spelled out, so each kind gives its
+	// own).
+	Logger func(logger klog.Logger, key cache.ObjectName) klog.Logger
 }
 
-// run waits for the caches, starts count workers and blocks until ctx is
+// Run waits for the caches, starts count workers and blocks until ctx is
 // cancelled. Then it shuts the queue down and returns only after every
 // worker has finished the sync it was running.
-func (w workerPool) run(ctx context.Context, count int, synced []cache.InformerSynced) error {
+func (w WorkerPool) Run(ctx context.Context, count int, synced []cache.InformerSynced) error {
 	logger := klog.FromContext(ctx)
-	logger.Info("Waiting for informer caches to sync", "controller", w.name)
+	logger.Info("Waiting for informer caches to sync", "controller", w.Name)
 	if ok := cache.WaitForCacheSync(ctx.Done(), synced...); !ok {
-		w.queue.ShutDown()
+		w.Queue.ShutDown()
 		if ctx.Err() != nil {
 			return nil // stopped before the caches synced: a clean shutdown
 		}
 		return errors.New("failed to wait for caches to sync")
 	}
 
-	logger.Info("Starting workers", "controller", w.name, "count", count)
+	logger.Info("Starting workers", "controller", w.Name, "count", count)
 	var wg sync.WaitGroup
 	for range count {
 		wg.Go(func() {
@@ -133,24 +137,24 @@ func (w workerPool) run(ctx context.Context, count int, synced []cache.InformerS
 			}
 		})
 	}
-	logger.Info("Started workers", "controller", w.name)
+	logger.Info("Started workers", "controller", w.Name)
 
 	<-ctx.Done()
-	logger.Info("Shutting down workers", "controller", w.name)
-	w.queue.ShutDown()
+	logger.Info("Shutting down workers", "controller", w.Name)
+	w.Queue.ShutDown()
 	wg.Wait()
-	logger.Info("Workers stopped", "controller", w.name)
+	logger.Info("Workers stopped", "controller", w.Name)
 	return nil
 }
 
 // processNextWorkItem takes one key off the queue and syncs it. It returns
 // false when the queue has been shut down and drained.
-func (w workerPool) processNextWorkItem(ctx context.Context) bool {
-	key, shutdown := w.queue.Get()
+func (w WorkerPool) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := w.Queue.Get()
 	if shutdown {
 		return false
 	}
-	defer w.queue.Done(key)
+	defer w.Queue.Done(key)
 
 	// After shutdown began, keys still queued are dropped, not synced: they
 	// are level-triggered and the next start lists every owner anyway.
@@ -162,34 +166,25 @@ func (w workerPool) processNextWorkItem(ctx context.Context) bool {
 	// half-written owner behind.
 	syncCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer cancel()
-	logger := w.logger(ctx, key)
+	logger := w.Logger(klog.FromContext(ctx), key)
 	syncCtx = klog.NewContext(syncCtx, logger)
 
 	start := time.Now()
-	err := w.sync(syncCtx, key)
+	err := w.Sync(syncCtx, key)
 	switch {
 	case err == nil:
-		metrics.ObserveReconcile(w.name, "success", time.Since(start))
-		w.queue.Forget(key)
-	case isStale(err):
+		metrics.ObserveReconcile(w.Name, "success", time.Since(start))
+		w.Queue.Forget(key)
+	case IsStale(err):
 		// A conflict or a cache that lags behind our own write: the next
 		// try sees the newer state. Retried with backoff, not reported.
-		metrics.ObserveReconcile(w.name, "requeue", time.Since(start))
+		metrics.ObserveReconcile(w.Name, "requeue", time.Since(start))
 		logger.V(4).Info("Requeuing: the sync worked from a stale view", "reason", err)
-		w.queue.AddRateLimited(key)
+		w.Queue.AddRateLimited(key)
 	default:
-		metrics.ObserveReconcile(w.name, "error", time.Since(start))
+		metrics.ObserveReconcile(w.Name, "error", time.Since(start))
 		utilruntime.HandleErrorWithContext(syncCtx, err, "Error syncing; requeuing for later retry")
-		w.queue.AddRateLimited(key)
+		w.Queue.AddRateLimited(key)
 	}
 	return true
-}
-
-// logger is ctx's logger with the owner's key, under its kind's name
-// (logcheck wants the keys spelled out).
-func (w workerPool) logger(ctx context.Context, key cache.ObjectName) klog.Logger {
-	if w.name == "activity" {
-		return klog.LoggerWithValues(klog.FromContext(ctx), "activity", key)
-	}
-	return klog.LoggerWithValues(klog.FromContext(ctx), "appservice", key)
 }

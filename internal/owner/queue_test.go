@@ -14,24 +14,47 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package owner
 
 import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // The children's events map to their owner's key in the queue of the
 // owner's kind: an AppService's children, below, and an Activity's Job.
+
+var testKey = cache.ObjectName{Namespace: fixtures.Namespace, Name: fixtures.Name}
+
+// notLabelledForUs makes a child look like an object that is not the
+// seed's: no controller, and the label naming another AppService.
+func notLabelledForUs(o metav1.Object) {
+	o.SetOwnerReferences(nil)
+	o.GetLabels()[appv1.LabelAppService] = "another-app"
+}
+
+// queuedBy returns the keys that handle adds to a queue, in order.
+func queuedBy(handle func(ChildEvents)) []cache.ObjectName {
+	queue := workqueue.NewTyped[cache.ObjectName]()
+	defer queue.ShutDown()
+	handle(ChildEvents{Kind: appServiceKind, Queue: queue})
+	var got []cache.ObjectName
+	for queue.Len() > 0 {
+		key, _ := queue.Get()
+		queue.Done(key)
+		got = append(got, key)
+	}
+	return got
+}
 
 func TestHandleChild(t *testing.T) {
 	controlledBy := func(apiVersion, kind string, controller bool) *appsv1.Deployment {
@@ -73,11 +96,8 @@ func TestHandleChild(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newTestController(t)
-			childEvents{kind: appServiceKind, queue: c.queue}.changed(tc.obj)
-			if got := queued(c); !equality.Semantic.DeepEqual(got, tc.want) {
-				t.Errorf("queued %v, want %v", got, tc.want)
-			}
+			got := queuedBy(func(e ChildEvents) { e.changed(tc.obj) })
+			fixtures.CheckEqual(t, "queued", tc.want, got)
 		})
 	}
 }
@@ -98,11 +118,8 @@ func TestHandleChildUpdate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newTestController(t)
-			childEvents{kind: appServiceKind, queue: c.queue}.updated(tc.old, tc.new)
-			if got := queued(c); !equality.Semantic.DeepEqual(got, tc.want) {
-				t.Errorf("queued %v, want %v", got, tc.want)
-			}
+			got := queuedBy(func(e ChildEvents) { e.updated(tc.old, tc.new) })
+			fixtures.CheckEqual(t, "queued", tc.want, got)
 		})
 	}
 }
@@ -118,7 +135,7 @@ func TestActivityJobEvents(t *testing.T) {
 	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fixtures.ActivityName, Namespace: fixtures.Namespace}}
 	for _, tc := range []struct {
 		name string
-		kind ownerKind
+		kind Kind
 		obj  any
 		want []cache.ObjectName
 	}{
@@ -129,15 +146,7 @@ func TestActivityJobEvents(t *testing.T) {
 		{"the Job, to the AppServices", appServiceKind, job, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			queue := workqueue.NewTyped[cache.ObjectName]()
-			defer queue.ShutDown()
-			childEvents{kind: tc.kind, queue: queue}.changed(tc.obj)
-			var got []cache.ObjectName
-			for queue.Len() > 0 {
-				key, _ := queue.Get()
-				queue.Done(key)
-				got = append(got, key)
-			}
+			got := queuedBy(func(e ChildEvents) { e.Kind = tc.kind; e.changed(tc.obj) })
 			fixtures.CheckEqual(t, "queued", tc.want, got)
 		})
 	}

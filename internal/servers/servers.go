@@ -18,6 +18,9 @@ limitations under the License.
 // health probes (/healthz, /readyz, plain HTTP) and the Prometheus metrics
 // (/metrics, over HTTPS to callers the API server authenticates and
 // authorizes).
+//
+// It imports nothing of this repository: main.go gives it the clients and
+// the probes' checks.
 package servers
 
 import (

@@ -16,6 +16,8 @@ limitations under the License.
 
 // Package version tells which build of the controller is running: -version
 // prints it, and the metrics carry it (appservice_controller_build_info).
+//
+// It imports nothing of this repository.
 package version
 
 import (

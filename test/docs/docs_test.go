@@ -53,6 +53,13 @@ func TestMain(m *testing.M) {
 // translations pairs each English doc with its Chinese translation.
 var translations = map[string]string{
 	"README.md":                  "README.zh-CN.md",
+	"docs/spec.md":               "docs/zh-CN/spec.md",
+	"docs/activity.md":           "docs/zh-CN/activity.md",
+	"docs/production.md":         "docs/zh-CN/production.md",
+	"docs/flags.md":              "docs/zh-CN/flags.md",
+	"docs/testing.md":            "docs/zh-CN/testing.md",
+	"docs/benchmarks.md":         "docs/zh-CN/benchmarks.md",
+	"docs/layout.md":             "docs/zh-CN/layout.md",
 	"docs/how-it-works.md":       "docs/zh-CN/how-it-works.md",
 	"docs/design.md":             "docs/zh-CN/design.md",
 	"docs/from-the-tutorials.md": "docs/zh-CN/from-the-tutorials.md",
@@ -121,6 +128,8 @@ var docPackages = map[string]string{
 	"healthz":          "k8s.io/apiserver/pkg/server/healthz",
 	"status":           "sigs.k8s.io/cli-utils/pkg/kstatus/status",
 	"children":         "example.com/appservice-controller/internal/children",
+	"owner":            "example.com/appservice-controller/internal/owner",
+	"activity":         "example.com/appservice-controller/internal/activity",
 	"leader":           "example.com/appservice-controller/internal/leader",
 	"servers":          "example.com/appservice-controller/internal/servers",
 	"appv1":            "example.com/appservice-controller/pkg/apis/app/v1",
@@ -442,11 +451,11 @@ func commandProblem(cmd []string, targets map[string]bool, flags map[string]bool
 	return ""
 }
 
-// layoutTables are the READMEs' tables of the repository's layout, by their
-// header row.
+// layoutTables are the layout guides' tables of the repository's layout, by
+// their header row.
 var layoutTables = map[string]string{
-	"README.md":       "| file | what |",
-	"README.zh-CN.md": "| 文件 | 内容 |",
+	"docs/layout.md":       "| file | what |",
+	"docs/zh-CN/layout.md": "| 文件 | 内容 |",
 }
 
 // buildOutputs are the folders builds write to at the top (.gitignore keeps

@@ -209,7 +209,7 @@ func TestArgoCDHealthCheckInstall(t *testing.T) {
 	const key = "resource.customizations.health.app.example.com_AppService"
 	var line string
 	for _, d := range readDocs(t) {
-		if d.Path != "README.md" {
+		if d.Path != "docs/production.md" {
 			continue
 		}
 		for _, b := range d.Blocks {

@@ -15,6 +15,8 @@ limitations under the License.
 */
 
 // Package app holds the API group's name, shared by its versions.
+//
+// It imports nothing of this repository.
 package app
 
 // GroupName is the API group of the AppService resource.

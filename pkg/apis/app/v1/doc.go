@@ -14,7 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package v1 is version v1 of the app.example.com API: the AppService kind.
+// Package v1 is version v1 of the app.example.com API: the AppService and
+// Activity kinds.
+//
+// It may import only pkg/apis/app (the group's name) of this repository:
+// everything else imports it.
 //
 // +k8s:deepcopy-gen=package
 // +groupName=app.example.com

@@ -1,0 +1,110 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package docs
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is the repository's module path.
+const module = "example.com/appservice-controller/"
+
+// mayImport is what each package's doc comment says it may import of this
+// repository (its non-test code; pkg/generated/... stands for every
+// generated package). A package not named here may import anything but the
+// test helpers below. The layout guide (docs/layout.md) says why: the root
+// is the AppService's controller; what both owner kinds share is in
+// internal/owner, which imports neither; each other kind is a package of
+// its own that only main.go imports.
+var mayImport = map[string][]string{
+	"internal/owner":        {"internal/children", "internal/metrics", "pkg/apis/app/v1"},
+	"internal/activity":     {"internal/owner", "internal/children", "pkg/apis/app/v1", "pkg/generated/..."},
+	"internal/children":     {"pkg/apis/app/v1"},
+	"internal/fixtures":     {"pkg/apis/app/v1"},
+	"internal/metrics":      {"internal/version"},
+	"internal/leader":       {},
+	"internal/servers":      {},
+	"internal/version":      {},
+	"internal/argocdhealth": {},
+	"internal/docscheck":    {},
+	"internal/localcluster": {},
+	"internal/harness":      {"pkg/generated/..."},
+	"pkg/apis/app":          {},
+	"pkg/apis/app/v1":       {"pkg/apis/app"},
+}
+
+// testHelpers are packages for tests and tools only: the controller's
+// binary never links them.
+var testHelpers = []string{"internal/fixtures", "internal/harness", "internal/localcluster", "internal/docscheck", "internal/argocdhealth"}
+
+// TestDocsImports holds every package to what its doc comment says it may
+// import, so that the rooms of the layout stay apart: the owner machinery
+// never reaches into a kind, a kind never into another or into the root,
+// and the controller never links a test helper.
+func TestDocsImports(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := map[string]bool{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), strings.TrimSuffix(module, "/"))
+		if pkg == "" {
+			pkg = "."
+		}
+		allowed, ruled := mayImport[pkg]
+		checked[pkg] = ruled
+		for _, imp := range fields[1:] {
+			dep, ours := strings.CutPrefix(imp, module)
+			if !ours {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(pkg, "pkg/generated/"):
+			case ruled && !allows(allowed, dep):
+				t.Errorf("%s imports %s; its doc comment allows only %v", pkg, dep, allowed)
+			case !ruled && !strings.HasPrefix(pkg, "test/") && slices.Contains(testHelpers, dep) && !strings.HasPrefix(pkg, "hack/"):
+				t.Errorf("%s imports %s, a helper for tests and tools only", pkg, dep)
+			case dep == "internal/activity" && pkg != ".":
+				t.Errorf("%s imports internal/activity: only main.go wires an owner kind's controller", pkg)
+			}
+		}
+	}
+	for pkg := range mayImport {
+		if _, ok := checked[pkg]; !ok {
+			t.Errorf("mayImport names %s, which go list does not list: rename or remove it", pkg)
+		}
+	}
+}
+
+// allows reports whether dep is among allowed, where "x/..." allows x's
+// subpackages.
+func allows(allowed []string, dep string) bool {
+	for _, a := range allowed {
+		if a == dep {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(a, "..."); ok && strings.HasPrefix(dep, prefix) {
+			return true
+		}
+	}
+	return false
+}
