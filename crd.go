@@ -24,10 +24,13 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
@@ -52,6 +55,34 @@ var (
 // restart with the same binary finds it current and writes nothing.
 const crdHashAnnotation = "app.example.com/crd-sha256"
 
+// lastApplied is what kubectl records of a manifest it applies, or creates
+// with --save-config (kubectl's GetModifiedConfiguration): the object as
+// kubectl read it, its annotations without this one (an empty map when it
+// has none), encoded as JSON by the unstructured scheme, sorted keys and
+// a trailing newline. The controller records it on the CRDs it installs,
+// so that a user's later `kubectl apply -f artifacts/examples` (the design
+// card's use) finds them its own: unchanged, and no warning that the
+// annotation is missing. The e2e test proves the two agree byte for byte:
+// kubectl reports the CRDs unchanged.
+func lastApplied(manifest []byte) (string, error) {
+	data, err := yaml.YAMLToJSON(manifest)
+	if err != nil {
+		return "", err
+	}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(data); err != nil {
+		return "", err
+	}
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	delete(annotations, corev1.LastAppliedConfigAnnotation)
+	obj.SetAnnotations(annotations)
+	out, err := runtime.Encode(unstructured.UnstructuredJSONScheme, obj)
+	return string(out), err
+}
+
 // ensureCRDs installs the CRDs of both kinds, the AppService's and the
 // Activity's, with ensureCRD.
 func ensureCRDs(ctx context.Context, client apiextensionsclient.Interface, timeout time.Duration) error {
@@ -71,16 +102,21 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, crdYAM
 	if err := yaml.UnmarshalStrict(crdYAML, want); err != nil {
 		return fmt.Errorf("decoding the embedded CRD: %w", err)
 	}
+	applied, err := lastApplied(crdYAML)
+	if err != nil {
+		return fmt.Errorf("encoding the embedded CRD as kubectl would: %w", err)
+	}
 	sum := sha256.Sum256(crdYAML)
 	if want.Annotations == nil {
 		want.Annotations = map[string]string{}
 	}
 	want.Annotations[crdHashAnnotation] = hex.EncodeToString(sum[:])
+	want.Annotations[corev1.LastAppliedConfigAnnotation] = applied
 
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	// Replicas starting together race here: a conflict means another one
 	// wrote first, so look again.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -90,7 +126,11 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, crdYAM
 			logger.Info("Installed CRD", "crd", want.Name)
 		case err != nil:
 			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
-		case live.Annotations[crdHashAnnotation] != want.Annotations[crdHashAnnotation]:
+		case live.Annotations[crdHashAnnotation] != want.Annotations[crdHashAnnotation],
+			live.Annotations[corev1.LastAppliedConfigAnnotation] == "":
+			// Another binary's CRD, or one an earlier version installed
+			// without kubectl's annotation (one write, once). Once there,
+			// the annotation is kubectl's: a user's apply may change it.
 			updated := live.DeepCopy()
 			updated.Spec = want.Spec
 			if updated.Annotations == nil {

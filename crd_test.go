@@ -21,9 +21,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
@@ -35,17 +37,25 @@ import (
 )
 
 // ensureCRD writes the CRD only when the embedded one differs from the
-// installed one (by its hash annotation), then waits for Established.
+// installed one (by its hash annotation), or kubectl's last-applied
+// annotation is missing, then waits for Established.
 func TestEnsureCRD(t *testing.T) {
 	sum := sha256.Sum256(crdYAML)
 	current := hex.EncodeToString(sum[:])
+	applied, err := lastApplied(crdYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
-		name       string
-		hash       string
-		wantWrites []string
+		name        string
+		hash        string
+		lastApplied string
+		wantWrites  []string
 	}{
-		{"current: nothing written", current, nil},
-		{"stale: updated", "an-older-binary", []string{"update"}},
+		{"current: nothing written", current, applied, nil},
+		{"current, last applied by a user's kubectl: theirs kept", current, `{"a user's":"apply"}` + "\n", nil},
+		{"current, without kubectl's annotation (an earlier version's install): updated once", current, "", []string{"update"}},
+		{"stale: updated", "an-older-binary", `{"a user's":"apply"}` + "\n", []string{"update"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +64,9 @@ func TestEnsureCRD(t *testing.T) {
 				t.Fatal(err)
 			}
 			installed.Annotations = map[string]string{crdHashAnnotation: tc.hash, "someone/else": "kept"}
+			if tc.lastApplied != "" {
+				installed.Annotations[corev1.LastAppliedConfigAnnotation] = tc.lastApplied
+			}
 			installed.Spec.Versions[0].Served = false // drift the update must undo
 			installed.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{
 				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue},
@@ -78,10 +91,63 @@ func TestEnsureCRD(t *testing.T) {
 			if got.Annotations["someone/else"] != "kept" {
 				t.Errorf("an annotation someone else set was lost: %v", got.Annotations)
 			}
-			if tc.wantWrites != nil && (got.Annotations[crdHashAnnotation] != current || !got.Spec.Versions[0].Served) {
+			if tc.wantWrites != nil && (got.Annotations[crdHashAnnotation] != current || !got.Spec.Versions[0].Served ||
+				got.Annotations[corev1.LastAppliedConfigAnnotation] != applied) {
 				t.Errorf("the CRD was not brought up to the embedded one: %v, served %v", got.Annotations, got.Spec.Versions[0].Served)
 			}
+			if tc.wantWrites == nil && got.Annotations[corev1.LastAppliedConfigAnnotation] != tc.lastApplied {
+				t.Errorf("last-applied annotation changed without a write: %q", got.Annotations[corev1.LastAppliedConfigAnnotation])
+			}
 		})
+	}
+}
+
+// TestLastApplied: the annotation holds the manifest as kubectl reads it,
+// as one line of JSON and a newline, with its annotations but not itself
+// (kubectl's GetModifiedConfiguration). That it is byte for byte what
+// kubectl computes, the e2e test proves: `kubectl apply -f
+// artifacts/examples` after the controller's install finds the CRDs
+// unchanged (TestInstallThenKubectlApply).
+func TestLastApplied(t *testing.T) {
+	for name, data := range embeddedCRDs() {
+		t.Run(name, func(t *testing.T) {
+			got, err := lastApplied(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, found := strings.CutSuffix(got, "\n")
+			if !found || strings.Contains(body, "\n") {
+				t.Errorf("not one line of JSON and a newline: %.80q...", got)
+			}
+			var fromAnnotation, fromFile map[string]any
+			if err := json.Unmarshal([]byte(body), &fromAnnotation); err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(data, &fromFile); err != nil {
+				t.Fatal(err)
+			}
+			fixtures.CheckEqual(t, "the manifest in the annotation", fromFile, fromAnnotation)
+			keys, err := json.Marshal(fromFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body != string(keys) {
+				t.Error("the annotation is not the manifest's JSON with its keys sorted")
+			}
+		})
+	}
+	// A manifest without annotations records an empty map of them, as
+	// kubectl does; one holding kubectl's annotation records it without.
+	for _, tc := range []struct{ manifest, want string }{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{},"name":"x"}}` + "\n"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    " + corev1.LastAppliedConfigAnnotation + ": old\n    a: <b>\n",
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"a":"\u003cb\u003e"},"name":"x"}}` + "\n"},
+	} {
+		got, err := lastApplied([]byte(tc.manifest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixtures.CheckEqual(t, "last applied", tc.want, got)
 	}
 }
 
