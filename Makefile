@@ -90,8 +90,18 @@ endif
 
 ##@ Tests
 
+# The steps of make test, in order; each prints how long it took, so that
+# a step growing slower shows in every run (.ci/run prints them again at
+# the end, with the slowest end-to-end tests).
+TEST_STEPS := vet lint verify helm-lint test-unit test-fuzz test-admission test-e2e test-demo
+
 .PHONY: test
-test: vet lint verify helm-lint test-unit test-fuzz test-admission test-e2e test-demo ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit (the docs' checks among them), fuzz, admission-property and end-to-end tests, the demo.
+test: ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit (the docs' checks among them), fuzz, admission-property and end-to-end tests, the demo; each step's time.
+	@for step in $(TEST_STEPS); do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$step || { echo "make test: $$step failed after $$(( $$(date +%s) - start )) s" >&2; exit 1; }; \
+	  echo "make test: $$step took $$(( $$(date +%s) - start )) s"; \
+	done
 
 .PHONY: lint
 lint: ## golangci-lint (.golangci.yml; the e2e tests too) and logcheck (structured, contextual logging), built from their Go modules (hack/ensure-lint.sh).
@@ -135,9 +145,14 @@ test-demo: ## make demo on a local control plane, straight through, in Chinese; 
 verify-docs: ## The docs against the code: the Chinese files in step with the English, every name they use exists (metrics and kubectl flags: in test-e2e).
 	go test -count=1 -run '^TestDocs' ./test/docs ./internal/docscheck
 
+# Flags for the e2e test binary (hack/test-e2e.sh), e.g. E2E_FLAGS=-test.run=TestSeedManifest.
+E2E_FLAGS ?=
+# How many tests of the e2e's parallel group run at once.
+E2E_PARALLEL ?= 8
+
 .PHONY: test-e2e
-test-e2e: ## End-to-end and fault tests: the built controller against a local control plane.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 40m $(GO_TEST_FLAGS) ./test/e2e/...
+test-e2e: ## End-to-end and fault tests: the built controller against local control planes, the serial and the parallel group at once (hack/test-e2e.sh).
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) E2E_PARALLEL=$(E2E_PARALLEL) ./hack/test-e2e.sh $(filter -v,$(GO_TEST_FLAGS)) $(E2E_FLAGS)
 
 ##@ Cluster
 

@@ -44,6 +44,7 @@ import (
 // (internal/localcluster/kwok-stages). The cases are independent and run
 // side by side, each in its own namespace.
 func TestActivity(t *testing.T) {
+	parallel(t)
 	t.Run("runs to Succeeded on the node it names", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t)

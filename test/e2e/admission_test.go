@@ -34,6 +34,7 @@ import (
 // at admission, naming the field; what can only fail at run time ends in
 // Degraded with the API server's message, and recovers when fixed.
 func TestAdmission(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	cases := []struct {
 		name, manifest, field, message string

@@ -74,6 +74,8 @@ func seedManifest(t *testing.T) string {
 // have node port 30002: it is Degraded with the API server's message, and
 // an AppService beside it is not held up.
 func TestSeedManifest(t *testing.T) {
+	parallel(t)
+	holdSeedPort(t)
 	ns := newNamespace(t)
 	seed := seedManifest(t)
 	if out, err := kubectl("apply", "-n", ns, "-f", seed); err != nil {
@@ -126,6 +128,7 @@ func TestSeedManifest(t *testing.T) {
 // 2. Every owned field of the spec reaches the children; the Service keeps
 // its clusterIP and server-assigned node ports through port changes.
 func TestSpecChangesReachChildren(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	createAppService(t, ns, "web", appv1.AppServiceSpec{
@@ -533,6 +536,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 // 3. Drift is repaired: deleted children come back, hand-edited owned fields
 // are set back, and what others add (a label) is left alone.
 func TestDriftIsRepaired(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	createAppService(t, ns, "drift", appv1.AppServiceSpec{
@@ -626,6 +630,7 @@ func TestDriftIsRepaired(t *testing.T) {
 // control are never touched; the AppService says why it is stuck, once, and
 // the AppServices around it keep working.
 func TestUnownedObjectsAreLeftAlone(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	d := createTheirDeployment(t, ns, "taken")
@@ -695,6 +700,7 @@ func TestUnownedObjectsAreLeftAlone(t *testing.T) {
 // 7. Deleting an AppService deletes its children (garbage collector, through
 // the owner references).
 func TestDeletionRemovesChildren(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	createAppService(t, ns, "gone", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}})
@@ -713,6 +719,7 @@ func TestDeletionRemovesChildren(t *testing.T) {
 }
 
 func TestSIGTERMStopsPromptly(t *testing.T) {
+	serial(t)
 	// Run first (go test -run), the suite's controller may still be
 	// starting: stop it once its workers run.
 	eventually(t, time.Minute, func() error {

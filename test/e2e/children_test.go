@@ -47,6 +47,7 @@ import (
 // changed, repaired and removed with its block, as the Deployment and the
 // Service are.
 func TestMoreChildren(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	const name = "more"
@@ -256,6 +257,7 @@ func TestMoreChildren(t *testing.T) {
 // AppService does not control is never touched; the AppService is Degraded
 // with one Warning, and its other children are made all the same.
 func TestUnownedChildIsLeftAlone(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	const name = "blocked"
@@ -331,6 +333,7 @@ func waitChild[T metav1.Object](t *testing.T, get func() (T, error), as *appv1.A
 // controller notices without a restart and creates the route, which is then
 // changed, repaired and removed like the other children.
 func TestHTTPRoute(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	const name = "routed"
@@ -426,6 +429,7 @@ func TestHTTPRoute(t *testing.T) {
 // HorizontalPodAutoscaler in place (same UIDs), writing nothing to them but
 // the owner reference.
 func TestMoreChildrenAdopted(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	const name = "adopt-more"

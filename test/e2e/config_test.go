@@ -42,6 +42,7 @@ import (
 // label-only edit, and a change of a ConfigMap nobody reads, write nothing.
 // Turned off, the annotation goes and the rest of the template stays.
 func TestConfigChangeRollsPods(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	for _, obj := range []struct {

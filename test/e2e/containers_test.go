@@ -42,6 +42,7 @@ import (
 // sidecar's image change rolls the Pods; removing the sidecar removes it
 // and nothing else.
 func TestSidecarsAndInitContainers(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	createAppService(t, ns, "shop", appv1.AppServiceSpec{

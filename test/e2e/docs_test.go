@@ -38,6 +38,7 @@ import (
 // controller serves, and every flag in a kubectl command they show is one
 // kubectl has.
 func TestDocsNamesRunning(t *testing.T) {
+	parallel(t)
 	docs := readDocs(t)
 
 	t.Run("metrics", func(t *testing.T) {
@@ -90,6 +91,8 @@ func TestDocsNamesRunning(t *testing.T) {
 // command that writes, the AppServices are let converge, as a reader would
 // watch it do. The translations' commands are the same (TestDocsTranslations).
 func TestDocsCommandsRun(t *testing.T) {
+	parallel(t)
+	holdSeedPort(t) // the docs start from the seed manifest
 	ns := newNamespace(t)
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	data, err := os.ReadFile(cluster.Kubeconfig)

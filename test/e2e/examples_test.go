@@ -41,6 +41,7 @@ import (
 // its ServiceAccount, PodDisruptionBudget and Ingress; nginx-logs with its
 // log-shipping sidecar.
 func TestExamples(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	if out, err := kubectl("apply", "-n", ns, "-f", filepath.Join(repoRoot, "artifacts", "examples")); err != nil {
 		t.Fatalf("kubectl apply -f artifacts/examples: %v\n%s", err, out)
@@ -118,6 +119,7 @@ func TestExamples(t *testing.T) {
 // README says to apply crd.yaml first, or to let the controller install it.)
 // A fresh control plane of its own, so that the CRD is truly new.
 func TestExamplesOnAFreshCluster(t *testing.T) {
+	parallel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	fresh, err := localcluster.Start(ctx, localcluster.Options{BinDir: binDir, Dir: t.TempDir()})

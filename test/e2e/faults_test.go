@@ -52,6 +52,7 @@ import (
 // 1. Crash mid-convergence: 1000 AppServices, the controller SIGKILLed
 // when about half have their children, started again.
 func TestCrashMidConvergence(t *testing.T) {
+	serial(t)
 	const n = 1000
 	ns := newNamespace(t)
 	ctx := context.Background()
@@ -117,6 +118,7 @@ func TestCrashMidConvergence(t *testing.T) {
 // from the API server while changes are made: the same process reconnects,
 // and converges every change, with nothing created twice.
 func TestControlPlaneFaults(t *testing.T) {
+	serial(t)
 	ctx := context.Background()
 	proxy := startCutProxy(t, strings.TrimPrefix(cluster.URL, "https://"))
 	// The renew deadline outlasts the outages below: a leader that cannot
@@ -198,6 +200,7 @@ func TestControlPlaneFaults(t *testing.T) {
 // A leader that cannot renew its lease within the renew deadline exits
 // (status 1) rather than go on writing beside a new leader.
 func TestLostLeaseExits(t *testing.T) {
+	serial(t)
 	proxy := startCutProxy(t, strings.TrimPrefix(cluster.URL, "https://"))
 	p := swapController(t, "lease",
 		"-kubeconfig="+proxy.kubeconfig(t),
@@ -236,6 +239,7 @@ func TestLostLeaseExits(t *testing.T) {
 // the controller syncs; every AppService ends at its last spec, and the 409s
 // the controller meets are retried without an error or a Warning.
 func TestRapidSpecEdits(t *testing.T) {
+	parallel(t)
 	// The controller writes each AppService's status after every edit, so
 	// an edit's get-then-update can lose to it several times in a row on a
 	// loaded machine. retry.DefaultRetry (5 tries within ~50 ms) gave up
@@ -325,6 +329,7 @@ func TestRapidSpecEdits(t *testing.T) {
 // keep running); a child whose label no longer names it is released, and
 // adopted again once labelled back.
 func TestAdoptionAndRelease(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	spec := appv1.AppServiceSpec{Size: int32p(2), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}}
 	createAppService(t, ns, "adopt", spec)
@@ -478,6 +483,7 @@ func releaseHold(t *testing.T, patch func([]byte) error) {
 // 5. Deletion races: an AppService being deleted gets no new children and
 // no status; a child being deleted is recreated once it is gone, once.
 func TestDeletionRaces(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	spec := appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}}
 
@@ -607,6 +613,7 @@ func TestDeletionRaces(t *testing.T) {
 // someone else holds) fail alone: 100 healthy AppServices converge as fast
 // beside 10 poisoned ones as without them, and the poisoned ones say why.
 func TestPoisonInput(t *testing.T) {
+	serial(t)
 	const healthy, poisoned = 100, 10
 	ctx := context.Background()
 	healthySpec := func(int) appv1.AppServiceSpec {

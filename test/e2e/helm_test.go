@@ -38,6 +38,7 @@ import (
 // Deployment, installs its CRD, becomes ready and makes an AppService in
 // its namespace Available, and leaves one elsewhere alone.
 func TestHelmChart(t *testing.T) {
+	parallel(t)
 	out, err := exec.Command(filepath.Join(repoRoot, "hack", "ensure-helm.sh")).Output()
 	if err != nil {
 		t.Fatalf("hack/ensure-helm.sh: %v", err)

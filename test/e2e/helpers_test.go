@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,6 +75,20 @@ func newNamespace(t *testing.T) string {
 		})
 	})
 	return name
+}
+
+// seedPort guards node port 30002, which the seed manifest's Service takes
+// cluster-wide. The tests that apply the seed run in parallel with the
+// others but take turns among themselves.
+var seedPort sync.Mutex
+
+// holdSeedPort takes node port 30002 for the test until its namespaces,
+// and the seed's Services in them, are gone: call it before newNamespace,
+// whose cleanup then runs first.
+func holdSeedPort(t *testing.T) {
+	t.Helper()
+	seedPort.Lock()
+	t.Cleanup(seedPort.Unlock)
 }
 
 // eventually polls f until it returns nil, failing the test with f's last

@@ -53,6 +53,7 @@ import (
 
 	"example.com/appservice-controller/internal/harness"
 	"example.com/appservice-controller/internal/localcluster"
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 )
 
 // prometheusOperator is the Prometheus Operator release whose ServiceMonitor
@@ -70,6 +71,7 @@ const prometheusOperator = "github.com/prometheus-operator/prometheus-operator@v
 // ready and makes an AppService Available; it may not write CRDs, and does
 // not try.
 func TestInstallBundle(t *testing.T) {
+	parallel(t)
 	entrypoint := unpackImage(t)
 	dist := t.TempDir()
 	build := exec.Command("make", "--no-print-directory", "build-installer", "DIST="+dist,
@@ -137,6 +139,62 @@ func TestInstallBundle(t *testing.T) {
 	for _, w := range writes {
 		if w.ObjectRef != nil && w.ObjectRef.APIGroup == "apiextensions.k8s.io" {
 			t.Errorf("the controller wrote a CRD: %s", w)
+		}
+	}
+}
+
+// TestInstallThenKubectlApply: the design card's use on a fresh cluster,
+// `go run . -kubeconfig ...` then `kubectl apply -f artifacts/examples`.
+// The controller installs both CRDs with kubectl's last-applied annotation,
+// as `kubectl create --save-config` would record them, so kubectl finds
+// them unchanged (the annotation is what it computes, byte for byte: a
+// difference would make it patch them, "configured") and prints nothing on
+// standard error: no warning that the annotation is missing. An API server
+// and etcd of its own are enough: no Pod needs to run.
+func TestInstallThenKubectlApply(t *testing.T) {
+	parallel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	fresh, err := localcluster.Start(ctx, localcluster.Options{BinDir: binDir, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fresh.Stop)
+	admin, err := localcluster.RESTConfig(fresh.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := harness.NewController("design-card", controllerBinary, filepath.Join(fresh.LogDir, "appservice-controller.log"),
+		"-kubeconfig", fresh.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = p.Stop(syscall.SIGTERM) })
+	if err := harness.WaitForCRD(ctx, clientset.NewForConfigOrDie(admin), p, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "kubectl"), "apply", "-f", filepath.Join(repoRoot, "artifacts", "examples"))
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+fresh.Kubeconfig)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl apply -f artifacts/examples: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("kubectl apply -f artifacts/examples wrote to standard error:\n%s", stderr.String())
+	}
+	for _, want := range []string{
+		"customresourcedefinition.apiextensions.k8s.io/appservices.app.example.com unchanged",
+		"customresourcedefinition.apiextensions.k8s.io/activities.app.example.com unchanged",
+		"appservice.app.example.com/example-app created",
+		"activity.app.example.com/sleep-once created",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("kubectl apply -f artifacts/examples did not say %q:\n%s", want, stdout.String())
 		}
 	}
 }

@@ -52,6 +52,7 @@ var appServicesGVR = schema.GroupVersionResource{Group: "app.example.com", Versi
 // rollout cannot finish before its progress deadline. kubectl wait
 // --for=condition=Ready returns once it is Current.
 func TestKstatus(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
@@ -205,6 +206,7 @@ func statusColumn(t *testing.T, ns, name, want string) {
 // argocd-cm that already holds settings: the script lands under its key,
 // byte for byte, and every other key is kept.
 func TestArgoCDHealthCheckInstall(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	const key = "resource.customizations.health.app.example.com_AppService"
 	var line string
@@ -263,6 +265,7 @@ func TestArgoCDHealthCheckInstall(t *testing.T) {
 // Succeeded, Failed once it failed; kubectl wait --for=condition=Complete
 // returns once it Succeeded.
 func TestActivityKstatus(t *testing.T) {
+	parallel(t)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)

@@ -30,11 +30,26 @@ limitations under the License.
 //
 // APPSERVICE_BIN_DIR names the control plane's binaries; without it the
 // tests run hack/ensure-binaries.sh, which builds them when missing.
+// APPSERVICE_CONTROLLER_BIN names a controller binary built already (make
+// build); without it TestMain builds one.
+//
+// Every test declares its group with its first statement. serial(t): the
+// test stops or restarts the suite's controller, its API server or etcd,
+// runs a second replica on its Lease, counts every write in the cluster, or
+// measures a time against its own baseline, so it runs alone. parallel(t):
+// the test works in namespaces of its own (or on a control plane of its
+// own) and runs beside the others. In one process the serial tests run
+// first, one by one, then the parallel ones together. make test-e2e
+// (hack/test-e2e.sh) runs the two groups at once, as two processes with a
+// control plane each (APPSERVICE_E2E_GROUP=serial or parallel).
 package e2e
 
 import (
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,10 +105,20 @@ func runMain(m *testing.M) (code int) {
 		binDir = strings.TrimSpace(string(out))
 	}
 
+	switch group {
+	case "", "serial", "parallel":
+	default:
+		fmt.Fprintf(os.Stderr, "APPSERVICE_E2E_GROUP=%q: want serial, parallel or nothing (both)\n", group)
+		return 1
+	}
 	// Keep the cluster's folder (logs, audit log) under _output for a
-	// look after a failure.
-	dir := filepath.Join(repoRoot, "_output", "e2e", time.Now().Format("20060102-150405"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// look after a failure; one per process, as the groups run at once.
+	if err := os.MkdirAll(filepath.Join(repoRoot, "_output", "e2e"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp(filepath.Join(repoRoot, "_output", "e2e"), time.Now().Format("20060102-150405-")+group)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -105,13 +130,16 @@ func runMain(m *testing.M) (code int) {
 		fmt.Fprintln(os.Stderr, "e2e: logs and audit log kept in", dir)
 	}()
 
-	controllerBin := filepath.Join(dir, "appservice-controller")
-	// As users build it: `make build` stamps the version.
-	build := exec.Command("make", "--no-print-directory", "build", "BIN="+controllerBin)
-	build.Dir, build.Stdout, build.Stderr = repoRoot, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the controller:", err)
-		return 1
+	controllerBin := os.Getenv("APPSERVICE_CONTROLLER_BIN")
+	if controllerBin == "" {
+		controllerBin = filepath.Join(dir, "appservice-controller")
+		// As users build it: `make build` stamps the version.
+		build := exec.Command("make", "--no-print-directory", "build", "BIN="+controllerBin)
+		build.Dir, build.Stdout, build.Stderr = repoRoot, os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building the controller:", err)
+			return 1
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -177,6 +205,29 @@ var (
 	controllerKubeconfig string
 )
 
+// group is the group of tests this process runs: "serial", "parallel" or,
+// when empty, both.
+var group = os.Getenv("APPSERVICE_E2E_GROUP")
+
+// serial marks a test that must run alone on the suite's control plane
+// (see the package comment).
+func serial(t *testing.T) {
+	t.Helper()
+	if group == "parallel" {
+		t.Skip("in the serial group, which another process runs (hack/test-e2e.sh)")
+	}
+}
+
+// parallel marks a test that runs beside the others, in namespaces of its
+// own (see the package comment).
+func parallel(t *testing.T) {
+	t.Helper()
+	if group == "serial" {
+		t.Skip("in the parallel group, which another process runs (hack/test-e2e.sh)")
+	}
+	t.Parallel()
+}
+
 // newControllerProcess returns the controller binary, run as one replica of
 // the deployment: the ServiceAccount's token, leader election in the
 // deployment's namespace, its own metrics and probe ports.
@@ -192,4 +243,41 @@ func newControllerProcess(name string, extraArgs ...string) (*harness.Controller
 			"-leader-elect",
 			"-leader-election-namespace=" + controllerNamespace,
 		}, extraArgs...)...)
+}
+
+// TestEveryTestHasAGroup: each test of the package starts with serial(t)
+// or parallel(t), so that hack/test-e2e.sh runs it in exactly one of its
+// two processes, and a new test says whether it may run beside the others.
+func TestEveryTestHasAGroup(t *testing.T) {
+	parallel(t)
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Test") || fn.Name.Name == "TestMain" {
+				continue
+			}
+			grouped := false
+			if len(fn.Body.List) > 0 {
+				if stmt, ok := fn.Body.List[0].(*ast.ExprStmt); ok {
+					if call, ok := stmt.X.(*ast.CallExpr); ok {
+						if id, ok := call.Fun.(*ast.Ident); ok && (id.Name == "serial" || id.Name == "parallel") {
+							grouped = true
+						}
+					}
+				}
+			}
+			if !grouped {
+				t.Errorf("%s: %s does not start with serial(t) or parallel(t)", fset.Position(fn.Pos()), fn.Name.Name)
+			}
+		}
+	}
 }

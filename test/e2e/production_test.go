@@ -50,6 +50,7 @@ import (
 // are admitted in a namespace that enforces the restricted Pod Security
 // Standard, and both replicas become available (kwok runs them as fakes).
 func TestDeployManifests(t *testing.T) {
+	parallel(t)
 	ns, err := kube.CoreV1().Namespaces().Get(context.Background(), controllerNamespace, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +80,7 @@ func TestDeployManifests(t *testing.T) {
 // The controller's rights are exactly what it uses: the whole suite runs
 // with them, and what it does not need is refused.
 func TestRBACIsLeastPrivilege(t *testing.T) {
+	parallel(t)
 	cfg, err := localcluster.RESTConfig(controllerKubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +224,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 // takes over within the lease duration and applies what changed meanwhile;
 // stopped with SIGTERM, the leader hands over at once.
 func TestLeaderElection(t *testing.T) {
+	serial(t)
 	ns := newNamespace(t)
 	a := ctrl
 	idA, err := a.Identity()
@@ -365,6 +368,7 @@ func checkWriters(t *testing.T, since time.Time, ns, writer, other string) {
 // answers only an authorized token, with the workqueue, reconcile, REST
 // client, leader election, build info, Go and process series.
 func TestProbesAndMetrics(t *testing.T) {
+	parallel(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 
@@ -511,6 +515,23 @@ func TestProbesAndMetrics(t *testing.T) {
 // token of a ServiceAccount in ns bound to the metrics-reader ClusterRole.
 func scrape(t *testing.T, ns string) string {
 	t.Helper()
+	token := metricsToken(t, ns)
+	var body string
+	eventually(t, 30*time.Second, func() error { // the API server's RBAC cache sees the binding
+		code, b, err := ctrl.Metrics(token)
+		if err != nil || code != http.StatusOK {
+			return fmt.Errorf("/metrics with the metrics-reader role: %d %v %.200s", code, err, b)
+		}
+		body = b
+		return nil
+	})
+	return body
+}
+
+// metricsToken returns the token of a ServiceAccount in ns bound to the
+// metrics-reader ClusterRole, a scraper's.
+func metricsToken(t *testing.T, ns string) string {
+	t.Helper()
 	ctx := context.Background()
 	token := serviceAccountToken(t, ns, "scraper")
 	binding := &rbacv1.ClusterRoleBinding{
@@ -522,16 +543,7 @@ func scrape(t *testing.T, ns string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kube.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{}) })
-	var body string
-	eventually(t, 30*time.Second, func() error { // the API server's RBAC cache sees the binding
-		code, b, err := ctrl.Metrics(token)
-		if err != nil || code != http.StatusOK {
-			return fmt.Errorf("/metrics with the metrics-reader role: %d %v %.200s", code, err, b)
-		}
-		body = b
-		return nil
-	})
-	return body
+	return token
 }
 
 // serviceAccountToken creates a ServiceAccount in ns and returns a token

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs the end-to-end tests (test/e2e) as two groups at once, each a process
+# of the test binary with a control plane and a controller of its own:
+#
+#   serial     the tests that must run alone (they stop or restart the
+#              controller, its API server or etcd, run a second replica on
+#              its Lease, count every write in the cluster, or time
+#              themselves against a baseline), one after the other;
+#   parallel   every other test, side by side in namespaces of their own
+#              (or on control planes of their own), E2E_PARALLEL at a time.
+#
+# Each test names its group with its first statement (serial(t) or
+# parallel(t); TestEveryTestHasAGroup checks). The test binary and the
+# controller are built once, for both.
+#
+# Usage: hack/test-e2e.sh [-v] [go test flags for the binary, e.g. -test.run X]
+#   -v                   stream both groups' verbose output, each line
+#                        prefixed with its group; without it, a group's
+#                        output is printed only when it fails
+#   APPSERVICE_BIN_DIR   the control plane's binaries (else ensure-binaries.sh)
+#   E2E_PARALLEL         tests of the parallel group at once (default 8)
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+verbose=false
+args=()
+for a in "$@"; do
+  case $a in
+    -v | -test.v | -test.v=true) verbose=true ;;
+    *) args+=("$a") ;;
+  esac
+done
+
+APPSERVICE_BIN_DIR=${APPSERVICE_BIN_DIR:-$(./hack/ensure-binaries.sh)}
+export APPSERVICE_BIN_DIR
+out=$ROOT/_output/test-e2e
+rm -rf "$out"
+mkdir -p "$out"
+
+go test -c -tags e2e -o "$out/e2e.test" ./test/e2e
+# As users build it: make build stamps the version.
+make --no-print-directory build BIN="$out/appservice-controller"
+export APPSERVICE_CONTROLLER_BIN=$out/appservice-controller
+
+# run GROUP FLAGS...: one process of the test binary, from its package's
+# folder as go test runs it; its output in $out/GROUP.log.
+run() {
+  local group=$1; shift
+  (
+    cd test/e2e
+    APPSERVICE_E2E_GROUP=$group "$out/e2e.test" -test.v -test.count=1 -test.timeout=40m "$@" ${args[@]+"${args[@]}"} 2>&1 |
+      tee "$out/$group.log" |
+      if $verbose; then sed -u "s/^/[$group] /"; else cat > /dev/null; fi
+  )
+}
+
+start=$SECONDS
+run serial & serial=$!
+run parallel -test.parallel="${E2E_PARALLEL:-8}" & parallel=$!
+status=0
+for group in serial parallel; do
+  pid=${!group}
+  if wait "$pid"; then
+    echo "ok    e2e ($group group): $(grep -cE '^--- PASS: ' "$out/$group.log") passed, $(grep -cE '^--- SKIP: ' "$out/$group.log") in the other group"
+  else
+    status=1
+    $verbose || cat "$out/$group.log"
+    echo "FAIL  e2e ($group group): $(grep -E '^--- FAIL: ' "$out/$group.log" | tr '\n' ' ')"
+  fi
+done
+echo "e2e: $((SECONDS - start)) s (both groups; logs in ${out#"$ROOT"/})"
+# The ten slowest tests, from go test's "--- PASS: TestX (12.34s)" lines. A
+# test whose subtests run in parallel reports its own function's time only:
+# it counts as long as its slowest subtest. Parallel tests overlap, so the
+# times add up to more than the run.
+echo "e2e: the ten slowest tests"
+grep -hE '^ *--- (PASS|FAIL): Test' "$out/serial.log" "$out/parallel.log" |
+  sed -E 's/^ *--- (PASS|FAIL): ([^ /]+)[^ ]* \(([0-9.]+)s\)$/\2 \3 \1/' |
+  awk '$2 > t[$1] {t[$1] = $2} $3 == "FAIL" {f[$1] = 1}
+       END {for (n in t) printf "%8.1f s  %s%s\n", t[n], n, (n in f ? " (FAIL)" : "")}' |
+  sort -rn | head -10
+exit "$status"
