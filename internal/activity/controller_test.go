@@ -17,6 +17,7 @@ limitations under the License.
 package activity
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -79,6 +80,61 @@ func deleting(j *batchv1.Job) *batchv1.Job {
 func ofAnEarlierActivity(j *batchv1.Job) *batchv1.Job {
 	j.OwnerReferences[0].UID = "an-earlier-one"
 	return j
+}
+
+// activityFixture is an Activity controller on fake clients, for single
+// syncs: the API holds act (unless nil: gone), job (unless nil) and
+// apiOnly; the caches hold act and job, as the informers keep them.
+type activityFixture struct {
+	c          *Controller
+	kubeClient *k8sfake.Clientset
+	appClient  *fake.Clientset
+	recorder   *record.FakeRecorder
+	jobs       cache.Indexer
+	syncCtx    context.Context
+}
+
+func newActivityFixture(t *testing.T, act *appv1.Activity, job *batchv1.Job, apiOnly ...runtime.Object) *activityFixture {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	kubeObjects, appObjects := apiOnly, []runtime.Object{}
+	if job != nil {
+		kubeObjects = append(kubeObjects, job)
+	}
+	if act != nil {
+		appObjects = append(appObjects, act)
+	}
+	f := &activityFixture{
+		kubeClient: k8sfake.NewClientset(kubeObjects...), appClient: fake.NewClientset(appObjects...),
+		recorder: record.NewFakeRecorder(10), syncCtx: ctx,
+	}
+	jobInformers := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
+	activities := appinformers.NewSharedInformerFactory(f.appClient, 0).App().V1().Activities()
+	var err error
+	if f.c, err = NewController(ctx, f.kubeClient, f.appClient, jobInformers, activities, f.recorder); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.c.queue.ShutDown)
+	if act != nil {
+		fixtures.MustAdd(t, activities.Informer().GetIndexer(), act)
+	}
+	f.jobs = jobInformers.Batch().V1().Jobs().Informer().GetIndexer()
+	if job != nil {
+		cacheJob(t, f.jobs, job)
+	}
+	return f
+}
+
+// sync runs one sync of the fixture's Activity.
+func (f *activityFixture) sync() error { return f.c.syncActivity(f.syncCtx, activityKey) }
+
+// calls are the calls both fake clients received, in order.
+func (f *activityFixture) calls() []string {
+	var calls []string
+	for _, a := range append(f.kubeClient.Actions(), f.appClient.Actions()...) {
+		calls = append(calls, fixtures.Describe(a))
+	}
+	return calls
 }
 
 // cacheJob puts job in the Jobs' cache as their informer keeps it
@@ -217,42 +273,19 @@ func TestSyncActivity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			kubeObjects := tc.apiOnly
-			if tc.job != nil {
-				kubeObjects = append(kubeObjects, tc.job)
+			act := tc.act
+			if tc.gone {
+				act = nil
 			}
-			kubeClient := k8sfake.NewClientset(kubeObjects...)
-			var appObjects []runtime.Object
-			if !tc.gone {
-				appObjects = append(appObjects, tc.act)
-			}
-			appClient := fake.NewClientset(appObjects...)
-			recorder := record.NewFakeRecorder(10)
-			jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
-			activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
-			c, err := NewController(ctx, kubeClient, appClient, jobInformers, activities, recorder)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(c.queue.ShutDown)
-			if !tc.gone {
-				fixtures.MustAdd(t, activities.Informer().GetIndexer(), tc.act)
-			}
-			if tc.job != nil {
-				cacheJob(t, jobInformers.Batch().V1().Jobs().Informer().GetIndexer(), tc.job)
-			}
+			f := newActivityFixture(t, act, tc.job, tc.apiOnly...)
+			kubeClient, appClient := f.kubeClient, f.appClient
 			cached := tc.act.DeepCopy()
 
-			if err := c.syncActivity(ctx, activityKey); (err != nil) != tc.wantErr {
+			if err := f.sync(); (err != nil) != tc.wantErr {
 				t.Fatalf("sync: %v, want an error: %v", err, tc.wantErr)
 			}
-			var calls []string
-			for _, a := range append(kubeClient.Actions(), appClient.Actions()...) {
-				calls = append(calls, fixtures.Describe(a))
-			}
-			fixtures.CheckEqual(t, "calls", tc.wantCalls, calls)
-			fixtures.CheckEvents(t, tc.wantEvents, fixtures.DrainEvents(recorder))
+			fixtures.CheckEqual(t, "calls", tc.wantCalls, f.calls())
+			fixtures.CheckEvents(t, tc.wantEvents, fixtures.DrainEvents(f.recorder))
 			fixtures.CheckEqual(t, "the cached Activity", cached, tc.act)
 			if slices.Contains(tc.wantCalls, "patch jobs") {
 				job, err := kubeClient.Tracker().Get(batchv1.SchemeGroupVersion.WithResource("jobs"), fixtures.Namespace, fixtures.ActivityName)
@@ -292,24 +325,14 @@ func TestSyncActivity(t *testing.T) {
 // TestSyncActivityWritesNothingInLine: a run in progress whose status says
 // so already makes no call.
 func TestSyncActivityWritesNothingInLine(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
 	job := liveJob(batchv1.JobStatus{StartTime: &started, Active: 1, Ready: new(int32(1))})
 	act := fixtures.Activity()
 	act.Status = newActivityStatus(act, jobRun{job: job}, nil)
-	kubeClient, appClient := k8sfake.NewClientset(job), fake.NewClientset(act)
-	jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
-	activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
-	c, err := NewController(ctx, kubeClient, appClient, jobInformers, activities, record.NewFakeRecorder(10))
-	if err != nil {
+	f := newActivityFixture(t, act, job)
+	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.queue.ShutDown)
-	fixtures.MustAdd(t, activities.Informer().GetIndexer(), act)
-	cacheJob(t, jobInformers.Batch().V1().Jobs().Informer().GetIndexer(), job)
-	if err := c.syncActivity(ctx, activityKey); err != nil {
-		t.Fatal(err)
-	}
-	if calls := append(kubeClient.Actions(), appClient.Actions()...); len(calls) > 0 {
+	if calls := f.calls(); len(calls) > 0 {
 		t.Errorf("calls in steady state: %v", calls)
 	}
 }
@@ -318,34 +341,23 @@ func TestSyncActivityWritesNothingInLine(t *testing.T) {
 // runs before the watch brings the change; once the cache shows it, the
 // record goes.
 func TestReleaseJobOnce(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
 	act := fixtures.Activity()
 	act.Status = appv1.ActivityStatus{ObservedGeneration: 1, Prosta: appv1.ActivitySucceeded}
 	job := liveJob(batchv1.JobStatus{Succeeded: 1})
-	kubeClient, appClient := k8sfake.NewClientset(job), fake.NewClientset(act)
-	jobInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
-	activities := appinformers.NewSharedInformerFactory(appClient, 0).App().V1().Activities()
-	c, err := NewController(ctx, kubeClient, appClient, jobInformers, activities, record.NewFakeRecorder(10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.queue.ShutDown)
-	fixtures.MustAdd(t, activities.Informer().GetIndexer(), act)
-	jobs := jobInformers.Batch().V1().Jobs().Informer().GetIndexer()
-	cacheJob(t, jobs, job)
+	f := newActivityFixture(t, act, job)
 	for range 2 {
-		if err := c.syncActivity(ctx, activityKey); err != nil {
+		if err := f.sync(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := len(kubeClient.Actions()); n != 1 {
-		t.Errorf("%d calls for one release: %v", n, kubeClient.Actions())
+	if calls := f.calls(); len(calls) != 1 {
+		t.Errorf("%d calls for one release: %v", len(calls), calls)
 	}
-	cacheJob(t, jobs, released(job.DeepCopy()))
-	if err := c.syncActivity(ctx, activityKey); err != nil {
+	cacheJob(t, f.jobs, released(job.DeepCopy()))
+	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.released.Load(activityKey); ok {
+	if _, ok := f.c.released.Load(activityKey); ok {
 		t.Error("the release is still remembered once the cache shows it")
 	}
 }

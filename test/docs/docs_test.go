@@ -464,10 +464,10 @@ var buildOutputs = map[string]bool{"bin": true, "_output": true, "dist": true}
 
 var codeSpanRE = regexp.MustCompile("`([^`]+)`")
 
-// TestDocsLayout: the READMEs' layout table names every source file at the
-// top, every folder there, and every package under internal/ and test/, so
-// that a reader finds each room from the front page. (TestDocsNames checks
-// that what it names exists.)
+// TestDocsLayout: the layout guide's table (docs/layout.md, linked from the
+// README's guides) names every source file at the top, every folder there,
+// and every package under internal/ and test/, so that a reader finds each
+// room. (TestDocsNames checks that what it names exists.)
 func TestDocsLayout(t *testing.T) {
 	var want []string
 	top, err := os.ReadDir(".")

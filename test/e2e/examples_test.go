@@ -25,12 +25,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -116,17 +114,11 @@ func TestExamples(t *testing.T) {
 // annotation, which may hold 256 KiB. Then the examples apply in one go. (In
 // one go with the CRD they cannot: kubectl maps every object to its resource
 // before it creates any, and the AppService kind does not exist yet. The
-// README says to apply crd.yaml first, or to let the controller install it.)
+// README says to apply the CRDs first, or to let the controller install them.)
 // A fresh control plane of its own, so that the CRD is truly new.
 func TestExamplesOnAFreshCluster(t *testing.T) {
 	parallel(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	fresh, err := localcluster.Start(ctx, localcluster.Options{BinDir: binDir, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fresh.Stop)
+	fresh := startBareCluster(t)
 	run := func(want []string, args ...string) {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(binDir, "kubectl"), args...)

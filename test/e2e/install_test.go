@@ -155,11 +155,7 @@ func TestInstallThenKubectlApply(t *testing.T) {
 	parallel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	fresh, err := localcluster.Start(ctx, localcluster.Options{BinDir: binDir, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fresh.Stop)
+	fresh := startBareCluster(t)
 	admin, err := localcluster.RESTConfig(fresh.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +193,20 @@ func TestInstallThenKubectlApply(t *testing.T) {
 			t.Errorf("kubectl apply -f artifacts/examples did not say %q:\n%s", want, stdout.String())
 		}
 	}
+}
+
+// startBareCluster starts an etcd and an API server of the test's own,
+// nothing else: for tests of what is installed, where no Pod need run.
+func startBareCluster(t *testing.T) *localcluster.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := localcluster.Start(ctx, localcluster.Options{BinDir: binDir, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
 }
 
 // freshCluster is a control plane of a test's own, with kwok running Pods.

@@ -201,7 +201,7 @@ func statusColumn(t *testing.T, ns, name, want string) {
 	}
 }
 
-// TestArgoCDHealthCheckInstall runs the README's command that adds the
+// TestArgoCDHealthCheckInstall runs the production guide's command that adds the
 // health check to Argo CD's argocd-cm, as a user would paste it, on an
 // argocd-cm that already holds settings: the script lands under its key,
 // byte for byte, and every other key is kept.
@@ -223,7 +223,7 @@ func TestArgoCDHealthCheckInstall(t *testing.T) {
 		}
 	}
 	if line == "" {
-		t.Fatal("README.md shows no command adding the health check to argocd-cm")
+		t.Fatal("docs/production.md shows no command adding the health check to argocd-cm")
 	}
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argocd"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
