@@ -31,6 +31,8 @@ limitations under the License.
 //
 // It reads the CRD on stdin and writes it on stdout; hack/update-codegen.sh
 // runs it on kustomize's output.
+//
+// It may import the API's types (pkg/apis/app/v1) of this repository.
 package main
 
 import (

@@ -28,6 +28,9 @@ limitations under the License.
 // (`make run`, `make deploy`). In a terminal it waits for Enter between
 // steps; otherwise (CI) it runs straight through. -lang (default
 // $DEMO_LANG, else en) chooses the narration's language.
+//
+// It imports nothing of this repository: it drives kubectl and the built
+// controller, as a user would.
 package main
 
 import (

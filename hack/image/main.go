@@ -26,6 +26,9 @@ limitations under the License.
 //	go run ./hack/image -out _output/image -push registry.example.com/appservice-controller:v0.1.0
 //
 // `make image` and `make image-push` run it.
+//
+// It imports nothing of this repository: it builds the controller with the
+// go command.
 package main
 
 import (

@@ -24,6 +24,9 @@ limitations under the License.
 // kubeconfig. When it exits, or on Ctrl-C (passed on to it first), the
 // cluster stops and nothing it started keeps running. `make run` uses it to
 // run the controller when no cluster is given.
+//
+// It may import internal/localcluster of this repository, and nothing else
+// of it.
 package main
 
 import (

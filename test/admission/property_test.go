@@ -25,6 +25,9 @@ limitations under the License.
 // It needs the local control plane's binaries (etcd and kube-apiserver):
 // APPSERVICE_BIN_DIR names their folder, else hack/ensure-binaries.sh
 // builds or finds them.
+//
+// It may import any package of this repository, the test helpers among them;
+// nothing imports it.
 package admission
 
 import (

@@ -21,6 +21,9 @@ limitations under the License.
 //	go run ./test/bench -bin-dir DIR -controller bin/appservice-controller -out _output/bench
 //
 // `make bench` runs it. See BENCHMARKS.md for the method and the results.
+//
+// It may import any package of this repository, the test helpers
+// (internal/harness, internal/localcluster) among them; nothing imports it.
 package main
 
 import (

@@ -22,6 +22,9 @@ limitations under the License.
 // run there too.
 //
 //	go test ./test/docs   (make verify-docs; make test-unit runs it too)
+//
+// It may import internal/docscheck of this repository; it reads the rest as
+// files (and go list).
 package docs
 
 import (

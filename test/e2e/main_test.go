@@ -42,6 +42,9 @@ limitations under the License.
 // first, one by one, then the parallel ones together. make test-e2e
 // (hack/test-e2e.sh) runs the two groups at once, as two processes with a
 // control plane each (APPSERVICE_E2E_GROUP=serial or parallel).
+//
+// It may import any package of this repository, the test helpers among them;
+// nothing imports it.
 package e2e
 
 import (
