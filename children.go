@@ -42,7 +42,8 @@ func (s *appSync) serviceAccounts() owner.ChildKind[*corev1.ServiceAccount] {
 }
 
 // deployments: while autoscaling, the live replica count is the
-// autoscaler's, and kept.
+// autoscaler's, and kept (but for 0, where a suspension left it: see
+// children.AutoscaledReplicas). Suspended, it is 0, whoever scaled it.
 func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
 	autoscaled := children.Autoscaled(s.as)
 	return owner.ChildKind[*appsv1.Deployment]{
@@ -51,7 +52,7 @@ func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
 		Diff: func(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
 			if autoscaled {
 				desired = desired.DeepCopy()
-				desired.Spec.Replicas = live.Spec.Replicas
+				desired.Spec.Replicas = children.AutoscaledReplicas(s.as, live.Spec.Replicas)
 			}
 			return children.UpdateDeployment(live, desired)
 		},
@@ -79,9 +80,15 @@ func (s *appSync) disruptionBudgets() owner.ChildKind[*policyv1.PodDisruptionBud
 	}
 }
 
+// autoscalers: none while suspended, as an autoscaler cannot hold zero
+// replicas.
 func (s *appSync) autoscalers() owner.ChildKind[*autoscalingv2.HorizontalPodAutoscaler] {
+	unwanted := "the spec has no autoscaling"
+	if children.Suspended(s.as) {
+		unwanted = "the AppService is suspended"
+	}
 	return owner.ChildKind[*autoscalingv2.HorizontalPodAutoscaler]{
 		Name: "HorizontalPodAutoscaler", Client: s.c.kubeClient.AutoscalingV2().HorizontalPodAutoscalers(s.as.Namespace),
-		Cache: s.c.autoscalers, Diff: children.UpdateAutoscaler, Unwanted: "the spec has no autoscaling",
+		Cache: s.c.autoscalers, Diff: children.UpdateAutoscaler, Unwanted: unwanted,
 	}
 }

@@ -132,6 +132,70 @@ func TestSyncHandlerAutoscaledReplicas(t *testing.T) {
 	}
 }
 
+// TestSyncHandlerSuspends: suspended, an autoscaled AppService's
+// Deployment goes from the autoscaler's count to 0 and its autoscaler is
+// deleted; every other child stays as it is. Resumed, the Deployment starts
+// again from minReplicas, and the autoscaler comes back.
+func TestSyncHandlerSuspends(t *testing.T) {
+	for _, suspend := range []bool{true, false} {
+		t.Run(map[bool]string{true: "suspended", false: "resumed"}[suspend], func(t *testing.T) {
+			as := withStatus(fixtures.AppService(), currentStatus())
+			withEveryChild(&as.Spec)
+			as.Spec.Suspend = new(suspend)
+			as.Status.URL = "http://app.example.com/"
+			d := fixtures.LiveDeployment()
+			d.Spec.Template.Spec.ServiceAccountName = fixtures.Name
+			d.Spec.Template.Spec.DeprecatedServiceAccount = fixtures.Name //nolint:staticcheck // kept in sync
+			replicas := map[bool]int32{true: 7, false: 0}[suspend]        // the autoscaler's, or where a suspension left it
+			d.Spec.Replicas = new(replicas)
+			d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Status.UpdatedReplicas = replicas, replicas, replicas, replicas
+			f := newFixture(t, as)
+			f.deployments = []*appsv1.Deployment{d}
+			f.services = []*corev1.Service{fixtures.LiveService()}
+			f.others = []runtime.Object{live(children.NewServiceAccount(as)), live(children.NewDisruptionBudget(as)), live(children.NewIngress(as))}
+			want := d.DeepCopy()
+			st := as.Status.DeepCopy()
+			st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas = replicas, replicas, replicas, replicas
+			if suspend {
+				hpa := as.DeepCopy()
+				hpa.Spec.Suspend = nil
+				autoscaler := live(children.NewAutoscaler(hpa))
+				f.others = append(f.others, autoscaler)
+				want.Spec.Replicas = new(int32(0))
+				uid := autoscaler.GetUID()
+				f.expectUpdate(want)
+				f.expectDelete(autoscalersResource, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+				for _, c := range reconcilingConditions(appv1.ReasonSuspending, "Suspending: 7 replicas still running") {
+					setCondition(st, c)
+				}
+				setCondition(st, condition(appv1.ConditionSuspended, metav1.ConditionTrue, appv1.ReasonSuspended,
+					"spec.suspend is true: the Deployment is held at 0 replicas, without an autoscaler; the Service and the other children stay"))
+				f.events = []string{
+					fixtures.Normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: replicas"),
+					fixtures.Normal(appv1.ReasonDeleted, "Deleted HorizontalPodAutoscaler nginx-app: the AppService is suspended"),
+				}
+			} else {
+				setCondition(&as.Status, condition(appv1.ConditionSuspended, metav1.ConditionTrue, appv1.ReasonSuspended, "was suspended"))
+				want.Spec.Replicas = new(int32(2))
+				f.expectUpdate(want)
+				f.expectCreate(children.NewAutoscaler(as))
+				for _, c := range reconcilingConditions(appv1.ReasonRollingOut, "0 of 2 replicas updated") {
+					setCondition(st, c)
+				}
+				setCondition(st, condition(appv1.ConditionSuspended, metav1.ConditionFalse, appv1.ReasonResumed, "spec.suspend is false: the Pods are back"))
+				f.events = []string{
+					fixtures.Normal(appv1.ReasonCreated, "Created HorizontalPodAutoscaler nginx-app"),
+					fixtures.Normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: replicas"),
+				}
+			}
+			f.expectStatusUpdate(withStatus(as, *st))
+			if err := f.run(testKey); err != nil {
+				t.Errorf("syncHandler: %v", err)
+			}
+		})
+	}
+}
+
 // TestSyncHandlerDeletesUnwantedChildren: a block removed from the spec
 // takes its child with it; a renamed ServiceAccount replaces the old one;
 // an object of the same name the AppService does not control stays.
@@ -156,8 +220,8 @@ func TestSyncHandlerDeletesUnwantedChildren(t *testing.T) {
 		uid := obj.GetUID()
 		return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
 	}
-	f.expectDeleteOf(serviceAccountsResource, fixtures.Name, precondition(sa))
-	f.expectDeleteOf(autoscalersResource, fixtures.Name, precondition(autoscaler))
+	f.expectDelete(serviceAccountsResource, precondition(sa))
+	f.expectDelete(autoscalersResource, precondition(autoscaler))
 	f.events = []string{
 		fixtures.Normal(appv1.ReasonCreated, "Created ServiceAccount renamed"),
 		fixtures.Normal(appv1.ReasonDeleted, "Deleted ServiceAccount nginx-app: replaced by ServiceAccount renamed; HorizontalPodAutoscaler nginx-app: the spec has no autoscaling"),

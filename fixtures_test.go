@@ -415,11 +415,7 @@ func (f *fixture) expectGet(resource schema.GroupVersionResource) {
 }
 
 func (f *fixture) expectDelete(resource schema.GroupVersionResource, opts metav1.DeleteOptions) {
-	f.expectDeleteOf(resource, fixtures.Name, opts)
-}
-
-func (f *fixture) expectDeleteOf(resource schema.GroupVersionResource, name string, opts metav1.DeleteOptions) {
-	f.kubeActions = append(f.kubeActions, core.NewDeleteActionWithOptions(resource, fixtures.Namespace, name, opts))
+	f.kubeActions = append(f.kubeActions, core.NewDeleteActionWithOptions(resource, fixtures.Namespace, fixtures.Name, opts))
 }
 
 // expectPatch expects a strategic merge patch of the seed's child.

@@ -66,6 +66,7 @@ func newStatus(as *appv1.AppService, seen observed, syncErr error) appv1.AppServ
 	for _, c := range kstatusConditions(as, d, syncErr) {
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
+	setSuspendedCondition(&st, as)
 	return st
 }
 
@@ -101,12 +102,35 @@ func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error
 			notStalled,
 		}
 	default:
+		reason := appv1.ReasonRolloutComplete
+		if children.Suspended(as) {
+			// What was asked: kstatus reads it as Current.
+			reason = appv1.ReasonSuspended
+		}
 		return []metav1.Condition{
-			cond(appv1.ConditionReady, t, appv1.ReasonRolloutComplete, p.message),
-			cond(appv1.ConditionReconciling, f, appv1.ReasonRolloutComplete, p.message),
+			cond(appv1.ConditionReady, t, reason, p.message),
+			cond(appv1.ConditionReconciling, f, reason, p.message),
 			notStalled,
 		}
 	}
+}
+
+// setSuspendedCondition sets Suspended True while spec.suspend is true, and
+// False once it no longer is; an AppService never suspended gets none (so
+// that the condition's arrival writes no status to every AppService there
+// is).
+func setSuspendedCondition(st *appv1.AppServiceStatus, as *appv1.AppService) {
+	c := metav1.Condition{Type: appv1.ConditionSuspended, ObservedGeneration: as.Generation}
+	switch {
+	case children.Suspended(as):
+		c.Status, c.Reason = metav1.ConditionTrue, appv1.ReasonSuspended
+		c.Message = "spec.suspend is true: the Deployment is held at 0 replicas, without an autoscaler; the Service and the other children stay"
+	case meta.FindStatusCondition(st.Conditions, appv1.ConditionSuspended) != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonResumed, "spec.suspend is false: the Pods are back"
+	default:
+		return
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
 }
 
 // rollout is how far the Deployment is from running the current template
@@ -141,6 +165,12 @@ func progress(as *appv1.AppService, d *appsv1.Deployment) rollout {
 		want = *d.Spec.Replicas
 	}
 	st := d.Status
+	if children.Suspended(as) {
+		if st.Replicas > 0 || want > 0 {
+			return rollout{reason: appv1.ReasonSuspending, message: fmt.Sprintf("Suspending: %d replicas still running", max(st.Replicas, want))}
+		}
+		return rollout{done: true, message: "Suspended: the Deployment is at 0 replicas"}
+	}
 	switch {
 	case st.UpdatedReplicas < want:
 		return inProgress("%d of %d replicas updated", st.UpdatedReplicas, want)
@@ -149,7 +179,7 @@ func progress(as *appv1.AppService, d *appsv1.Deployment) rollout {
 	case st.AvailableReplicas < want:
 		return inProgress("%d of %d replicas available", st.AvailableReplicas, want)
 	}
-	if a := as.Spec.Autoscaling; a != nil {
+	if a := as.Spec.Autoscaling; a != nil && children.Autoscaled(as) {
 		least := int32(1)
 		if a.MinReplicas != nil {
 			least = *a.MinReplicas

@@ -190,6 +190,7 @@ func TestNewStatus(t *testing.T) {
 		deploy  func(*appsv1.Deployment) // applied to liveDeployment
 		noDepl  bool
 		syncErr error
+		suspend *bool
 		want    appv1.AppServiceStatus
 	}{
 		{
@@ -254,6 +255,49 @@ func TestNewStatus(t *testing.T) {
 			}(),
 		},
 		{
+			name:    "suspended at 0: Ready, as asked, and Suspended",
+			suspend: new(true),
+			deploy: func(d *appsv1.Deployment) {
+				d.Spec.Replicas = new(int32(0))
+				d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Status.UpdatedReplicas = 0, 0, 0, 0
+			},
+			want: func() appv1.AppServiceStatus {
+				st := currentStatus()
+				st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas = 0, 0, 0, 0
+				const msg = "Suspended: the Deployment is at 0 replicas"
+				setCondition(&st, condition(appv1.ConditionReady, metav1.ConditionTrue, appv1.ReasonSuspended, msg))
+				setCondition(&st, condition(appv1.ConditionReconciling, metav1.ConditionFalse, appv1.ReasonSuspended, msg))
+				setCondition(&st, condition(appv1.ConditionSuspended, metav1.ConditionTrue, appv1.ReasonSuspended,
+					"spec.suspend is true: the Deployment is held at 0 replicas, without an autoscaler; the Service and the other children stay"))
+				for i := range st.Conditions {
+					st.Conditions[i].LastTransitionTime = metav1.Time{}
+				}
+				return st
+			}(),
+		},
+		{
+			name:    "resumed: Suspended False, kept as a record",
+			suspend: new(false),
+			prior: func() *appv1.AppServiceStatus {
+				st := currentStatus()
+				c := condition(appv1.ConditionSuspended, metav1.ConditionTrue, appv1.ReasonSuspended, "earlier")
+				c.LastTransitionTime = earlier
+				setCondition(&st, c)
+				return &st
+			}(),
+			want: func() appv1.AppServiceStatus {
+				st := currentStatus()
+				setCondition(&st, condition(appv1.ConditionSuspended, metav1.ConditionFalse, appv1.ReasonResumed, "spec.suspend is false: the Pods are back"))
+				return st
+			}(),
+		},
+		{
+			name:    "never suspended: no Suspended condition",
+			suspend: new(false),
+			prior:   func() *appv1.AppServiceStatus { st := currentStatus(); return &st }(),
+			want:    currentStatus(),
+		},
+		{
 			name: "old observedGeneration, replicas and an old Degraded replaced",
 			prior: func() *appv1.AppServiceStatus {
 				st := currentStatus()
@@ -280,6 +324,7 @@ func TestNewStatus(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			as := fixtures.AppService()
+			as.Spec.Suspend = tc.suspend
 			if tc.prior != nil {
 				as.Status = *tc.prior
 			}
@@ -325,6 +370,7 @@ func TestProgress(t *testing.T) {
 		deploy      func(*appsv1.Deployment) // applied to LiveDeployment
 		noDepl      bool
 		minReplicas *int32 // autoscaling's, when set
+		suspended   bool
 		want        rollout
 	}{
 		{name: "rolled out", want: rollout{done: true, message: rolledOut}},
@@ -365,6 +411,23 @@ func TestProgress(t *testing.T) {
 			want:        rollout{reason: appv1.ReasonScalingToMinimum, message: "The autoscaler has 2 replicas, below the minimum of 3"},
 		},
 		{name: "autoscaler at the minimum", minReplicas: new(int32(2)), want: rollout{done: true, message: rolledOut}},
+		{
+			name: "suspended, the Deployment not yet scaled down", suspended: true,
+			want: rollout{reason: appv1.ReasonSuspending, message: "Suspending: 2 replicas still running"},
+		},
+		{
+			name: "suspended, the Pods terminating", suspended: true,
+			deploy: func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(0)) },
+			want:   rollout{reason: appv1.ReasonSuspending, message: "Suspending: 2 replicas still running"},
+		},
+		{
+			name: "suspended at 0, the autoscaler's minimum not asked for", suspended: true, minReplicas: new(int32(3)),
+			deploy: func(d *appsv1.Deployment) {
+				d.Spec.Replicas = new(int32(0))
+				d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
+			},
+			want: rollout{done: true, message: "Suspended: the Deployment is at 0 replicas"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,6 +435,7 @@ func TestProgress(t *testing.T) {
 			if tc.minReplicas != nil {
 				as.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: tc.minReplicas, MaxReplicas: 5}
 			}
+			as.Spec.Suspend = new(tc.suspended)
 			var d *appsv1.Deployment
 			if !tc.noDepl {
 				d = fixtures.LiveDeployment()

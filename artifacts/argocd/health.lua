@@ -1,6 +1,7 @@
 -- Argo CD health check for AppServices (app.example.com/v1), read from the
 -- conditions the controller writes, as kstatus reads them:
 --   Stalled=True            -> Degraded     (progress needs the user)
+--   Ready=True, Suspended=True -> Suspended (spec.suspend: at 0 replicas, as asked)
 --   Ready=True              -> Healthy      (every child in line, rolled out)
 --   anything else           -> Progressing  (Reconciling, or not seen yet)
 -- Install it as resource.customizations.health.app.example.com_AppService in
@@ -17,7 +18,7 @@ if generation ~= nil and obj.status.observedGeneration ~= generation then
   hs.message = "Waiting for the controller to observe generation " .. tostring(generation)
   return hs
 end
-local ready, reconciling
+local ready, reconciling, suspended
 for _, condition in ipairs(obj.status.conditions) do
   if condition.type == "Stalled" and condition.status == "True" then
     hs.status = "Degraded"
@@ -28,7 +29,14 @@ for _, condition in ipairs(obj.status.conditions) do
     ready = condition
   elseif condition.type == "Reconciling" then
     reconciling = condition
+  elseif condition.type == "Suspended" then
+    suspended = condition
   end
+end
+if ready ~= nil and ready.status == "True" and suspended ~= nil and suspended.status == "True" then
+  hs.status = "Suspended"
+  hs.message = ready.message
+  return hs
 end
 if ready ~= nil and ready.status == "True" then
   hs.status = "Healthy"

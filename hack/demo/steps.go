@@ -294,6 +294,31 @@ func tourSteps() []step {
 			return t.equals(ctx, "service/nginx-app", "{.spec.ports[0].nodePort}", "30002")
 		},
 	}, {
+		title: text{"Suspend it, and resume", "暂停，再恢复"},
+		say: text{
+			"spec.suspend stops the app without deleting it: the Deployment goes to 0 replicas, and the Service keeps\n" +
+				"its cluster IP and node port. Set it back to false and the Pods return.",
+			"spec.suspend 让应用停下来而不删除它：Deployment 缩到 0 个副本，Service 保留它的 cluster IP 和 NodePort。\n" +
+				"改回 false，Pod 就回来了。",
+		},
+		before: func(ctx context.Context, t *tour) error {
+			uid, err := t.get(ctx, "service/nginx-app", "{.metadata.uid}/{.spec.clusterIP}")
+			t.marks["service"] = uid
+			return err
+		},
+		cmds: []command{
+			kubectl("patch", "appsvc", "nginx-app", "--type=merge", "-p", `{"spec":{"suspend":true}}`),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=Suspended`, "appsvc/nginx-app", "--timeout=2m"),
+			kubectl("get", "appsvc,deploy,svc", "nginx-app"),
+			kubectl("patch", "appsvc", "nginx-app", "--type=merge", "-p", `{"spec":{"suspend":false}}`),
+			kubectl("wait", "--for=jsonpath={.status.readyReplicas}=3", "appsvc/nginx-app", "--timeout=2m"),
+		},
+		expect: text{
+			"suspended at 0 replicas with the same Service (UID, cluster IP, node port 30002), then back to 3 ready replicas",
+			"暂停时为 0 个副本，Service 不变（UID、cluster IP、NodePort 30002），恢复后又有 3 个就绪副本",
+		},
+		check: resumedAsBefore,
+	}, {
 		title: text{"Edit the Deployment by hand", "手动修改 Deployment"},
 		say: text{
 			"The controller owns the fields the spec sets, and only those: a hand-edited replica count is put back,\n" +
@@ -464,4 +489,19 @@ func (t *tour) event(ctx context.Context, name, reason, want string) error {
 		}
 		return strings.Contains(out, want), fmt.Sprintf("%s Events %q, want one with %q", reason, out, want), nil
 	})
+}
+
+// resumedAsBefore checks the suspension step: the same Service (UID,
+// cluster IP, node port) as before it, and the Deployment back at 3.
+func resumedAsBefore(ctx context.Context, t *tour) error {
+	if err := t.equals(ctx, "service/nginx-app", "{.metadata.uid}/{.spec.clusterIP}", t.marks["service"]); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "service/nginx-app", "{.spec.ports[0].nodePort}", "30002"); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "appservice/nginx-app", `{.status.conditions[?(@.type=="Suspended")].reason}`, "Resumed"); err != nil {
+		return err
+	}
+	return t.equals(ctx, "deployment/nginx-app", "{.spec.replicas}", "3")
 }

@@ -32,19 +32,37 @@ import (
 // the autoscaler's.
 
 // Autoscaled reports whether a HorizontalPodAutoscaler owns the replica
-// count of the AppService's Deployment.
+// count of the AppService's Deployment: it asks for autoscaling and is not
+// suspended (an autoscaler cannot hold zero replicas).
 func Autoscaled(as *appv1.AppService) bool {
-	return as.Spec.Autoscaling != nil
+	return as.Spec.Autoscaling != nil && !Suspended(as)
+}
+
+// Suspended reports whether the AppService asks to be suspended: its
+// Deployment at 0 replicas and no autoscaler, everything else kept.
+func Suspended(as *appv1.AppService) bool {
+	return as.Spec.Suspend != nil && *as.Spec.Suspend
+}
+
+// AutoscaledReplicas is the replica count of an autoscaled Deployment: the
+// live one, the autoscaler's, unless it is 0. An autoscaler does not scale
+// a Deployment at 0 (it reads that as scaling turned off), which is where
+// a suspension leaves it: on resuming, the Deployment starts again from the
+// autoscaler's minimum.
+func AutoscaledReplicas(as *appv1.AppService, live *int32) *int32 {
+	if live == nil || *live == 0 {
+		return desiredReplicas(as)
+	}
+	return new(*live)
 }
 
 // NewAutoscaler returns the HorizontalPodAutoscaler an AppService asks for,
-// or nil when it asks for none.
+// or nil when it asks for none, or is suspended.
 func NewAutoscaler(as *appv1.AppService) *autoscalingv2.HorizontalPodAutoscaler {
-	a := as.Spec.Autoscaling
-	if a == nil {
+	if !Autoscaled(as) {
 		return nil
 	}
-	a = a.DeepCopy()
+	a := as.Spec.Autoscaling.DeepCopy()
 	return &autoscalingv2.HorizontalPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            as.Name,

@@ -153,6 +153,12 @@ func TestNewAutoscaler(t *testing.T) {
 	if h := NewAutoscaler(fixtures.AppService()); h != nil {
 		t.Errorf("no autoscaling: got %v, want none", h)
 	}
+	suspended := fixtures.AppService()
+	withAutoscaling(&suspended.Spec)
+	suspended.Spec.Suspend = new(true)
+	if h := NewAutoscaler(suspended); h != nil {
+		t.Errorf("suspended: got %v, want none (an autoscaler cannot hold zero replicas)", h)
+	}
 }
 
 // TestAutoscaledReplicas: the Deployment starts at minReplicas, whatever
@@ -166,6 +172,21 @@ func TestAutoscaledReplicas(t *testing.T) {
 	}
 	if !Autoscaled(as) || Autoscaled(fixtures.AppService()) {
 		t.Error("Autoscaled does not follow spec.autoscaling")
+	}
+	suspended := as.DeepCopy()
+	suspended.Spec.Suspend = new(true)
+	if Autoscaled(suspended) || !Suspended(suspended) {
+		t.Error("a suspended AppService is autoscaled, or not suspended")
+	}
+	// The live count is the autoscaler's and kept, but for 0: where a
+	// suspension left it, and where an autoscaler would not scale it from.
+	for _, tc := range []struct {
+		live *int32
+		want int32
+	}{{new(int32(5)), 5}, {new(int32(1)), 1}, {new(int32(0)), 2}, {nil, 2}} {
+		if got := *AutoscaledReplicas(as, tc.live); got != tc.want {
+			t.Errorf("AutoscaledReplicas(live %v) = %d, want %d", tc.live, got, tc.want)
+		}
 	}
 }
 

@@ -33,7 +33,8 @@ import (
 // API server.
 //
 // The controller owns a small set of fields: the replica count (unless
-// autoscaling: then the HorizontalPodAutoscaler owns it), strategy,
+// autoscaling: then the HorizontalPodAutoscaler owns it; 0 while
+// suspended), strategy,
 // minReadySeconds, revisionHistoryLimit and progressDeadlineSeconds; our
 // label on the object and its Pod template, and the template's labels and
 // annotations from podLabels and podAnnotations (the keys recorded in the
@@ -202,8 +203,11 @@ func orDefault[T int32 | int64](p *T, d T) T {
 // defaults it, but an object written before the default existed may lack it).
 // While autoscaling it is minReplicas, the count the Deployment starts with:
 // the controller keeps the autoscaler's count after that (see
-// Autoscaled).
+// AutoscaledReplicas). Suspended, it is 0.
 func desiredReplicas(as *appv1.AppService) *int32 {
+	if Suspended(as) {
+		return new(int32(0))
+	}
 	if a := as.Spec.Autoscaling; a != nil {
 		return new(orDefault(a.MinReplicas, 1))
 	}

@@ -54,6 +54,23 @@ func TestNewDeployment(t *testing.T) {
 			want: func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(0)) },
 		},
 		{
+			name: "suspended: 0, whatever the size",
+			spec: func(s *appv1.AppServiceSpec) { s.Size, s.Suspend = new(int32(3)), new(true) },
+			want: func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(0)) },
+		},
+		{
+			name: "suspended while autoscaling: 0, not minReplicas",
+			spec: func(s *appv1.AppServiceSpec) {
+				s.Suspend = new(true)
+				s.Autoscaling = &appv1.Autoscaling{MinReplicas: new(int32(2)), MaxReplicas: 10}
+			},
+			want: func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(0)) },
+		},
+		{
+			name: "not suspended: size",
+			spec: func(s *appv1.AppServiceSpec) { s.Suspend = new(false) },
+		},
+		{
 			name: "env and resources",
 			spec: func(s *appv1.AppServiceSpec) {
 				s.Envs = []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: fieldRef("")}}

@@ -19,7 +19,9 @@ limitations under the License.
 package admission
 
 import (
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 
@@ -148,7 +150,30 @@ func generate(rng *rand.Rand) corpusCase {
 	if group(11) {
 		genContainers(r, c.Name, s)
 	}
+	s.Suspend = genSuspend(c)
 	return c
+}
+
+// genSuspend sets spec.suspend on one spec in five, true or false: the
+// Deployment at 0 replicas and no autoscaler, whatever else the spec asks
+// for (a boolean, so nothing to refuse). It is drawn from a hash of what
+// the spec already holds, not from the random source, so that every other
+// field keeps the values the mutation test's corpus was chosen with.
+func genSuspend(c corpusCase) *bool {
+	spec, err := json.Marshal(c.Spec)
+	if err != nil {
+		panic(err) // a struct of the API's types always encodes
+	}
+	h := fnv.New32a()
+	h.Write([]byte(c.Name))
+	h.Write(spec)
+	switch h.Sum32() % 10 {
+	case 0:
+		return new(true)
+	case 1:
+		return new(false)
+	}
+	return nil
 }
 
 // genCommand: the entrypoint, its arguments and the working directory, with

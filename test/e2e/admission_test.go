@@ -43,6 +43,7 @@ func TestAdmission(t *testing.T) {
 		{"image empty", `spec: {image: ""}`, "spec.image", ""},
 		{"image with spaces", `spec: {image: "nginx 1.7"}`, "spec.image", ""},
 		{"negative size", `spec: {image: nginx, size: -1}`, "spec.size", ""},
+		{"suspend not a boolean", `spec: {image: nginx, suspend: "yes"}`, "spec.suspend", "boolean"},
 		{"port too large", `spec: {image: nginx, ports: [{port: 70000}]}`, "spec.ports[0].port", ""},
 		{"port zero", `spec: {image: nginx, ports: [{port: 0}]}`, "spec.ports[0].port", ""},
 		{"duplicate port", `spec: {image: nginx, ports: [{name: a, port: 80}, {name: b, port: 80}]}`, "spec.ports[1]", "Duplicate value"},

@@ -277,8 +277,8 @@ func converged(ctx context.Context, ns string, wantAppServices int) error {
 		case st.Replicas != d.Status.Replicas || st.ReadyReplicas != d.Status.ReadyReplicas || st.AvailableReplicas != d.Status.AvailableReplicas:
 			problems = append(problems, fmt.Errorf("AppService %s: status replicas %d/%d/%d, Deployment's %d/%d/%d", as.Name,
 				st.Replicas, st.ReadyReplicas, st.AvailableReplicas, d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas))
-		case d.Spec.Replicas == nil || as.Spec.Size == nil || *d.Spec.Replicas != *as.Spec.Size:
-			problems = append(problems, fmt.Errorf("Deployment %s: replicas %v, spec.size %v", d.Name, d.Spec.Replicas, as.Spec.Size))
+		case d.Spec.Replicas == nil || as.Spec.Size == nil || *d.Spec.Replicas != wantReplicas(as):
+			problems = append(problems, fmt.Errorf("Deployment %s: replicas %v, spec.size %v, suspend %v", d.Name, d.Spec.Replicas, as.Spec.Size, as.Spec.Suspend))
 		}
 		if c := condition(as, appv1.ConditionDegraded); c == nil || c.Status != metav1.ConditionFalse {
 			problems = append(problems, fmt.Errorf("AppService %s: Degraded is %+v", as.Name, c))
@@ -301,6 +301,15 @@ func converged(ctx context.Context, ns string, wantAppServices int) error {
 		return fmt.Errorf("%d problems, the first: %w", len(problems), errors.Join(problems[:min(3, len(problems))]...))
 	}
 	return nil
+}
+
+// wantReplicas is the replica count of an AppService's Deployment that is
+// not autoscaled: its size, or 0 while suspended.
+func wantReplicas(as *appv1.AppService) int32 {
+	if as.Spec.Suspend != nil && *as.Spec.Suspend {
+		return 0
+	}
+	return *as.Spec.Size
 }
 
 // creates counts the controller's create requests in ns since t0 by

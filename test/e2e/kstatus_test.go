@@ -49,8 +49,9 @@ var appServicesGVR = schema.GroupVersionResource{Group: "app.example.com", Versi
 // dynamic client), at each phase of its life: InProgress while its Pods start, Current once they are
 // available, InProgress again mid-rollout, Failed while an unowned
 // Deployment holds its name and Current once that is gone, Failed when a
-// rollout cannot finish before its progress deadline. kubectl wait
-// --for=condition=Ready returns once it is Current.
+// rollout cannot finish before its progress deadline, Current (and to Argo
+// CD Suspended) once suspended. kubectl wait --for=condition=Ready returns
+// once it is Current.
 func TestKstatus(t *testing.T) {
 	parallel(t)
 	ns := newNamespace(t)
@@ -149,6 +150,18 @@ func TestKstatus(t *testing.T) {
 	updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 	observed("mid-rollout after an image change", "app", status.InProgressStatus, "Progressing")
 	becomes("rolled out", "app", status.CurrentStatus, "Healthy", 2*time.Minute)
+
+	// Suspended is what was asked: Current once at 0 replicas, and
+	// Suspended to Argo CD; resumed, Healthy again.
+	updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Suspend = new(true) })
+	becomes("suspended", "app", status.CurrentStatus, "Suspended", 2*time.Minute)
+	statusColumn(t, ns, "app", appv1.ReasonSuspended)
+	if out, err := kubectl("wait", "--for=condition=Suspended", "appsvc/app", "-n", ns, "--timeout=10s"); err != nil {
+		t.Fatalf("kubectl wait --for=condition=Suspended: %v: %s", err, out)
+	}
+	updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Suspend = new(false) })
+	observed("resuming", "app", status.InProgressStatus, "Progressing")
+	becomes("resumed", "app", status.CurrentStatus, "Healthy", 2*time.Minute)
 
 	// An unowned Deployment of the AppService's name: only the user can
 	// resolve that.

@@ -48,7 +48,7 @@ import (
 
 // 6. Zero writes: a restart of the controller over a few hundred AppServices
 // in sync (a hundred with every field, rolloutOnConfigChange, an init
-// container and a sidecar among them) and Activities in every state (finished, running, pending, blocked),
+// container and a sidecar among them; thirty suspended) and Activities in every state (finished, running, pending, blocked),
 // then nothing changing while the controller syncs every one of them at
 // least four times (the start, and three resyncs: its reconcile counts say
 // when), and the audit log shows not one write by the controller but the
@@ -235,6 +235,11 @@ func TestNoWritesInSteadyState(t *testing.T) {
 				as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 				as.Spec.ServiceAccountName = "default"
 			}
+			if i%10 == 5 {
+				// Suspended: plain ones, and autoscaled ones with every
+				// field (15, 45, ...): at 0 replicas, without an autoscaler.
+				as.Spec.Suspend = new(true)
+			}
 			if _, err := apps.AppV1().AppServices(ns).Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
 				errs <- err
 			}
@@ -255,8 +260,12 @@ func TestNoWritesInSteadyState(t *testing.T) {
 			// for the controller to discover the Gateway API installed
 			// above).
 			avail, degraded := condition(&as, appv1.ConditionAvailable), condition(&as, appv1.ConditionDegraded)
+			want := *as.Spec.Size
+			if as.Spec.Suspend != nil && *as.Spec.Suspend {
+				want = 0
+			}
 			if as.Status.ObservedGeneration != as.Generation || avail == nil || avail.Status != metav1.ConditionTrue ||
-				degraded == nil || degraded.Status != metav1.ConditionFalse || as.Status.AvailableReplicas != *as.Spec.Size {
+				degraded == nil || degraded.Status != metav1.ConditionFalse || as.Status.AvailableReplicas != want || as.Status.Replicas != want {
 				return fmt.Errorf("%s not converged: %+v", as.Name, as.Status)
 			}
 		}

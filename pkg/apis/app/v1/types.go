@@ -50,6 +50,7 @@ import (
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`,description="Available replicas"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the app is Ready or not: RolloutComplete, RollingOut, or what stalls it"
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`,description="Whether the app is suspended: its Deployment at 0 replicas"
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.serviceType`,priority=1,description="Type of the Service"
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,priority=1,description="Where the app is reached from outside the cluster"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -93,6 +94,16 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	Size *int32 `json:"size,omitempty"`
+
+	// Suspend stops the app without deleting it. True scales the
+	// Deployment to 0 and removes the HorizontalPodAutoscaler, which cannot
+	// hold zero replicas; the Service with its cluster IP and node ports,
+	// the Ingress or HTTPRoute, the PodDisruptionBudget, the ServiceAccount
+	// and the config digests stay. False brings the Pods back: size, or
+	// the autoscaler's range from its minimum (batch/v1 JobSpec.suspend).
+	// +optional
+	// +kubebuilder:default=false
+	Suspend *bool `json:"suspend,omitempty"`
 
 	// Image is the container image the Pods run, e.g. nginx:1.7.9.
 	// +required

@@ -93,6 +93,11 @@ const (
 	// for a route, a child the API server refuses, a rollout past its
 	// progress deadline.
 	ConditionStalled = "Stalled"
+
+	// ConditionSuspended is True while spec.suspend holds the app at 0
+	// replicas, and False (reason Resumed) once it no longer does. An
+	// AppService never suspended does not carry it, as a Job does not.
+	ConditionSuspended = "Suspended"
 )
 
 // Reasons of the Ready, Reconciling and Stalled conditions. Ready False
@@ -116,6 +121,16 @@ const (
 	// progress within its progressDeadlineSeconds (the Deployment's own
 	// reason).
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonSuspending: spec.suspend is true and the Deployment's Pods are
+	// still going (Reconciling True).
+	ReasonSuspending = "Suspending"
+	// ReasonSuspended: spec.suspend is true and the Deployment is at 0
+	// replicas, as asked (Ready True, Reconciling False; and the reason of
+	// Suspended True).
+	ReasonSuspended = "Suspended"
+	// ReasonResumed: spec.suspend was true and no longer is (Suspended
+	// False).
+	ReasonResumed = "Resumed"
 )
 
 // Reasons of the Available and Progressing conditions while the Deployment

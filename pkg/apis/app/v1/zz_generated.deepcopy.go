@@ -229,6 +229,11 @@ func (in *AppServiceSpec) DeepCopyInto(out *AppServiceSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.Suspend != nil {
+		in, out := &in.Suspend, &out.Suspend
+		*out = new(bool)
+		**out = **in
+	}
 	if in.Command != nil {
 		in, out := &in.Command, &out.Command
 		*out = make([]string, len(*in))

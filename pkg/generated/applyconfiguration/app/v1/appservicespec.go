@@ -31,6 +31,13 @@ type AppServiceSpecApplyConfiguration struct {
 	// Size is the number of replicas of the Deployment. Ignored while
 	// autoscaling is set: the HorizontalPodAutoscaler owns the count.
 	Size *int32 `json:"size,omitempty"`
+	// Suspend stops the app without deleting it. True scales the
+	// Deployment to 0 and removes the HorizontalPodAutoscaler, which cannot
+	// hold zero replicas; the Service with its cluster IP and node ports,
+	// the Ingress or HTTPRoute, the PodDisruptionBudget, the ServiceAccount
+	// and the config digests stay. False brings the Pods back: size, or
+	// the autoscaler's range from its minimum (batch/v1 JobSpec.suspend).
+	Suspend *bool `json:"suspend,omitempty"`
 	// Image is the container image the Pods run, e.g. nginx:1.7.9.
 	Image *string `json:"image,omitempty"`
 	// ImagePullPolicy is when the kubelet pulls the image: Always,
@@ -246,6 +253,14 @@ func AppServiceSpec() *AppServiceSpecApplyConfiguration {
 // If called multiple times, the Size field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithSize(value int32) *AppServiceSpecApplyConfiguration {
 	b.Size = &value
+	return b
+}
+
+// WithSuspend sets the Suspend field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Suspend field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithSuspend(value bool) *AppServiceSpecApplyConfiguration {
+	b.Suspend = &value
 	return b
 }
 
