@@ -24,6 +24,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/configrollout"
 	"example.com/appservice-controller/internal/owner"
 )
 
@@ -43,7 +44,8 @@ func (s *appSync) serviceAccounts() owner.ChildKind[*corev1.ServiceAccount] {
 
 // deployments: while autoscaling, the live replica count is the
 // autoscaler's, and kept (but for 0, where a suspension left it: see
-// children.AutoscaledReplicas). Suspended, it is 0, whoever scaled it.
+// children.AutoscaledReplicas). Suspended, it is 0, whoever scaled it. A
+// template change is marked with why it happens (configrollout.Mark).
 func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
 	autoscaled := children.Autoscaled(s.as)
 	return owner.ChildKind[*appsv1.Deployment]{
@@ -54,7 +56,9 @@ func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
 				desired = desired.DeepCopy()
 				desired.Spec.Replicas = children.AutoscaledReplicas(s.as, live.Spec.Replicas)
 			}
-			return children.UpdateDeployment(live, desired)
+			updated, changed := children.UpdateDeployment(live, desired)
+			configrollout.Mark(live, updated, s.configRollout)
+			return updated, changed
 		},
 	}
 }

@@ -21,9 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +38,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/configrollout"
 	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -406,4 +409,101 @@ func (w *configWatch) readFailed(key configKey, err error) (string, error) {
 		return children.MissingDigest, nil
 	}
 	return "", err
+}
+
+// Config rollouts, throttled (internal/configrollout). A rollout that only
+// a config change calls for (the Pod template would change by its config
+// digest alone) waits while -max-config-rollouts AppServices are rolling
+// for one already; a spec change is never held. What counts is read from
+// the Deployments, through an index of their informer.
+
+// configRolloutIndex indexes the Deployments mid-way through a rollout a
+// config change started (configrollout.Rolling), under one value.
+const configRolloutIndex = "config-rollouts"
+
+// newConfigRollouts adds the index to the Deployments' informer (before it
+// starts) and returns the controller's throttle of max config rollouts
+// (0: no cap).
+func newConfigRollouts(c *Controller, deployments cache.SharedIndexInformer, maxRollouts int) (*configrollout.Throttle, error) {
+	err := deployments.AddIndexers(cache.Indexers{configRolloutIndex: func(obj any) ([]string, error) {
+		cached, ok := obj.(*children.Cached)
+		if !ok {
+			return nil, nil
+		}
+		// An index function's error would take the cache down: a
+		// Deployment that does not decode is only not counted.
+		d, err := children.Decode[*appsv1.Deployment](cached)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("indexing config rollouts: %w", err))
+			return nil, nil
+		}
+		if configrollout.Rolling(d) {
+			return []string{"rolling"}, nil
+		}
+		return nil, nil
+	}})
+	indexer := deployments.GetIndexer()
+	rolling := func() int {
+		items, err := indexer.ByIndex(configRolloutIndex, "rolling")
+		if err != nil {
+			utilruntime.HandleError(err)
+		}
+		return len(items)
+	}
+	shows := func(key cache.ObjectName, digest string) bool {
+		d, found, err := c.deployments.Get(key.Namespace, key.Name)
+		return err == nil && found && d.Annotations[appv1.AnnotationConfigRollout] == digest
+	}
+	return configrollout.NewThrottle(maxRollouts, rolling, shows, c.queue.Add), err
+}
+
+// throttleConfigRollout holds back a rollout that only a config change
+// calls for until the cap on config rollouts has room: the desired
+// Deployment then keeps the live digest, and the sync reports the
+// AppService ConfigRolloutQueued. Admitted, the digest is recorded in
+// s.configRollout (configrollout.Mark marks the Deployment with it). It
+// returns whether the rollout waits.
+func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) bool {
+	t, key := s.c.configRollouts, cache.MetaObjectToName(s.as)
+	live, found, err := s.c.deployments.Get(desired.Namespace, desired.Name)
+	if err != nil || !found {
+		t.Done(key)
+		return false
+	}
+	want, have := children.ConfigDigestOf(desired), children.ConfigDigestOf(live)
+	// No change of digest; or the first digest, which turning
+	// rolloutOnConfigChange on (the spec) brings; or a template that
+	// changes for the spec anyway, which takes the new digest along.
+	if want == have || have == "" || want == "" || templateChangesBeyondDigest(live, desired, have) {
+		t.Done(key)
+		return false
+	}
+	s.configRolloutSince = queuedSince(s.as)
+	if t.Admit(key, want, s.configRolloutSince) {
+		s.configRollout = want
+		return false
+	}
+	desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
+	return true
+}
+
+// templateChangesBeyondDigest reports whether bringing live in line with
+// desired would change its Pod template even with the live config digest,
+// have: a change of the spec.
+func templateChangesBeyondDigest(live, desired *appsv1.Deployment, have string) bool {
+	probe := desired.DeepCopy()
+	probe.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
+	updated, _ := children.UpdateDeployment(live, probe)
+	return updated != nil && !equality.Semantic.DeepEqual(updated.Spec.Template, live.Spec.Template)
+}
+
+// queuedSince is when the AppService's config rollout began to wait, as
+// its status says (Reconciling, ConfigRolloutQueued), so that a restarted
+// controller keeps the order; now if it has not waited yet.
+func queuedSince(as *appv1.AppService) time.Time {
+	if c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReconciling); c != nil &&
+		c.Status == metav1.ConditionTrue && c.Reason == appv1.ReasonConfigRolloutQueued {
+		return c.LastTransitionTime.Time
+	}
+	return time.Now()
 }

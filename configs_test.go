@@ -83,6 +83,92 @@ func TestSyncPutsConfigDigestOnTemplate(t *testing.T) {
 	}
 }
 
+// TestSyncHandlerConfigRolloutThrottle: a rollout that a config change
+// alone calls for goes when the cap on config rollouts has room, its
+// Deployment marked with the digest it rolls to; it waits, writing no
+// Deployment and saying ConfigRolloutQueued, while others fill the cap; a
+// spec change is never held, and unmarks the Deployment.
+func TestSyncHandlerConfigRolloutThrottle(t *testing.T) {
+	newDigest := "configmap/settings=" + children.ConfigMapDigest(settings())
+	const oldDigest = "configmap/settings=0000000000000000"
+	// rollingOther is another AppService's Deployment, mid-way through a
+	// config rollout: it holds a place.
+	rollingOther := func() *appsv1.Deployment {
+		d := fixtures.LiveDeployment()
+		d.Name, d.UID = "other", "other-uid"
+		d.OwnerReferences[0].Name, d.OwnerReferences[0].UID = "other", "other-as-uid"
+		d.Labels = map[string]string{appv1.LabelAppService: "other"}
+		children.SetConfigDigest(d, oldDigest)
+		d.Annotations = map[string]string{appv1.AnnotationConfigRollout: oldDigest}
+		d.Status.UpdatedReplicas = 1
+		return d
+	}
+	tests := []struct {
+		name        string
+		max         int
+		others      bool   // another AppService's config rollout under way
+		image       string // a spec change besides
+		marked      bool   // the live Deployment carries a mark
+		wantWritten bool
+		wantMark    string
+	}{
+		{name: "room: rolled, and marked", max: 1, wantWritten: true, wantMark: newDigest},
+		{name: "no cap: rolled, and marked", max: 0, others: true, wantWritten: true, wantMark: newDigest},
+		{name: "full: waits, nothing written", max: 1, others: true},
+		{name: "full, with a spec change: rolled, not held, and not marked", max: 1, others: true, image: "nginx:1.27", wantWritten: true},
+		{name: "a spec change unmarks an earlier config rollout", max: 1, image: "nginx:1.27", marked: true, wantWritten: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := withStatus(fixtures.AppService(), currentStatus())
+			readingSettings(&as.Spec)
+			if tc.image != "" {
+				as.Spec.Image = tc.image
+			}
+			live := fixtures.LiveDeployment()
+			fixtures.Container(live).EnvFrom = as.Spec.EnvFrom
+			children.SetConfigDigest(live, oldDigest)
+			if tc.marked {
+				live.Annotations = map[string]string{appv1.AnnotationConfigRollout: oldDigest}
+			}
+			f := newFixture(t, as)
+			f.maxConfigRollouts = tc.max
+			f.deployments = []*appsv1.Deployment{live}
+			if tc.others {
+				f.deployments = append(f.deployments, rollingOther())
+			}
+			f.services = []*corev1.Service{fixtures.LiveService()}
+			f.apiOnly = []runtime.Object{settings()}
+			f.kubeActions = append(f.kubeActions, core.NewGetAction(configMapsResource, fixtures.Namespace, "settings"))
+			if tc.wantWritten {
+				want := live.DeepCopy()
+				children.SetConfigDigest(want, newDigest)
+				want.Annotations = nil
+				if tc.wantMark != "" {
+					want.Annotations = map[string]string{appv1.AnnotationConfigRollout: tc.wantMark}
+				}
+				what := "config of ConfigMap settings"
+				if tc.image != "" {
+					fixtures.Container(want).Image = tc.image
+					what = "config of ConfigMap settings, image"
+				}
+				f.expectUpdate(want)
+				f.events = []string{fixtures.Normal(appv1.ReasonUpdated, "Updated Deployment nginx-app: "+what)}
+			} else {
+				st := currentStatus()
+				for _, c := range reconcilingConditions(appv1.ReasonConfigRolloutQueued,
+					"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most 1 AppServices roll for a config change at once)") {
+					setCondition(&st, c)
+				}
+				f.expectStatusUpdate(withStatus(as, st))
+			}
+			if err := f.run(testKey); err != nil {
+				t.Fatalf("syncHandler: %v", err)
+			}
+		})
+	}
+}
+
 // configWatchFor is a config watch over kube's objects, with the
 // AppServices in its index; its watches are not started (tests tell it what
 // they see with observeKey).

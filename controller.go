@@ -40,6 +40,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/configrollout"
 	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
@@ -88,8 +89,11 @@ type Controller struct {
 	routes *routeInformer
 	// configs watches the ConfigMaps and Secrets that AppServices with
 	// rolloutOnConfigChange read (configs.go).
-	configs      *configWatch
-	cachesSynced []cache.InformerSynced
+	configs *configWatch
+	// configRollouts caps the rollouts config changes start
+	// (internal/configrollout, configs.go).
+	configRollouts *configrollout.Throttle
+	cachesSynced   []cache.InformerSynced
 
 	// queue holds the keys of AppServices to sync. Keys, not objects: the
 	// worker always reads the latest state from the listers.
@@ -103,7 +107,9 @@ type Controller struct {
 // needs, and it keeps a large cluster's other objects out of its memory.
 // Start kubeInformers after NewController: it asks for the informers it
 // needs. metadataClient watches ConfigMaps and Secrets, as metadata only,
-// where rolloutOnConfigChange asks for it (see configs.go).
+// where rolloutOnConfigChange asks for it (see configs.go); at most
+// maxConfigRollouts AppServices roll their Pods at once for a config change
+// (0: no cap).
 func NewController(
 	ctx context.Context,
 	kubeClient kubernetes.Interface,
@@ -113,6 +119,7 @@ func NewController(
 	appServiceInformer informers.AppServiceInformer,
 	gateway *GatewayAPI,
 	recorder record.EventRecorder,
+	maxConfigRollouts int,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 	c := &Controller{
@@ -146,6 +153,8 @@ func NewController(
 	var errs []error
 	c.serviceAccounts = watchChild[*corev1.ServiceAccount](c, kubeInformers.Core().V1().ServiceAccounts().Informer(), childHandler, &errs)
 	c.deployments = watchChild[*appsv1.Deployment](c, kubeInformers.Apps().V1().Deployments().Informer(), childHandler, &errs)
+	c.configRollouts, err = newConfigRollouts(c, kubeInformers.Apps().V1().Deployments().Informer(), maxConfigRollouts)
+	errs = append(errs, err)
 	c.services = watchChild[*corev1.Service](c, kubeInformers.Core().V1().Services().Informer(), childHandler, &errs)
 	c.ingresses = watchChild[*networkingv1.Ingress](c, kubeInformers.Networking().V1().Ingresses().Informer(), childHandler, &errs)
 	c.disruptionBudgets = watchChild[*policyv1.PodDisruptionBudget](c, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer(), childHandler, &errs)
@@ -220,6 +229,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// Deleted: the garbage collector removes the children through their
 		// owner references.
 		logger.V(4).Info("AppService no longer exists")
+		c.configRollouts.Done(key)
 		return nil
 	}
 	if err != nil {
@@ -237,7 +247,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	_, saErr := s.serviceAccounts().Sync(ctx, &s.Sync, children.NewServiceAccount(as))
 	desiredDeployment := children.NewDeployment(as)
 	configErr := s.setConfigDigest(ctx, desiredDeployment)
+	configQueued := s.throttleConfigRollout(desiredDeployment)
 	deployment, deployErr := s.deployments().Ensure(ctx, &s.Sync, desiredDeployment)
+	if deployErr != nil && s.configRollout != "" {
+		c.configRollouts.Failed(key, s.configRolloutSince)
+	}
 	_, serviceErr := s.services().Sync(ctx, &s.Sync, children.NewService(as))
 	ingress, ingressErr := s.ingresses().Sync(ctx, &s.Sync, children.NewIngress(as))
 	route, routeErr := s.syncHTTPRoute(ctx)
@@ -255,7 +269,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// Any other error is reported, whatever came with it.
 		return syncErr
 	}
-	seen := observed{deployment: deployment}
+	seen := observed{deployment: deployment, configQueued: configQueued, maxConfigRollouts: c.configRollouts.Max()}
 	if ingress != nil {
 		seen.url = children.IngressURL(ingress)
 	}
@@ -274,6 +288,11 @@ type appSync struct {
 	owner.Sync
 	c  *Controller
 	as *appv1.AppService
+	// configRollout is the config digest this sync may roll the Pods to
+	// for a config change alone ("": none admitted), and
+	// configRolloutSince when its rollout began to wait.
+	configRollout      string
+	configRolloutSince time.Time
 }
 
 // newAppSync starts the sync of an AppService.

@@ -257,6 +257,9 @@ type fixture struct {
 	// Reactors prepended to the clients, e.g. to make a write fail.
 	kubeReactors []reactor
 	appReactors  []reactor
+	// maxConfigRollouts is the controller's cap on config rollouts (0:
+	// none).
+	maxConfigRollouts int
 
 	// The objects the kube client's patches were applied to, in order (nil
 	// for one that was not there).
@@ -316,7 +319,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	services := kubeInformers.Core().V1().Services()
 	appServices := appInformers.App().V1().AppServices()
 	c, err := NewController(ctx, f.kubeClient, metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()),
-		f.appClient, kubeInformers, appServices, nil, f.recorder)
+		f.appClient, kubeInformers, appServices, nil, f.recorder, f.maxConfigRollouts)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}

@@ -81,17 +81,19 @@ import (
 
 // options are the command-line flags.
 type options struct {
-	kubeconfig   string
-	masterURL    string
-	workers      int
-	actWorkers   int
-	qps          float64
-	burst        int
-	namespace    string
-	resync       time.Duration
-	installCRD   bool
-	crdTimeout   time.Duration
-	shutdownWait time.Duration
+	kubeconfig string
+	masterURL  string
+	workers    int
+	actWorkers int
+	// maxConfigRollouts caps the rollouts config changes start at once.
+	maxConfigRollouts int
+	qps               float64
+	burst             int
+	namespace         string
+	resync            time.Duration
+	installCRD        bool
+	crdTimeout        time.Duration
+	shutdownWait      time.Duration
 	// memoryLimitRatio is the fraction of the container's memory limit set
 	// as Go's soft memory limit (setMemoryLimit).
 	memoryLimitRatio float64
@@ -110,6 +112,9 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.workers, "workers", 32, "Number of AppServices synced in parallel.")
 	fs.IntVar(&o.actWorkers, "activity-workers", 8, "Number of Activities synced in parallel "+
 		"(they have their own queue; a sync makes a few requests at most, so fewer workers than for AppServices).")
+	fs.IntVar(&o.maxConfigRollouts, "max-config-rollouts", 10, "At most this many AppServices roll their Pods at once because a ConfigMap or Secret "+
+		"they read changed (rolloutOnConfigChange); the others wait their turn, oldest first, and say so (Reconciling, ConfigRolloutQueued). "+
+		"Spec changes are never held. 0: no cap.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Queries per second the controller may send to the API server (client-side limit).")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of queries the controller may send above --kube-api-qps.")
 	fs.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only manage AppServices and Activities in this namespace (default: all namespaces).")
@@ -230,7 +235,7 @@ func run(ctx context.Context, o options) error {
 
 	f := newInformerFactories(c, o)
 	controller, err := NewController(ctx, c.kube, c.metadata, c.apps, f.kube, f.apps.App().V1().AppServices(),
-		&GatewayAPI{Client: c.gateway, Informers: f.gateway}, recorder)
+		&GatewayAPI{Client: c.gateway, Informers: f.gateway}, recorder, o.maxConfigRollouts)
 	if err != nil {
 		return err
 	}
@@ -285,6 +290,9 @@ func runBoth(ctx context.Context, runs ...func(context.Context) error) error {
 func (o *options) complete() error {
 	if o.workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, not %d", o.workers)
+	}
+	if o.maxConfigRollouts < 0 {
+		return fmt.Errorf("--max-config-rollouts must be 0 (no cap) or more, not %d", o.maxConfigRollouts)
 	}
 	if o.actWorkers < 1 {
 		return fmt.Errorf("--activity-workers must be at least 1, not %d", o.actWorkers)

@@ -40,6 +40,10 @@ type observed struct {
 	deployment *appsv1.Deployment
 	// url is where its Ingress takes a browser ("": nowhere).
 	url string
+	// configQueued: a config change calls for a rollout that waits its
+	// turn under the cap of maxConfigRollouts.
+	configQueued      bool
+	maxConfigRollouts int
 }
 
 // newStatus computes an AppService's status from the children the sync saw
@@ -63,7 +67,7 @@ func newStatus(as *appv1.AppService, seen observed, syncErr error) appv1.AppServ
 	meta.SetStatusCondition(&st.Conditions, mirrorCondition(as, d, appv1.ConditionAvailable, appsv1.DeploymentAvailable))
 	meta.SetStatusCondition(&st.Conditions, mirrorCondition(as, d, appv1.ConditionProgressing, appsv1.DeploymentProgressing))
 	meta.SetStatusCondition(&st.Conditions, degradedCondition(as, syncErr))
-	for _, c := range kstatusConditions(as, d, syncErr) {
+	for _, c := range kstatusConditions(as, d, syncErr, seen) {
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
 	setSuspendedCondition(&st, as)
@@ -74,7 +78,7 @@ func newStatus(as *appv1.AppService, seen observed, syncErr error) appv1.AppServ
 // kstatus reads: Stalled when progress needs the user, else Reconciling
 // while anything is still under way, else Ready. Ready False gives the
 // reason and message of whichever of the other two is True.
-func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error) []metav1.Condition {
+func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error, seen observed) []metav1.Condition {
 	cond := func(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: status, ObservedGeneration: as.Generation, Reason: reason, Message: message}
 	}
@@ -82,6 +86,11 @@ func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error
 	notStalled := cond(appv1.ConditionStalled, f, appv1.ReasonAsExpected, "Nothing needs the user")
 
 	p := progress(as, d)
+	if seen.configQueued && !p.stalled {
+		p = rollout{reason: appv1.ReasonConfigRolloutQueued, message: fmt.Sprintf(
+			"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most %d AppServices roll for a config change at once)",
+			seen.maxConfigRollouts)}
+	}
 	switch ce := owner.NeedsUser(syncErr); {
 	case ce != nil:
 		p = rollout{stalled: true, reason: ce.Reason, message: ce.Error()}

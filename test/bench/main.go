@@ -118,7 +118,8 @@ func main() {
 	flag.StringVar(&specKind, "spec", specRealistic, "The AppServices' spec: realistic (probes, a ConfigMap volume, envFrom, resources), "+
 		"minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, "+
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
-	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: steady, latency, unrelated, config, crd, activities (for quick tuning runs).")
+	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
+		"steady, latency, unrelated, config, crd, activities, throttle (for quick tuning runs).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
 		fatalf("bad -spec %q: realistic, minimal, every-child or sidecar", specKind)
@@ -182,6 +183,22 @@ type Results struct {
 	CRDCost       CRDCost       `json:"crdCost"`
 	Objects       []ObjectSize  `json:"objects"`
 	Activities    Activities    `json:"activities"`
+	// ConfigRollouts: one edit of a ConfigMap that N AppServices read,
+	// under the default cap on config rollouts and without one.
+	ConfigRollouts []ConfigRollouts `json:"configRollouts,omitempty"`
+}
+
+// ConfigRollouts: N AppServices (one replica each) read one ConfigMap
+// with rolloutOnConfigChange, on a cluster that runs their Pods; the
+// ConfigMap is edited once. How long until every Deployment has rolled out
+// the new template, and the most that were rolling at once (a Deployment
+// on the new digest, not rolled out yet), seen through a watch.
+type ConfigRollouts struct {
+	N int `json:"n"`
+	// Cap is -max-config-rollouts (0: none).
+	Cap     int     `json:"cap"`
+	Seconds float64 `json:"seconds"`
+	Peak    int     `json:"peak"`
 }
 
 // Activities: N Activities (the second kind) created at once, each run to
@@ -391,6 +408,16 @@ func run(o options) (*Results, error) {
 			return nil, err
 		}
 		res.Activities = act
+	}
+	if !o.skip["throttle"] {
+		for _, maxRollouts := range []int{10, 0} {
+			logf("config rollouts under a cap of %d (0: none)", maxRollouts)
+			cr, err := measureConfigRollouts(o, 1000, maxRollouts)
+			if err != nil {
+				return nil, err
+			}
+			res.ConfigRollouts = append(res.ConfigRollouts, cr)
+		}
 	}
 	if !o.skip["config"] && specKind != specMinimal {
 		logf("rolloutOnConfigChange")
@@ -1131,6 +1158,146 @@ func measureActivities(o options, n int) (Activities, error) {
 	return a, nil
 }
 
+// measureConfigRollouts creates n AppServices of one replica reading one
+// ConfigMap, on a cluster that runs their Pods, with a controller capped at
+// maxRollouts config rollouts (0: none); once all run, it edits the
+// ConfigMap and watches the Deployments roll.
+func measureConfigRollouts(o options, n, maxRollouts int) (ConfigRollouts, error) {
+	const shared = "shared" // the ConfigMap every AppService reads
+	cr := ConfigRollouts{N: n, Cap: maxRollouts}
+	e, err := newEnvWith(o, fmt.Sprintf("config-rollouts-%d", maxRollouts), localcluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2})
+	if err != nil {
+		return cr, err
+	}
+	defer e.cluster.Stop()
+	ctrl, err := startController(o, e, fmt.Sprintf("-max-config-rollouts=%d", maxRollouts))
+	if err != nil {
+		return cr, err
+	}
+	defer func() { stop(ctrl) }()
+	if _, err := waitReady(ctrl); err != nil {
+		return cr, err
+	}
+	ctx := context.Background()
+	if _, err := e.kube.CoreV1().ConfigMaps(benchNamespace).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: shared}, Data: map[string]string{"ca.crt": "v1"},
+	}, metav1.CreateOptions{}); err != nil {
+		return cr, err
+	}
+
+	// The Deployments as a watch shows them: by name, the digest of their
+	// template and whether they rolled it out.
+	type state struct {
+		digest string
+		done   bool
+	}
+	var mu sync.Mutex
+	states := map[string]state{}
+	observe := func(obj any) {
+		d, ok := obj.(*appsv1.Deployment)
+		if !ok {
+			return
+		}
+		want := *d.Spec.Replicas
+		st := d.Status
+		mu.Lock()
+		states[d.Name] = state{
+			digest: d.Spec.Template.Annotations[appv1.AnnotationConfigDigest],
+			done:   st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want,
+		}
+		mu.Unlock()
+	}
+	stopInformer := make(chan struct{})
+	defer close(stopInformer)
+	kf := informers.NewSharedInformerFactoryWithOptions(e.kube, 0, informers.WithNamespace(benchNamespace))
+	if _, err := kf.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: observe, UpdateFunc: func(_, obj any) { observe(obj) },
+	}); err != nil {
+		return cr, err
+	}
+	kf.Start(stopInformer)
+	kf.WaitForCacheSync(stopInformer)
+	// count returns how many Deployments run digest, rolled out, and how
+	// many are rolling to a digest other than old.
+	count := func(digest, old string) (done, rolling int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range states {
+			switch {
+			case s.digest == digest && s.done:
+				done++
+			case s.digest != old && !s.done:
+				rolling++
+			}
+		}
+		return done, rolling
+	}
+	firstDigest := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range states {
+			return s.digest
+		}
+		return ""
+	}
+
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, &appv1.AppService{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i)},
+			Spec: appv1.AppServiceSpec{
+				Size: new(int32(1)), Image: "nginx:1.27", RolloutOnConfigChange: true,
+				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: shared}}}},
+			},
+		}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return cr, err
+	}
+	wait := func(what string, done func() bool) error {
+		deadline := time.Now().Add(15 * time.Minute)
+		for !done() {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("after 15m: %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return nil
+	}
+	var old string
+	if err := wait("the AppServices running", func() bool {
+		old = firstDigest()
+		done, _ := count(old, "")
+		return old != "" && done == n
+	}); err != nil {
+		return cr, err
+	}
+
+	start := time.Now()
+	if _, err := e.kube.CoreV1().ConfigMaps(benchNamespace).Update(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: shared}, Data: map[string]string{"ca.crt": "v2"},
+	}, metav1.UpdateOptions{}); err != nil {
+		return cr, err
+	}
+	if err := wait("the config rollouts", func() bool {
+		var current string
+		mu.Lock()
+		for _, s := range states {
+			if s.digest != old {
+				current = s.digest
+				break
+			}
+		}
+		mu.Unlock()
+		done, rolling := count(current, old)
+		cr.Peak = max(cr.Peak, rolling)
+		return current != "" && done == n
+	}); err != nil {
+		return cr, err
+	}
+	cr.Seconds = time.Since(start).Seconds()
+	return cr, nil
+}
+
 // objectSizes reads the AppService name and its children, and measures
 // each as JSON, whole and as the controller caches it.
 func objectSizes(ctx context.Context, e *env, name string) ([]ObjectSize, error) {
@@ -1639,6 +1806,14 @@ func (r *Results) markdown() string {
 		fmt.Fprintf(&b, "| %d Activities created at once, each run by its Job to Succeeded: time; writes / Activity; RSS, RSS / Activity | "+
 			"%.1f s; %.2f; %s, %.1f KiB |\n", a.N, a.SucceededSeconds, a.WritesPerActivity, mib(a.RSSBytes), a.RSSPerActivityByte/1024)
 		fmt.Fprintf(&b, "| restart over %d finished Activities, %.0f s | %d writes |\n", a.N, a.RestartWindowSeconds, a.RestartWrites)
+	}
+	for _, cr := range r.ConfigRollouts {
+		limit := fmt.Sprintf("a cap of %d", cr.Cap)
+		if cr.Cap == 0 {
+			limit = "no cap"
+		}
+		fmt.Fprintf(&b, "| one edit of a ConfigMap %d AppServices read, %s: time until all rolled out; most rolling at once | %.1f s; %d |\n",
+			cr.N, limit, cr.Seconds, cr.Peak)
 	}
 	if c := r.Config; c.N > 0 {
 		fmt.Fprintf(&b, "| RSS, %d AppServices with rolloutOnConfigChange: alone vs %d unrelated ConfigMaps + %d Secrets of %d KiB "+

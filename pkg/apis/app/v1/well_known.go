@@ -59,6 +59,14 @@ const AnnotationContainers = "app.example.com/containers"
 // alone sets it: podAnnotations may not.
 const AnnotationConfigDigest = "app.example.com/config-digest"
 
+// AnnotationConfigRollout, on a Deployment, is the config digest its Pod
+// template was last rolled to because a ConfigMap or Secret changed
+// (rolloutOnConfigChange), not the spec. While that rollout is under way,
+// it counts against the controller's cap on config rollouts
+// (-max-config-rollouts). The controller sets it with such a template
+// change, and removes it with a template change the spec makes.
+const AnnotationConfigRollout = "app.example.com/config-rollout"
+
 // AnnotationAnnotations, on a child other than the Deployment (the
 // ServiceAccount, the Ingress), lists (comma-separated, sorted) the keys of
 // its annotations that came from the AppService: the controller owns those,
@@ -131,6 +139,10 @@ const (
 	// ReasonResumed: spec.suspend was true and no longer is (Suspended
 	// False).
 	ReasonResumed = "Resumed"
+	// ReasonConfigRolloutQueued: a ConfigMap or Secret the Pods read
+	// changed, and the rollout it calls for waits its turn under the
+	// controller's cap on config rollouts (Reconciling True).
+	ReasonConfigRolloutQueued = "ConfigRolloutQueued"
 )
 
 // Reasons of the Available and Progressing conditions while the Deployment

@@ -1,0 +1,226 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"example.com/appservice-controller/internal/harness"
+	"example.com/appservice-controller/internal/localcluster"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
+)
+
+// TestConfigRolloutThrottle: 200 AppServices read one ConfigMap, under a
+// cap of 20 config rollouts. One edit of it: sampled from the Deployments,
+// never more than 20 roll at once; the others say ConfigRolloutQueued;
+// all 200 end with the new digest, and the controller writes each
+// Deployment once. A control plane and a controller of its own: the cap is
+// the whole controller's.
+func TestConfigRolloutThrottle(t *testing.T) {
+	parallel(t)
+	const n, maxRollouts = 200, 20
+	ctx := context.Background()
+	fresh := startFreshCluster(t)
+	admin, err := localcluster.RESTConfig(fresh.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.QPS, admin.Burst = 500, 1000
+	kube, apps := kubernetes.NewForConfigOrDie(admin), clientset.NewForConfigOrDie(admin)
+
+	// The controller as a user of its own, to tell its writes apart.
+	const user = "throttled-controller"
+	kubeconfig, err := fresh.MintUser(user, "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := harness.NewController("throttled", controllerBinary, filepath.Join(fresh.LogDir, "appservice-controller.log"),
+		"-kubeconfig", kubeconfig, "-v=2", fmt.Sprintf("-max-config-rollouts=%d", maxRollouts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = p.Stop(syscall.SIGTERM) })
+	if err := harness.WaitForCRD(ctx, apps, p, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+
+	const ns = "shared-config"
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "ca-bundle"}, Data: map[string]string{"ca.crt": "v1"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, err := apps.AppV1().AppServices(ns).Create(ctx, &appv1.AppService{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%03d", i)},
+				Spec: appv1.AppServiceSpec{
+					Size: int32p(1), Image: "nginx:1.27", RolloutOnConfigChange: true,
+					EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "ca-bundle"}}}},
+				},
+			}, metav1.CreateOptions{})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// All running on the first digest.
+	var first string
+	waitDeployments(t, p, kube, ns, func(list []appsv1.Deployment) error {
+		if len(list) == 0 {
+			return errors.New("no Deployment yet")
+		}
+		first = list[0].Spec.Template.Annotations[appv1.AnnotationConfigDigest]
+		return allOn(list, n, first)
+	})
+
+	since := time.Now()
+	if _, err := kube.CoreV1().ConfigMaps(ns).Update(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "ca-bundle"}, Data: map[string]string{"ca.crt": "v2"},
+	}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	peak, queuedSeen := 0, false
+	waitDeployments(t, p, kube, ns, func(list []appsv1.Deployment) error {
+		rolling := 0
+		for _, d := range list {
+			if d.Spec.Template.Annotations[appv1.AnnotationConfigDigest] != first && !rolledOut(&d) {
+				rolling++
+			}
+		}
+		peak = max(peak, rolling)
+		if rolling > maxRollouts {
+			t.Errorf("%d Deployments rolling at once for a config change, over the cap of %d", rolling, maxRollouts)
+		}
+		if !queuedSeen {
+			list, err := apps.AppV1().AppServices(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			for _, as := range list.Items {
+				if c := condition(&as, appv1.ConditionReconciling); c != nil && c.Reason == appv1.ReasonConfigRolloutQueued {
+					queuedSeen = true
+					break
+				}
+			}
+		}
+		if len(list) > 0 && list[0].Spec.Template.Annotations[appv1.AnnotationConfigDigest] == first {
+			return errors.New("the first Deployment still runs the old digest")
+		}
+		return allOn(list, n, list[0].Spec.Template.Annotations[appv1.AnnotationConfigDigest])
+	})
+	t.Logf("200 config rollouts under a cap of %d took %s; at most %d at once", maxRollouts, time.Since(since).Round(time.Second), peak)
+	if !queuedSeen {
+		t.Error("no AppService was seen waiting its turn (ConfigRolloutQueued)")
+	}
+
+	writes, err := fresh.Writes(user, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perDeployment := map[string]int{}
+	for _, w := range writes {
+		if w.ObjectRef != nil && w.ObjectRef.Resource == "deployments" && w.ObjectRef.Namespace == ns {
+			perDeployment[w.ObjectRef.Name]++
+		}
+	}
+	if len(perDeployment) != n {
+		t.Errorf("the controller wrote %d Deployments, want %d", len(perDeployment), n)
+	}
+	for name, count := range perDeployment {
+		if count != 1 {
+			t.Errorf("Deployment %s written %d times, want once", name, count)
+		}
+	}
+}
+
+// waitDeployments polls the namespace's Deployments (as the controller's
+// caches cannot be) until check passes, failing if the controller dies.
+func waitDeployments(t *testing.T, p *harness.Controller, kube kubernetes.Interface, ns string, check func([]appsv1.Deployment) error) {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		list, err := kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
+		if err == nil {
+			err = check(list.Items)
+		}
+		if err == nil {
+			return
+		}
+		if exitErr := p.Exited(); exitErr != nil {
+			t.Fatal(exitErr)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// allOn checks that n Deployments all run the template with the config
+// digest, rolled out.
+func allOn(list []appsv1.Deployment, n int, digest string) error {
+	if len(list) != n {
+		return fmt.Errorf("%d Deployments, want %d", len(list), n)
+	}
+	for _, d := range list {
+		if d.Spec.Template.Annotations[appv1.AnnotationConfigDigest] != digest || digest == "" || !rolledOut(&d) {
+			return fmt.Errorf("Deployment %s: digest %q, want %q, rolled out %v", d.Name,
+				d.Spec.Template.Annotations[appv1.AnnotationConfigDigest], digest, rolledOut(&d))
+		}
+	}
+	return nil
+}
+
+// rolledOut reports whether a Deployment runs its template on every
+// replica it wants, and nothing else, as kstatus judges one.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := *d.Spec.Replicas
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want
+}
