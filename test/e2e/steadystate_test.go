@@ -60,217 +60,8 @@ func TestNoWritesInSteadyState(t *testing.T) {
 		t.Skip("takes over a minute")
 	}
 	ns := newNamespace(t)
-	// Every child includes an HTTPRoute: the Gateway API's CRDs, from the
-	// pinned module (TestHTTPRoute may have installed them already).
-	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcluster.InstallGatewayAPI(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	// The claim the every-field AppServices mount, bound ahead to a volume
-	// of its own: the scheduler places no Pod with an unbound claim.
-	createBoundClaim(t, ns, "data")
-	// What the every-field AppServices read, with rolloutOnConfigChange:
-	// the ConfigMap app and Secret db exist, the Secret tls does not (a
-	// missing required object).
-	if _, err := kube.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"app.conf": "steady"},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kube.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "db"}, StringData: map[string]string{"PASSWORD": "steady"},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	const n = 300
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Go(func() {
-			as := &appv1.AppService{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%03d", i)},
-				Spec: appv1.AppServiceSpec{
-					Size: int32p(int32(i % 2)), Image: "nginx:1.27",
-					Envs: []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
-					Resources: corev1.ResourceRequirements{
-						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1"), corev1.ResourceMemory: resource.MustParse("1024Mi")},
-					},
-					Ports:       []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("dns")}},
-					ServiceType: []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort}[i%2],
-				},
-			}
-			if i%3 == 0 {
-				// Every optional field, each with the API server's
-				// defaults in play.
-				s := &as.Spec
-				s.ImagePullPolicy = corev1.PullIfNotPresent
-				s.RolloutOnConfigChange = true
-				s.Command, s.Args, s.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
-				s.MinReadySeconds, s.RevisionHistoryLimit, s.ProgressDeadlineSeconds = int32p(1), int32p(3), int32p(300)
-				s.Strategy = &appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: new(intstr.FromInt32(1))}}
-				s.ServiceAccount = &appv1.ServiceAccount{
-					Create: true, AutomountToken: new(false),
-					Annotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/" + as.Name},
-				}
-				s.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromString("25%"))}
-				s.HTTPRoute = &appv1.HTTPRoute{
-					ParentRefs: []gatewayv1.ParentReference{{Name: "public", Namespace: new(gatewayv1.Namespace("infra")), SectionName: new(gatewayv1.SectionName("https"))}},
-					Hostnames:  []gatewayv1.Hostname{gatewayv1.Hostname(as.Name + ".example.com")},
-					Rules: []appv1.HTTPRouteRule{
-						{Matches: []gatewayv1.HTTPRouteMatch{{
-							Path:    &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchPathPrefix), Value: new("/api")},
-							Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x-canary", Value: "true"}},
-						}}, Filters: []gatewayv1.HTTPRouteFilter{{
-							Type:       gatewayv1.HTTPRouteFilterURLRewrite,
-							URLRewrite: &gatewayv1.HTTPURLRewriteFilter{Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: new("/")}},
-						}}, Timeouts: &gatewayv1.HTTPRouteTimeouts{Request: new(gatewayv1.Duration("10s"))}, Port: new(intstr.FromString("http"))},
-						{},
-					},
-				}
-				s.Ingress = &appv1.Ingress{
-					ClassName:   "nginx",
-					Annotations: map[string]string{"cert-manager.io/cluster-issuer": "letsencrypt"},
-					Hosts: []appv1.IngressHost{
-						{Host: as.Name + ".example.com", Paths: []appv1.IngressPath{{}, {Path: "/dns", PathType: networkingv1.PathTypeExact, Port: new(intstr.FromString("dns"))}}},
-						{Paths: []appv1.IngressPath{{Path: "/" + as.Name, PathType: networkingv1.PathTypeImplementationSpecific, Port: new(intstr.FromInt32(80))}}},
-					},
-					TLS: []networkingv1.IngressTLS{{Hosts: []string{"*.example.com"}, SecretName: "wildcard"}},
-				}
-				if i%2 == 1 {
-					// Autoscaled from the size, 1, with every behavior
-					// field defaulted by the API server in one direction.
-					s.Autoscaling = &appv1.Autoscaling{
-						MaxReplicas: 3, TargetCPUUtilizationPercentage: int32p(70), TargetMemoryUtilizationPercentage: int32p(80),
-						Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{
-							StabilizationWindowSeconds: int32p(60), Tolerance: new(resource.MustParse("0.05")),
-						}},
-					}
-				}
-				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
-				s.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
-				s.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: new(int64(30))}}
-				s.TerminationGracePeriodSeconds = new(int64(5))
-				s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
-				s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}}
-				s.PodLabels = map[string]string{"tier": "web"}
-				s.PodAnnotations = map[string]string{"example.com/note": "steady"}
-				s.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
-				s.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, FailureThreshold: 30}
-				s.Lifecycle = &corev1.Lifecycle{
-					PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}},
-					PreStop:   &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}},
-				}
-				s.SecurityContext = &corev1.SecurityContext{
-					AllowPrivilegeEscalation: new(false), ReadOnlyRootFilesystem: new(true), RunAsNonRoot: new(true),
-					Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_BIND_SERVICE"}},
-					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-				}
-				s.PodSecurityContext = &corev1.PodSecurityContext{
-					RunAsUser: new(int64(65532)), RunAsGroup: new(int64(65532)), FSGroup: new(int64(65532)),
-					FSGroupChangePolicy: new(corev1.FSGroupChangeOnRootMismatch), SupplementalGroups: []int64{1000},
-					Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}},
-				}
-				s.Affinity = &corev1.Affinity{
-					NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
-						Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/os", Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}}}},
-					}}},
-					PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
-						Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname",
-							LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appv1.LabelAppService: as.Name}}, MatchLabelKeys: []string{"pod-template-hash"}},
-					}}},
-				}
-				s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
-					MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway,
-					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appv1.LabelAppService: as.Name}}, MatchLabelKeys: []string{"pod-template-hash"},
-				}}
-				s.Volumes = []appv1.Volume{
-					{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: "app", Items: []appv1.KeyToPath{{Key: "app.conf", Path: "app.conf"}}}},
-					{Name: "tls", Secret: &appv1.SecretVolumeSource{SecretName: "tls", DefaultMode: new(int32(0o400))}},
-					{Name: "cache", EmptyDir: &appv1.EmptyDirVolumeSource{SizeLimit: new(resource.MustParse("512Mi"))}},
-					{Name: "data", PersistentVolumeClaim: &appv1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}},
-					{Name: "token", Projected: &appv1.ProjectedVolumeSource{Sources: []appv1.VolumeProjection{
-						{ServiceAccountToken: &appv1.ServiceAccountTokenProjection{Path: "token", Audience: "vault"}},
-						{DownwardAPI: &appv1.DownwardAPIProjection{Items: []appv1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &appv1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}},
-					}}},
-					{Name: "podinfo", DownwardAPI: &appv1.DownwardAPIVolumeSource{Items: []appv1.DownwardAPIVolumeFile{
-						{Path: "labels", FieldRef: &appv1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
-						{Path: "cpu", ResourceFieldRef: &appv1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: "1m"}},
-					}}},
-				}
-				s.VolumeMounts = []appv1.VolumeMount{
-					{Name: "config", MountPath: "/etc/app", ReadOnly: true},
-					{Name: "tls", MountPath: "/etc/tls", ReadOnly: true, RecursiveReadOnly: new(corev1.RecursiveReadOnlyIfPossible)},
-					{Name: "cache", MountPath: "/var/cache/app", SubPath: "nginx"},
-					{Name: "data", MountPath: "/data"},
-					{Name: "token", MountPath: "/var/run/secrets/vault"},
-					{Name: "podinfo", MountPath: "/etc/podinfo"},
-				}
-				// An init container and a sidecar with every field the
-				// API server defaults in a container (terminationMessage*,
-				// probe timings, an httpGet's scheme, a fieldRef's
-				// apiVersion, a port's protocol).
-				s.InitContainers = []appv1.Container{{
-					Name: "migrate", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo migrated"},
-					Env:             []corev1.EnvVar{{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
-					EnvFrom:         []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}},
-					Resources:       corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
-					VolumeMounts:    []appv1.VolumeMount{{Name: "cache", MountPath: "/cache"}},
-					SecurityContext: &corev1.SecurityContext{RunAsNonRoot: new(true)},
-				}}
-				s.Sidecars = []appv1.Container{{
-					Name: "shipper", Image: "fluent/fluent-bit:3.1", Args: []string{"-c", "/etc/app/fluent-bit.conf"},
-					Ports:          []appv1.ContainerPort{{Name: "metrics", ContainerPort: 2020}, {ContainerPort: 5170, Protocol: corev1.ProtocolUDP}},
-					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("metrics")}}},
-					LivenessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(2020)}}, PeriodSeconds: 30},
-					StartupProbe:   &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}},
-					Lifecycle:      &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 2}}},
-					Resources:      corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.05")}},
-					VolumeMounts:   []appv1.VolumeMount{{Name: "cache", MountPath: "/var/cache/app", ReadOnly: true}, {Name: "config", MountPath: "/etc/app"}},
-				}}
-			}
-			if i%3 == 1 {
-				as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
-				as.Spec.ServiceAccountName = "default"
-			}
-			if i%10 == 5 {
-				// Suspended: plain ones, and autoscaled ones with every
-				// field (15, 45, ...): at 0 replicas, without an autoscaler.
-				as.Spec.Suspend = new(true)
-			}
-			if _, err := apps.AppV1().AppServices(ns).Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	eventually(t, 3*time.Minute, func() error {
-		list, err := apps.AppV1().AppServices(ns).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		for _, as := range list.Items {
-			// Available, and every child in line (an HTTPRoute waits
-			// for the controller to discover the Gateway API installed
-			// above).
-			avail, degraded := condition(&as, appv1.ConditionAvailable), condition(&as, appv1.ConditionDegraded)
-			want := *as.Spec.Size
-			if as.Spec.Suspend != nil && *as.Spec.Suspend {
-				want = 0
-			}
-			if as.Status.ObservedGeneration != as.Generation || avail == nil || avail.Status != metav1.ConditionTrue ||
-				degraded == nil || degraded.Status != metav1.ConditionFalse || as.Status.AvailableReplicas != want || as.Status.Replicas != want {
-				return fmt.Errorf("%s not converged: %+v", as.Name, as.Status)
-			}
-		}
-		return nil
-	})
+	setUpEveryShape(t, ns)
+	createEveryShape(t, ns, 300, everyShape)
 
 	// An autoscaled Deployment at a count the autoscaler chose (set here
 	// through the scale subresource, as it does): the restarted controller
@@ -395,6 +186,240 @@ func createActivities(t *testing.T, ns string) {
 				if err != nil || slices.Contains(job.Finalizers, appv1.FinalizerActivityStatus) {
 					return fmt.Errorf("the Job of finished Activity %s is still held (%v)", name, err)
 				}
+			}
+		}
+		return nil
+	})
+}
+
+// everyShape is the i-th AppService of the steady-state and upgrade tests:
+// a third with every optional field and child (an init container and a
+// sidecar, an HTTPRoute, autoscaled one time in two), the others plain
+// with either Service type, one in ten suspended. It reads the ConfigMap
+// app, the Secret db (setUpEveryShape) and the missing Secret tls.
+func everyShape(i int) *appv1.AppService {
+	as := &appv1.AppService{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%03d", i)},
+		Spec: appv1.AppServiceSpec{
+			Size: int32p(int32(i % 2)), Image: "nginx:1.27",
+			Envs: []corev1.EnvVar{{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1"), corev1.ResourceMemory: resource.MustParse("1024Mi")},
+			},
+			Ports:       []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("dns")}},
+			ServiceType: []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort}[i%2],
+		},
+	}
+	if i%3 == 0 {
+		// Every optional field, each with the API server's
+		// defaults in play.
+		s := &as.Spec
+		s.ImagePullPolicy = corev1.PullIfNotPresent
+		s.RolloutOnConfigChange = true
+		s.Command, s.Args, s.WorkingDir = []string{"nginx"}, []string{"-g", "daemon off;"}, "/srv"
+		s.MinReadySeconds, s.RevisionHistoryLimit, s.ProgressDeadlineSeconds = int32p(1), int32p(3), int32p(300)
+		s.Strategy = &appsv1.DeploymentStrategy{RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: new(intstr.FromInt32(1))}}
+		s.ServiceAccount = &appv1.ServiceAccount{
+			Create: true, AutomountToken: new(false),
+			Annotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/" + as.Name},
+		}
+		s.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromString("25%"))}
+		s.HTTPRoute = &appv1.HTTPRoute{
+			ParentRefs: []gatewayv1.ParentReference{{Name: "public", Namespace: new(gatewayv1.Namespace("infra")), SectionName: new(gatewayv1.SectionName("https"))}},
+			Hostnames:  []gatewayv1.Hostname{gatewayv1.Hostname(as.Name + ".example.com")},
+			Rules: []appv1.HTTPRouteRule{
+				{Matches: []gatewayv1.HTTPRouteMatch{{
+					Path:    &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchPathPrefix), Value: new("/api")},
+					Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x-canary", Value: "true"}},
+				}}, Filters: []gatewayv1.HTTPRouteFilter{{
+					Type:       gatewayv1.HTTPRouteFilterURLRewrite,
+					URLRewrite: &gatewayv1.HTTPURLRewriteFilter{Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: new("/")}},
+				}}, Timeouts: &gatewayv1.HTTPRouteTimeouts{Request: new(gatewayv1.Duration("10s"))}, Port: new(intstr.FromString("http"))},
+				{},
+			},
+		}
+		s.Ingress = &appv1.Ingress{
+			ClassName:   "nginx",
+			Annotations: map[string]string{"cert-manager.io/cluster-issuer": "letsencrypt"},
+			Hosts: []appv1.IngressHost{
+				{Host: as.Name + ".example.com", Paths: []appv1.IngressPath{{}, {Path: "/dns", PathType: networkingv1.PathTypeExact, Port: new(intstr.FromString("dns"))}}},
+				{Paths: []appv1.IngressPath{{Path: "/" + as.Name, PathType: networkingv1.PathTypeImplementationSpecific, Port: new(intstr.FromInt32(80))}}},
+			},
+			TLS: []networkingv1.IngressTLS{{Hosts: []string{"*.example.com"}, SecretName: "wildcard"}},
+		}
+		if i%2 == 1 {
+			// Autoscaled from the size, 1, with every behavior
+			// field defaulted by the API server in one direction.
+			s.Autoscaling = &appv1.Autoscaling{
+				MaxReplicas: 3, TargetCPUUtilizationPercentage: int32p(70), TargetMemoryUtilizationPercentage: int32p(80),
+				Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{
+					StabilizationWindowSeconds: int32p(60), Tolerance: new(resource.MustParse("0.05")),
+				}},
+			}
+		}
+		s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+		s.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+		s.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: new(int64(30))}}
+		s.TerminationGracePeriodSeconds = new(int64(5))
+		s.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
+		s.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}}
+		s.PodLabels = map[string]string{"tier": "web"}
+		s.PodAnnotations = map[string]string{"example.com/note": "steady"}
+		s.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
+		s.StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}, FailureThreshold: 30}
+		s.Lifecycle = &corev1.Lifecycle{
+			PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}},
+			PreStop:   &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}},
+		}
+		s.SecurityContext = &corev1.SecurityContext{
+			AllowPrivilegeEscalation: new(false), ReadOnlyRootFilesystem: new(true), RunAsNonRoot: new(true),
+			Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_BIND_SERVICE"}},
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}
+		s.PodSecurityContext = &corev1.PodSecurityContext{
+			RunAsUser: new(int64(65532)), RunAsGroup: new(int64(65532)), FSGroup: new(int64(65532)),
+			FSGroupChangePolicy: new(corev1.FSGroupChangeOnRootMismatch), SupplementalGroups: []int64{1000},
+			Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}},
+		}
+		s.Affinity = &corev1.Affinity{
+			NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+				Weight: 50, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/os", Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}}}},
+			}}},
+			PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+				Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname",
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appv1.LabelAppService: as.Name}}, MatchLabelKeys: []string{"pod-template-hash"}},
+			}}},
+		}
+		s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appv1.LabelAppService: as.Name}}, MatchLabelKeys: []string{"pod-template-hash"},
+		}}
+		s.Volumes = []appv1.Volume{
+			{Name: "config", ConfigMap: &appv1.ConfigMapVolumeSource{Name: "app", Items: []appv1.KeyToPath{{Key: "app.conf", Path: "app.conf"}}}},
+			{Name: "tls", Secret: &appv1.SecretVolumeSource{SecretName: "tls", DefaultMode: new(int32(0o400))}},
+			{Name: "cache", EmptyDir: &appv1.EmptyDirVolumeSource{SizeLimit: new(resource.MustParse("512Mi"))}},
+			{Name: "data", PersistentVolumeClaim: &appv1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}},
+			{Name: "token", Projected: &appv1.ProjectedVolumeSource{Sources: []appv1.VolumeProjection{
+				{ServiceAccountToken: &appv1.ServiceAccountTokenProjection{Path: "token", Audience: "vault"}},
+				{DownwardAPI: &appv1.DownwardAPIProjection{Items: []appv1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &appv1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}},
+			}}},
+			{Name: "podinfo", DownwardAPI: &appv1.DownwardAPIVolumeSource{Items: []appv1.DownwardAPIVolumeFile{
+				{Path: "labels", FieldRef: &appv1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
+				{Path: "cpu", ResourceFieldRef: &appv1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: "1m"}},
+			}}},
+		}
+		s.VolumeMounts = []appv1.VolumeMount{
+			{Name: "config", MountPath: "/etc/app", ReadOnly: true},
+			{Name: "tls", MountPath: "/etc/tls", ReadOnly: true, RecursiveReadOnly: new(corev1.RecursiveReadOnlyIfPossible)},
+			{Name: "cache", MountPath: "/var/cache/app", SubPath: "nginx"},
+			{Name: "data", MountPath: "/data"},
+			{Name: "token", MountPath: "/var/run/secrets/vault"},
+			{Name: "podinfo", MountPath: "/etc/podinfo"},
+		}
+		// An init container and a sidecar with every field the
+		// API server defaults in a container (terminationMessage*,
+		// probe timings, an httpGet's scheme, a fieldRef's
+		// apiVersion, a port's protocol).
+		s.InitContainers = []appv1.Container{{
+			Name: "migrate", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo migrated"},
+			Env:             []corev1.EnvVar{{Name: "POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+			EnvFrom:         []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}},
+			Resources:       corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
+			VolumeMounts:    []appv1.VolumeMount{{Name: "cache", MountPath: "/cache"}},
+			SecurityContext: &corev1.SecurityContext{RunAsNonRoot: new(true)},
+		}}
+		s.Sidecars = []appv1.Container{{
+			Name: "shipper", Image: "fluent/fluent-bit:3.1", Args: []string{"-c", "/etc/app/fluent-bit.conf"},
+			Ports:          []appv1.ContainerPort{{Name: "metrics", ContainerPort: 2020}, {ContainerPort: 5170, Protocol: corev1.ProtocolUDP}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("metrics")}}},
+			LivenessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(2020)}}, PeriodSeconds: 30},
+			StartupProbe:   &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}},
+			Lifecycle:      &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 2}}},
+			Resources:      corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.05")}},
+			VolumeMounts:   []appv1.VolumeMount{{Name: "cache", MountPath: "/var/cache/app", ReadOnly: true}, {Name: "config", MountPath: "/etc/app"}},
+		}}
+	}
+	if i%3 == 1 {
+		as.Spec.Strategy = &appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		as.Spec.ServiceAccountName = "default"
+	}
+	if i%10 == 5 {
+		// Suspended: plain ones, and autoscaled ones with every
+		// field (15, 45, ...): at 0 replicas, without an autoscaler.
+		as.Spec.Suspend = new(true)
+	}
+	return as
+}
+
+// setUpEveryShape makes what everyShape's AppServices need in ns: the
+// Gateway API (for their HTTPRoutes), a bound claim, the ConfigMap app and
+// the Secret db.
+func setUpEveryShape(t *testing.T, ns string) {
+	t.Helper()
+	// Every child includes an HTTPRoute: the Gateway API's CRDs, from the
+	// pinned module (TestHTTPRoute may have installed them already).
+	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := localcluster.InstallGatewayAPI(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The claim the every-field AppServices mount, bound ahead to a volume
+	// of its own: the scheduler places no Pod with an unbound claim.
+	createBoundClaim(t, ns, "data")
+	// What the every-field AppServices read, with rolloutOnConfigChange:
+	// the ConfigMap app and Secret db exist, the Secret tls does not (a
+	// missing required object).
+	if _, err := kube.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"app.conf": "steady"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"}, StringData: map[string]string{"PASSWORD": "steady"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createEveryShape creates n AppServices in ns, made by shape, all at
+// once, and waits until every one is Available (at 0 replicas, suspended)
+// with every child in line.
+func createEveryShape(t *testing.T, ns string, n int, shape func(i int) *appv1.AppService) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			as := shape(i)
+			if _, err := apps.AppV1().AppServices(ns).Create(context.Background(), as, metav1.CreateOptions{}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, func() error {
+		list, err := apps.AppV1().AppServices(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, as := range list.Items {
+			// Available, and every child in line (an HTTPRoute waits
+			// for the controller to discover the Gateway API installed
+			// above).
+			avail, degraded := condition(&as, appv1.ConditionAvailable), condition(&as, appv1.ConditionDegraded)
+			want := *as.Spec.Size
+			if as.Spec.Suspend != nil && *as.Spec.Suspend {
+				want = 0
+			}
+			if as.Status.ObservedGeneration != as.Generation || avail == nil || avail.Status != metav1.ConditionTrue ||
+				degraded == nil || degraded.Status != metav1.ConditionFalse || as.Status.AvailableReplicas != want || as.Status.Replicas != want {
+				return fmt.Errorf("%s not converged: %+v", as.Name, as.Status)
 			}
 		}
 		return nil
