@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -83,16 +84,12 @@ func TestSuspend(t *testing.T) {
 	}
 	waitSuspended(t, ns, name)
 
-	// In line and suspended: two more syncs, a resync among them
-	// (-resync-period=10s), and not one write.
+	// In line and suspended: after one sync more (which may still write
+	// what the Deployment's last status update says), two more syncs, a
+	// resync among them (-resync-period=10s), and not one write.
+	waitSyncs(t, ns, name, 1)
 	since := time.Now()
-	synced := syncsOf(t, ns, name)
-	eventually(t, time.Minute, func() error {
-		if n := syncsOf(t, ns, name); n < synced+2 {
-			return fmt.Errorf("%d syncs since, want 2", n-synced)
-		}
-		return nil
-	})
+	waitSyncs(t, ns, name, 2)
 	for _, w := range controllerWrites(t, since, ns) {
 		t.Errorf("write by the controller while suspended and in line: %s", w)
 	}
@@ -109,7 +106,8 @@ func TestSuspend(t *testing.T) {
 }
 
 // waitSuspended waits until the AppService's Deployment is at 0 replicas
-// and its status says so: Suspended, and Ready as asked.
+// and its status says so: Suspended, Ready as asked, and the Deployment's
+// last conditions mirrored (the controller has seen its final state).
 func waitSuspended(t *testing.T, ns, name string) {
 	t.Helper()
 	eventually(t, time.Minute, func() error {
@@ -117,8 +115,9 @@ func waitSuspended(t *testing.T, ns, name string) {
 		if err != nil {
 			return err
 		}
-		if *d.Spec.Replicas != 0 || d.Status.Replicas != 0 {
-			return fmt.Errorf("Deployment at %d replicas (%d running), want 0", *d.Spec.Replicas, d.Status.Replicas)
+		if *d.Spec.Replicas != 0 || d.Status.Replicas != 0 || d.Status.ObservedGeneration != d.Generation {
+			return fmt.Errorf("Deployment at %d replicas (%d running, generation %d observed of %d), want 0",
+				*d.Spec.Replicas, d.Status.Replicas, d.Status.ObservedGeneration, d.Generation)
 		}
 		as, err := getAppService(ns, name)
 		if err != nil {
@@ -132,6 +131,16 @@ func waitSuspended(t *testing.T, ns, name string) {
 			return fmt.Errorf("Suspended is %+v", suspended)
 		case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != appv1.ReasonSuspended:
 			return fmt.Errorf("Ready is %+v, want True, Suspended", ready)
+		}
+		for typ, from := range map[string]appsv1.DeploymentConditionType{
+			appv1.ConditionAvailable: appsv1.DeploymentAvailable, appv1.ConditionProgressing: appsv1.DeploymentProgressing,
+		} {
+			c := condition(as, typ)
+			for _, dc := range d.Status.Conditions {
+				if dc.Type == from && (c == nil || c.Reason != dc.Reason || c.Message != dc.Message) {
+					return fmt.Errorf("%s is %+v, the Deployment's %s", typ, c, dc)
+				}
+			}
 		}
 		return nil
 	})
@@ -149,6 +158,19 @@ func checkServiceKept(t *testing.T, ns, name string, before *corev1.Service) {
 		t.Errorf("Service %s, cluster IP %s, node port %d; want %s, %s, %d, as before the suspension",
 			svc.UID, svc.Spec.ClusterIP, svc.Spec.Ports[0].NodePort, before.UID, before.Spec.ClusterIP, before.Spec.Ports[0].NodePort)
 	}
+}
+
+// waitSyncs waits until the suite's controller has synced the AppService n
+// times more.
+func waitSyncs(t *testing.T, ns, name string, n int) {
+	t.Helper()
+	synced := syncsOf(t, ns, name)
+	eventually(t, time.Minute, func() error {
+		if got := syncsOf(t, ns, name); got < synced+n {
+			return fmt.Errorf("%d syncs since, want %d", got-synced, n)
+		}
+		return nil
+	})
 }
 
 // syncsOf counts the syncs of an AppService the suite's controller has
