@@ -462,13 +462,15 @@ func newConfigRollouts(c *Controller, deployments cache.SharedIndexInformer, max
 // Deployment then keeps the live digest, and the sync reports the
 // AppService ConfigRolloutQueued. Admitted, the digest is recorded in
 // s.configRollout (configrollout.Mark marks the Deployment with it). It
-// returns whether the rollout waits.
-func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) bool {
+// returns whether the rollout waits; and, when an earlier sync started it
+// and the cache does not show that write yet, a stale error (the desired
+// Deployment then keeps the live digest too: the write is not sent twice).
+func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) (bool, error) {
 	t, key := s.c.configRollouts, cache.MetaObjectToName(s.as)
 	live, found, err := s.c.deployments.Get(desired.Namespace, desired.Name)
 	if err != nil || !found {
 		t.Done(key)
-		return false
+		return false, nil
 	}
 	want, have := children.ConfigDigestOf(desired), children.ConfigDigestOf(live)
 	// No change of digest; or the first digest, which turning
@@ -476,15 +478,19 @@ func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) bool {
 	// changes for the spec anyway, which takes the new digest along.
 	if want == have || have == "" || want == "" || templateChangesBeyondDigest(live, desired, have) {
 		t.Done(key)
-		return false
+		return false, nil
 	}
 	s.configRolloutSince = queuedSince(s.as)
-	if t.Admit(key, want, s.configRolloutSince) {
+	switch t.Admit(key, want, s.configRolloutSince) {
+	case configrollout.Go:
 		s.configRollout = want
-		return false
+		return false, nil
+	case configrollout.Sent:
+		desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
+		return false, fmt.Errorf("the config rollout of Deployment %s/%s started: %w", desired.Namespace, desired.Name, owner.ErrCacheLag)
 	}
 	desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
-	return true
+	return true, nil
 }
 
 // templateChangesBeyondDigest reports whether bringing live in line with

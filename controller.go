@@ -56,8 +56,9 @@ import (
 //	  → workers, each running syncHandler for one key at a time
 //	  → syncHandler: desired children from the spec (internal/children),
 //	    compared with the live ones from the listers; create, update or delete
-//	    only what differs; status from the children (status.go), written only
-//	    when it changed; Events on transitions.
+//	    only what differs (a rollout that a config change alone calls for
+//	    waits its turn: internal/configrollout); status from the children
+//	    (status.go), written only when it changed; Events on transitions.
 //
 // Every sync starts from the current spec and the current children, whatever
 // woke it: a missed or doubled event cannot leave anything behind.
@@ -247,7 +248,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	_, saErr := s.serviceAccounts().Sync(ctx, &s.Sync, children.NewServiceAccount(as))
 	desiredDeployment := children.NewDeployment(as)
 	configErr := s.setConfigDigest(ctx, desiredDeployment)
-	configQueued := s.throttleConfigRollout(desiredDeployment)
+	configQueued, throttleErr := s.throttleConfigRollout(desiredDeployment)
 	deployment, deployErr := s.deployments().Ensure(ctx, &s.Sync, desiredDeployment)
 	if deployErr != nil && s.configRollout != "" {
 		c.configRollouts.Failed(key, s.configRolloutSince)
@@ -258,7 +259,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	_, budgetErr := s.disruptionBudgets().Sync(ctx, &s.Sync, children.NewDisruptionBudget(as))
 	_, autoscalerErr := s.autoscalers().Sync(ctx, &s.Sync, children.NewAutoscaler(as))
 	s.Changes.Record(c.recorder, as)
-	errs := []error{saErr, configErr, deployErr, serviceErr, ingressErr, routeErr, budgetErr, autoscalerErr}
+	errs := []error{saErr, configErr, throttleErr, deployErr, serviceErr, ingressErr, routeErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
 	if errors.Is(syncErr, owner.ErrNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")

@@ -194,30 +194,44 @@ func NewThrottle(maxRollouts int, rolling func() int, shows func(cache.ObjectNam
 // Max is the cap (0: none).
 func (t *Throttle) Max() int { return t.max }
 
+// Decision is what the throttle decides of one AppService's rollout.
+type Decision int
+
+const (
+	// Wait: the rollout waits its turn.
+	Wait Decision = iota
+	// Go: the rollout may start now; write the template.
+	Go
+	// Sent: an earlier sync started this rollout, and the Deployments'
+	// cache does not show its write yet. Write nothing (the cache is
+	// behind): the write's own watch event syncs the AppService again.
+	Sent
+)
+
 // Admit decides whether the AppService key may roll its Pods to the config
 // digest now, waiting since since (when it was first queued, from its
-// status; or now). Admitted, it holds a place until its Deployment shows
-// the rollout (Started) or its write fails (Failed). Not admitted, it waits
-// its turn: the syncs of others wake it when it comes.
-func (t *Throttle) Admit(key cache.ObjectName, digest string, since time.Time) bool {
+// status; or now). Admitted (Go), it holds a place until its Deployment
+// shows the rollout or its write fails (Failed). Not admitted (Wait), it
+// waits its turn: the syncs of others wake it when it comes.
+func (t *Throttle) Admit(key cache.ObjectName, digest string, since time.Time) Decision {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if a, ok := t.admitted[key]; ok && a.digest == digest {
-		return true // admitted already; its write not seen yet
+		return Sent
 	}
 	delete(t.admitted, key)
 	if old, ok := t.waiting[key]; !ok || since.Before(old) {
 		t.waiting[key] = since
 	}
 	inProgress := t.inProgressLocked()
-	ok := Admit(t.max, inProgress, t.queueLocked(), key)
-	if ok {
-		delete(t.waiting, key)
-		t.admitted[key] = admission{digest: digest, at: t.now()}
-		inProgress++
+	if !Admit(t.max, inProgress, t.queueLocked(), key) {
+		t.wakeLocked(inProgress)
+		return Wait
 	}
-	t.wakeLocked(inProgress)
-	return ok
+	delete(t.waiting, key)
+	t.admitted[key] = admission{digest: digest, at: t.now()}
+	t.wakeLocked(inProgress + 1)
+	return Go
 }
 
 // Done says that the AppService key needs no config rollout held: none is
@@ -236,7 +250,7 @@ func (t *Throttle) Done(key cache.ObjectName) {
 	t.wakeLocked(t.inProgressLocked())
 }
 
-// Failed gives back the place of an admitted rollout whose write failed;
+// Failed gives back the place of an admitted rollout (Go) whose write failed;
 // the AppService waits again, with its old place in the queue.
 func (t *Throttle) Failed(key cache.ObjectName, since time.Time) {
 	t.mu.Lock()

@@ -153,21 +153,22 @@ func TestThrottle(t *testing.T) {
 	// Two places: a and b go, c and d wait, in their order.
 	for i, name := range []string{"a", "b", "c", "d"} {
 		got := th.Admit(key(name), "v2", t0.Add(time.Duration(i)*time.Second))
-		if want := i < 2; got != want {
+		if want := map[bool]Decision{true: Go, false: Wait}[i < 2]; got != want {
 			t.Fatalf("Admit(%s) = %v, want %v", name, got, want)
 		}
 	}
 	if !th.Waiting(key("c")) || !th.Waiting(key("d")) || th.Waiting(key("a")) {
 		t.Error("c and d should wait, a not")
 	}
-	// a's sync again before its write is seen: still admitted, no new place.
-	if !th.Admit(key("a"), "v2", t0) {
-		t.Error("an admitted rollout not yet seen was refused on a retry")
+	// a's sync again before its write is seen: sent already, not twice,
+	// and no new place.
+	if got := th.Admit(key("a"), "v2", t0); got != Sent {
+		t.Errorf("a rollout admitted and not yet seen, again: %v, want Sent", got)
 	}
 	// The writes are seen: the Deployments now count them.
 	shown[key("a")], shown[key("b")], rolling = true, true, 2
 	woken = nil
-	if th.Admit(key("d"), "v2", t0.Add(3*time.Second)) {
+	if th.Admit(key("d"), "v2", t0.Add(3*time.Second)) != Wait {
 		t.Error("d went past the cap")
 	}
 	// a's rollout finishes: the next sync wakes c, the oldest waiting.
@@ -178,15 +179,15 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("woken %v, want [c]", woken)
 	}
 	// d's sync before c's: d is not the oldest, it waits.
-	if th.Admit(key("d"), "v2", t0.Add(3*time.Second)) {
+	if th.Admit(key("d"), "v2", t0.Add(3*time.Second)) != Wait {
 		t.Error("d went before c, which waited longer")
 	}
-	if !th.Admit(key("c"), "v2", t0.Add(2*time.Second)) {
+	if th.Admit(key("c"), "v2", t0.Add(2*time.Second)) != Go {
 		t.Error("c, the oldest, was refused a free place")
 	}
 	// c's write fails: its place is given back, and it waits first in line.
 	th.Failed(key("c"), t0.Add(2*time.Second))
-	if th.Admit(key("d"), "v2", t0.Add(3*time.Second)) {
+	if th.Admit(key("d"), "v2", t0.Add(3*time.Second)) != Wait {
 		t.Error("d took the place c gave back")
 	}
 	// c's config was reverted: it leaves the queue, d's turn comes.
@@ -196,17 +197,17 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("woken %v, want [d]", woken)
 	}
 	// A new digest while admitted and not yet seen: admitted again, once.
-	if !th.Admit(key("d"), "v3", t0.Add(3*time.Second)) || !th.Admit(key("d"), "v4", t0.Add(3*time.Second)) {
+	if th.Admit(key("d"), "v3", t0.Add(3*time.Second)) != Go || th.Admit(key("d"), "v4", t0.Add(3*time.Second)) != Go {
 		t.Error("d, admitted, was refused a newer digest")
 	}
 	// An admission whose write never shows gives its place back in time.
 	rolling = 2
 	now = now.Add(admittedFor + time.Second)
-	if th.Admit(key("e"), "v2", now) {
+	if th.Admit(key("e"), "v2", now) != Wait {
 		t.Error("e went past the cap")
 	}
 	rolling = 1
-	if !th.Admit(key("e"), "v2", now) {
+	if th.Admit(key("e"), "v2", now) != Go {
 		t.Error("the place of an admission never seen was not given back")
 	}
 	if th.Max() != 2 {

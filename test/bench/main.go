@@ -192,7 +192,7 @@ type Results struct {
 // with rolloutOnConfigChange, on a cluster that runs their Pods; the
 // ConfigMap is edited once. How long until every Deployment has rolled out
 // the new template, and the most that were rolling at once (a Deployment
-// on the new digest, not rolled out yet), seen through a watch.
+// on the new digest, replacing its Pods), seen through a watch.
 type ConfigRollouts struct {
 	N int `json:"n"`
 	// Cap is -max-config-rollouts (0: none).
@@ -1189,7 +1189,9 @@ func measureConfigRollouts(o options, n, maxRollouts int) (ConfigRollouts, error
 	// template and whether they rolled it out.
 	type state struct {
 		digest string
-		done   bool
+		// done: rolled out; midway: replacing its Pods (generation not
+		// observed, replicas not all updated, or old ones still running).
+		done, midway bool
 	}
 	var mu sync.Mutex
 	states := map[string]state{}
@@ -1204,6 +1206,7 @@ func measureConfigRollouts(o options, n, maxRollouts int) (ConfigRollouts, error
 		states[d.Name] = state{
 			digest: d.Spec.Template.Annotations[appv1.AnnotationConfigDigest],
 			done:   st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want,
+			midway: st.ObservedGeneration < d.Generation || st.UpdatedReplicas < want || st.Replicas > want,
 		}
 		mu.Unlock()
 	}
@@ -1226,7 +1229,7 @@ func measureConfigRollouts(o options, n, maxRollouts int) (ConfigRollouts, error
 			switch {
 			case s.digest == digest && s.done:
 				done++
-			case s.digest != old && !s.done:
+			case s.digest != old && s.midway:
 				rolling++
 			}
 		}

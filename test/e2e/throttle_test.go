@@ -41,7 +41,7 @@ import (
 
 // TestConfigRolloutThrottle: 200 AppServices read one ConfigMap, under a
 // cap of 20 config rollouts. One edit of it: sampled from the Deployments,
-// never more than 20 roll at once; the others say ConfigRolloutQueued;
+// never more than 20 are mid-way through rolling out the new digest; the others say ConfigRolloutQueued;
 // all 200 end with the new digest, and the controller writes each
 // Deployment once. A control plane and a controller of its own: the cap is
 // the whole controller's.
@@ -129,7 +129,7 @@ func TestConfigRolloutThrottle(t *testing.T) {
 	waitDeployments(t, p, kube, ns, func(list []appsv1.Deployment) error {
 		rolling := 0
 		for _, d := range list {
-			if d.Spec.Template.Annotations[appv1.AnnotationConfigDigest] != first && !rolledOut(&d) {
+			if d.Spec.Template.Annotations[appv1.AnnotationConfigDigest] != first && midRollout(&d) {
 				rolling++
 			}
 		}
@@ -215,6 +215,17 @@ func allOn(list []appsv1.Deployment, n int, digest string) error {
 		}
 	}
 	return nil
+}
+
+// midRollout reports whether a Deployment is replacing its Pods with its
+// template's: the generation not observed yet, fewer replicas updated than
+// it wants, or old ones still running. One rolled out whose Pods are not
+// all available later (a loaded node late with its heartbeat) is not
+// rolling.
+func midRollout(d *appsv1.Deployment) bool {
+	want := *d.Spec.Replicas
+	st := d.Status
+	return st.ObservedGeneration < d.Generation || st.UpdatedReplicas < want || st.Replicas > want
 }
 
 // rolledOut reports whether a Deployment runs its template on every
