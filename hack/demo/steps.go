@@ -272,11 +272,7 @@ func tourSteps() []step {
 			"Service 被删除的事件经 watch 到达控制器，下一次同步就把它重新创建出来，\n" +
 				"NodePort 不变。",
 		},
-		before: func(ctx context.Context, t *tour) error {
-			uid, err := t.get(ctx, "service/nginx-app", "{.metadata.uid}")
-			t.marks["uid"] = uid
-			return err
-		},
+		before: mark("uid", "service/nginx-app", "{.metadata.uid}"),
 		cmds: []command{
 			kubectl("delete", "svc", "nginx-app"),
 			kubectl("wait", "--for=create", "svc/nginx-app", "--timeout=1m"),
@@ -301,11 +297,7 @@ func tourSteps() []step {
 			"spec.suspend 让应用停下来而不删除它：Deployment 缩到 0 个副本，Service 保留它的 cluster IP 和 NodePort。\n" +
 				"改回 false，Pod 就回来了。",
 		},
-		before: func(ctx context.Context, t *tour) error {
-			uid, err := t.get(ctx, "service/nginx-app", "{.metadata.uid}/{.spec.clusterIP}")
-			t.marks["service"] = uid
-			return err
-		},
+		before: mark("service", "service/nginx-app", "{.metadata.uid}/{.spec.clusterIP}"),
 		cmds: []command{
 			kubectl("patch", "appsvc", "nginx-app", "--type=merge", "-p", `{"spec":{"suspend":true}}`),
 			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=Suspended`, "appsvc/nginx-app", "--timeout=2m"),
@@ -326,11 +318,7 @@ func tourSteps() []step {
 			"控制器只管 spec 里设定的那些字段：手动改掉的副本数会被改回来，\n" +
 				"别人加上的标签则原样保留。",
 		},
-		before: func(ctx context.Context, t *tour) error {
-			gen, err := t.get(ctx, "deployment/nginx-app", "{.metadata.generation}")
-			t.marks["generation"] = gen
-			return err
-		},
+		before: mark("generation", "deployment/nginx-app", "{.metadata.generation}"),
 		cmds: []command{
 			kubectl("label", "deploy", "nginx-app", "team=web"),
 			kubectl("patch", "deploy", "nginx-app", "--type=merge", "-p", `{"spec":{"replicas":1}}`),
@@ -504,4 +492,14 @@ func resumedAsBefore(ctx context.Context, t *tour) error {
 		return err
 	}
 	return t.equals(ctx, "deployment/nginx-app", "{.spec.replicas}", "3")
+}
+
+// mark is a step's before: it keeps what a JSONPath reads of an object, as
+// t.marks[name], for the step's check to compare with.
+func mark(name, object, path string) func(context.Context, *tour) error {
+	return func(ctx context.Context, t *tour) error {
+		v, err := t.get(ctx, object, path)
+		t.marks[name] = v
+		return err
+	}
 }
