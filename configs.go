@@ -467,29 +467,37 @@ func newConfigRollouts(c *Controller, deployments cache.SharedIndexInformer, max
 // Deployment then keeps the live digest too: the write is not sent twice).
 func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) (bool, error) {
 	t, key := s.c.configRollouts, cache.MetaObjectToName(s.as)
+	want := children.ConfigDigestOf(desired)
+	if want == "" {
+		// rolloutOnConfigChange is off: no cached Deployment to decode.
+		t.Done(key)
+		return false, nil
+	}
 	live, found, err := s.c.deployments.Get(desired.Namespace, desired.Name)
 	if err != nil || !found {
 		t.Done(key)
 		return false, nil
 	}
-	want, have := children.ConfigDigestOf(desired), children.ConfigDigestOf(live)
+	have := children.ConfigDigestOf(live)
 	// No change of digest; or the first digest, which turning
 	// rolloutOnConfigChange on (the spec) brings; or a template that
 	// changes for the spec anyway, which takes the new digest along.
-	if want == have || have == "" || want == "" || templateChangesBeyondDigest(live, desired, have) {
+	if want == have || have == "" || templateChangesBeyondDigest(live, desired, have) {
 		t.Done(key)
 		return false, nil
 	}
 	s.configRolloutSince = queuedSince(s.as)
-	switch t.Admit(key, want, s.configRolloutSince) {
-	case configrollout.Go:
+	decision := t.Admit(key, want, s.configRolloutSince)
+	if decision == configrollout.Go {
 		s.configRollout = want
 		return false, nil
-	case configrollout.Sent:
-		desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
+	}
+	// Waiting, or sent by an earlier sync: the template keeps the live
+	// digest, so that nothing is written.
+	desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
+	if decision == configrollout.Sent {
 		return false, fmt.Errorf("the config rollout of Deployment %s/%s started: %w", desired.Namespace, desired.Name, owner.ErrCacheLag)
 	}
-	desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
 	return true, nil
 }
 
