@@ -21,7 +21,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,17 +83,7 @@ func TestUpgradeRestartsNoApp(t *testing.T) {
 	t.Cleanup(func() { _, _ = current.Stop(syscall.SIGTERM) })
 	// Every AppService synced by the current build twice at least: as its
 	// caches filled, and at a resync (-resync-period=10s).
-	eventually(t, 2*time.Minute, func() error {
-		code, body, err := current.Metrics(token)
-		if err != nil || code != http.StatusOK {
-			return fmt.Errorf("/metrics: %d %v", code, err)
-		}
-		got, _ := metricValue(body, `controller_runtime_reconcile_total{controller="appservice",result="success"}`)
-		if int(got) < 2*n {
-			return fmt.Errorf("%v successful syncs since the upgrade, want %d", got, 2*n)
-		}
-		return nil
-	})
+	waitReconciled(t, current, token, map[string]int{"appservice": 2 * n})
 
 	statusWrites := map[string]int{}
 	for _, w := range controllerWrites(t, since, ns) {
