@@ -44,19 +44,29 @@ func (s *appSync) serviceAccounts() owner.ChildKind[*corev1.ServiceAccount] {
 
 // deployments: while autoscaling, the live replica count is the
 // autoscaler's, and kept (but for 0, where a suspension left it: see
-// children.AutoscaledReplicas). Suspended, it is 0, whoever scaled it. A
-// template change is marked with why it happens (configrollout.Mark).
+// children.AutoscaledReplicas). Suspended, it is 0, whoever scaled it.
+// While a canary runs a new template, the Deployment keeps the one its
+// Pods run (children.HoldTemplate). A template change is marked with why
+// it happens (configrollout.Mark). The canary's own Deployment (canary.go)
+// has the replica count its decision gives.
 func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
 	autoscaled := children.Autoscaled(s.as)
+	canaryName := children.CanaryName(s.as)
 	return owner.ChildKind[*appsv1.Deployment]{
 		Name: "Deployment", Client: s.c.kubeClient.AppsV1().Deployments(s.as.Namespace),
 		Cache: s.c.deployments,
 		Diff: func(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
+			if desired.Name == canaryName {
+				return children.UpdateDeployment(live, desired)
+			}
 			if autoscaled {
 				desired = desired.DeepCopy()
 				desired.Spec.Replicas = children.AutoscaledReplicas(s.as, live.Spec.Replicas)
 			}
 			updated, changed := children.UpdateDeployment(live, desired)
+			if s.canary.HoldStable {
+				updated, changed = children.HoldTemplate(live, updated, changed)
+			}
 			configrollout.Mark(live, updated, s.configRollout)
 			return updated, changed
 		},

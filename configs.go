@@ -25,7 +25,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -468,8 +467,10 @@ func newConfigRollouts(c *Controller, deployments cache.SharedIndexInformer, max
 func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) (bool, error) {
 	t, key := s.c.configRollouts, cache.MetaObjectToName(s.as)
 	want := children.ConfigDigestOf(desired)
-	if want == "" {
+	if want == "" || (s.as.Spec.Canary != nil && !children.Suspended(s.as)) {
 		// rolloutOnConfigChange is off: no cached Deployment to decode.
+		// Or a canary paces the change: it goes out as one, its steps in
+		// place of the cap.
 		t.Done(key)
 		return false, nil
 	}
@@ -507,8 +508,7 @@ func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) (bool, error
 func templateChangesBeyondDigest(live, desired *appsv1.Deployment, have string) bool {
 	probe := desired.DeepCopy()
 	probe.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
-	updated, _ := children.UpdateDeployment(live, probe)
-	return updated != nil && !equality.Semantic.DeepEqual(updated.Spec.Template, live.Spec.Template)
+	return children.TemplateChanges(live, probe)
 }
 
 // queuedSince is when the AppService's config rollout began to wait, as

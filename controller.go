@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/configrollout"
 	"example.com/appservice-controller/internal/owner"
@@ -249,17 +250,21 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	desiredDeployment := children.NewDeployment(as)
 	configErr := s.setConfigDigest(ctx, desiredDeployment)
 	configQueued, throttleErr := s.throttleConfigRollout(desiredDeployment)
-	deployment, deployErr := s.deployments().Ensure(ctx, &s.Sync, desiredDeployment)
+	// A canary (canary.go, internal/canary) decides which template the
+	// Deployment keeps, and what the canary's objects and the route are.
+	canaryErr := s.decideCanary(desiredDeployment)
+	deployment, deployErr := s.syncDeployments(ctx, desiredDeployment)
 	if deployErr != nil && s.configRollout != "" {
 		c.configRollouts.Failed(key, s.configRolloutSince)
 	}
-	_, serviceErr := s.services().Sync(ctx, &s.Sync, children.NewService(as))
+	serviceErr := s.syncServices(ctx)
 	ingress, ingressErr := s.ingresses().Sync(ctx, &s.Sync, children.NewIngress(as))
 	route, routeErr := s.syncHTTPRoute(ctx)
+	pruneErr := s.pruneCanary(ctx, desiredDeployment, routeErr)
 	_, budgetErr := s.disruptionBudgets().Sync(ctx, &s.Sync, children.NewDisruptionBudget(as))
 	_, autoscalerErr := s.autoscalers().Sync(ctx, &s.Sync, children.NewAutoscaler(as))
 	s.Changes.Record(c.recorder, as)
-	errs := []error{saErr, configErr, throttleErr, deployErr, serviceErr, ingressErr, routeErr, budgetErr, autoscalerErr}
+	errs := []error{saErr, configErr, throttleErr, canaryErr, deployErr, serviceErr, ingressErr, routeErr, pruneErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
 	if errors.Is(syncErr, owner.ErrNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")
@@ -270,7 +275,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// Any other error is reported, whatever came with it.
 		return syncErr
 	}
-	seen := observed{deployment: deployment, configQueued: configQueued, maxConfigRollouts: c.configRollouts.Max()}
+	seen := observed{deployment: deployment, configQueued: configQueued, maxConfigRollouts: c.configRollouts.Max(), canary: s.canary}
 	if ingress != nil {
 		seen.url = children.IngressURL(ingress)
 	}
@@ -279,6 +284,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 	if err := c.updateStatus(ctx, as, seen, syncErr); err != nil {
 		return errors.Join(syncErr, err)
+	}
+	if s.canary.After > 0 {
+		// The end of a canary's pause, or its deadline: nothing else
+		// would wake the sync then.
+		c.queue.AddAfter(key, s.canary.After)
 	}
 	return syncErr
 }
@@ -294,6 +304,9 @@ type appSync struct {
 	// configRolloutSince when its rollout began to wait.
 	configRollout      string
 	configRolloutSince time.Time
+	// canary is the canary's decision (canary.go): Phase None without
+	// spec.canary.
+	canary canary.Decision
 }
 
 // newAppSync starts the sync of an AppService.

@@ -154,6 +154,7 @@ var errRouteAPIMissing = &owner.ChildError{
 // them and the cache has synced. It returns the live route (nil for none).
 func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, error) {
 	desired := children.NewHTTPRoute(s.as)
+	children.SplitHTTPRoute(desired, s.as, s.canary.RouteWeight)
 	r := s.c.routes
 	if r == nil {
 		if desired != nil {

@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -44,6 +45,8 @@ type observed struct {
 	// turn under the cap of maxConfigRollouts.
 	configQueued      bool
 	maxConfigRollouts int
+	// canary is the sync's canary decision (internal/canary).
+	canary canary.Decision
 }
 
 // newStatus computes an AppService's status from the children the sync saw
@@ -71,6 +74,7 @@ func newStatus(as *appv1.AppService, seen observed, syncErr error) appv1.AppServ
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
 	setSuspendedCondition(&st, as)
+	st.Canary = seen.canary.Status.DeepCopy()
 	return st
 }
 
@@ -90,6 +94,12 @@ func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error
 		p = rollout{reason: appv1.ReasonConfigRolloutQueued, message: fmt.Sprintf(
 			"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most %d AppServices roll for a config change at once)",
 			seen.maxConfigRollouts)}
+	}
+	switch ph := seen.canary.Phase; {
+	case ph == canary.Aborted:
+		p = rollout{stalled: true, reason: seen.canary.Reason, message: seen.canary.Message}
+	case (ph == canary.Running || ph == canary.Promoting) && !p.stalled:
+		p = rollout{reason: seen.canary.Reason, message: seen.canary.Message}
 	}
 	switch ce := owner.NeedsUser(syncErr); {
 	case ce != nil:
@@ -291,6 +301,10 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	}
 	if err == nil && becameDegraded {
 		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)
+	}
+	if e := seen.canary.Event; err == nil && e != nil {
+		// A canary's edge, written in the status just now: once.
+		c.recorder.Event(as, e.Type, e.Reason, e.Message)
 	}
 	return err
 }

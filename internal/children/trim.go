@@ -207,9 +207,13 @@ func trimHTTPRoute(o *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 }
 
 // trimMeta keeps the metadata the controller reads of an AppService's
-// child.
+// child: of the labels, ours and the canary's (canary.go).
 func trimMeta(m *metav1.ObjectMeta) metav1.ObjectMeta {
-	return trimMetaFor(m, appv1.LabelAppService)
+	out := trimMetaFor(m, appv1.LabelAppService)
+	if v, ok := m.Labels[appv1.LabelCanary]; ok {
+		out.Labels = mergeLabels(out.Labels, map[string]string{appv1.LabelCanary: v})
+	}
+	return out
 }
 
 // trimMetaFor keeps the metadata the controller reads, and of the labels
@@ -265,7 +269,7 @@ func trimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: keep(tmpl.Labels, func(k string) bool {
-						return k == appv1.LabelAppService || slices.Contains(podLabels, k)
+						return k == appv1.LabelAppService || k == appv1.LabelCanary || slices.Contains(podLabels, k)
 					}),
 					Annotations: keep(tmpl.Annotations, func(k string) bool {
 						return k == appv1.AnnotationConfigDigest || k == annotationDefaultContainer || slices.Contains(podAnnotations, k)

@@ -546,8 +546,9 @@ func (c *Cluster) startScheduler() error {
 
 // kwokStages are the stages this project adds to kwok's own (see each
 // file): the fake nodes end a Job Pod whose command is `exit 3` with that
-// exit code, keep one running `sleep 3600`, and end a Job Pod deleted while
-// it runs in a terminal phase first, as a kubelet does.
+// exit code, keep one running `sleep 3600`, end a Job Pod deleted while
+// it runs in a terminal phase first, as a kubelet does, and never make a
+// Pod of the image example.com/never-ready:1 ready.
 //
 //go:embed kwok-stages/*.yaml
 var kwokStages embed.FS

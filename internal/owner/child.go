@@ -49,14 +49,37 @@ func (k ChildKind[T]) Sync(ctx context.Context, s *Sync, desired T) (T, error) {
 		live, err = k.Ensure(ctx, s, desired)
 		errs = append(errs, err)
 	}
-	others, err := k.Cache.ControlledBy(s.Obj.GetUID())
-	errs = append(errs, err)
-	for _, obj := range others {
-		if desired == none || obj.GetName() != desired.GetName() {
-			errs = append(errs, k.remove(ctx, s, obj, desired))
+	errs = append(errs, k.prune(ctx, s, desired, desired))
+	return live, errors.Join(errs...)
+}
+
+// Prune deletes every object of this kind the owner controls but those
+// named in keep (the children it asks for, each Ensured; nil ones are
+// skipped), for the kind's Unwanted reason: all of them when keep names
+// none.
+func (k ChildKind[T]) Prune(ctx context.Context, s *Sync, keep ...T) error {
+	var none T
+	return k.prune(ctx, s, none, keep...)
+}
+
+// prune is Prune, saying of each object deleted that replacement replaces
+// it, unless that is nil.
+func (k ChildKind[T]) prune(ctx context.Context, s *Sync, replacement T, keep ...T) error {
+	var none T
+	names := map[string]bool{}
+	for _, obj := range keep {
+		if obj != none {
+			names[obj.GetName()] = true
 		}
 	}
-	return live, errors.Join(errs...)
+	others, err := k.Cache.ControlledBy(s.Obj.GetUID())
+	errs := []error{err}
+	for _, obj := range others {
+		if !names[obj.GetName()] {
+			errs = append(errs, k.remove(ctx, s, obj, replacement))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Ensure creates or updates the child desired describes, and returns the
@@ -99,7 +122,7 @@ func (k ChildKind[T]) Ensure(ctx context.Context, s *Sync, desired T) (T, error)
 }
 
 // remove deletes obj, a child the owner controls but no longer asks
-// for (desired is the one it asks for instead, or nil). One no longer
+// for (desired is one it asks for instead, or nil). One no longer
 // labelled for it is released instead, as claim does. The UID precondition
 // makes sure the object deleted is the one looked at, not a newer one.
 func (k ChildKind[T]) remove(ctx context.Context, s *Sync, obj, desired T) error {

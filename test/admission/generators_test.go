@@ -151,7 +151,45 @@ func generate(rng *rand.Rand) corpusCase {
 		genContainers(r, c.Name, s)
 	}
 	s.Suspend = genSuspend(c)
+	s.Canary = genCanary(c)
 	return c
+}
+
+// genCanary sets spec.canary on one spec with an httpRoute in three, and
+// on one without in twenty (refused: a canary needs the route), with step
+// weights and pauses in and out of bounds and too many steps now and then.
+// Like genSuspend, it is drawn from a hash of the spec, not from the
+// random source, so that every other field keeps its corpus values.
+func genCanary(c corpusCase) *appv1.Canary {
+	spec, err := json.Marshal(c.Spec)
+	if err != nil {
+		panic(err) // a struct of the API's types always encodes
+	}
+	h := fnv.New64a()
+	h.Write([]byte("canary"))
+	h.Write([]byte(c.Name))
+	h.Write(spec)
+	x := h.Sum64()
+	draw := func(n uint64) uint64 { v := x % n; x /= n; return v }
+	if c.Spec.HTTPRoute != nil && draw(3) != 0 || c.Spec.HTTPRoute == nil && draw(20) != 0 {
+		return nil
+	}
+	canary := &appv1.Canary{Abort: draw(6) == 0}
+	steps := 1 + draw(4)
+	if draw(15) == 0 {
+		steps = 21
+	}
+	for range steps {
+		step := appv1.CanaryStep{Weight: int32(1 + draw(100)), PauseSeconds: int32(draw(4) * 30)}
+		switch draw(25) {
+		case 0:
+			step.Weight = []int32{0, 101, -5}[draw(3)]
+		case 1:
+			step.PauseSeconds = []int32{-1, 86401}[draw(2)]
+		}
+		canary.Steps = append(canary.Steps, step)
+	}
+	return canary
 }
 
 // genSuspend sets spec.suspend on one spec in five, true or false: the

@@ -54,6 +54,7 @@ import (
 
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -203,6 +204,19 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		dryRunChild(ctx, "PodDisruptionBudget", kube.PolicyV1().PodDisruptionBudgets(ns).Create, children.NewDisruptionBudget(admitted), children.UpdateDisruptionBudget),
 		dryRunChild(ctx, "HorizontalPodAutoscaler", kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, children.NewAutoscaler(admitted), children.UpdateAutoscaler),
 	}
+	if steps := admitted.Spec.Canary; steps != nil {
+		// The canary's children, at its first step's weight.
+		first := steps.Steps[0].Weight
+		stable := children.NewDeployment(admitted)
+		route := children.NewHTTPRoute(admitted)
+		children.SplitHTTPRoute(route, admitted, first)
+		errs = append(errs,
+			dryRunChild(ctx, "canary Deployment", kube.AppsV1().Deployments(ns).Create,
+				children.NewCanaryDeployment(admitted, stable, canary.CanaryReplicas(*stable.Spec.Replicas, first)), children.UpdateDeployment),
+			dryRunChild(ctx, "canary Service", kube.CoreV1().Services(ns).Create, children.NewCanaryService(admitted), children.UpdateService),
+			dryRunChild(ctx, "HTTPRoute split with the canary", gateway.GatewayV1().HTTPRoutes(ns).Create, route, children.UpdateHTTPRoute),
+		)
+	}
 	outcome = "admitted"
 	for _, err := range errs {
 		var refused *childRefused
@@ -278,6 +292,13 @@ func buildAll(as *appv1.AppService) (err error) {
 	if r := children.NewHTTPRoute(as); r != nil {
 		children.UpdateHTTPRoute(r, children.NewHTTPRoute(as))
 		children.HTTPRouteURL(r)
+		children.SplitHTTPRoute(r, as, 50)
+	}
+	if as.Spec.Canary != nil {
+		c := children.NewCanaryDeployment(as, d, 1)
+		children.UpdateDeployment(c, children.NewCanaryDeployment(as, d, 1))
+		children.NewCanaryService(as)
+		children.TemplateHash(d)
 	}
 	if b := children.NewDisruptionBudget(as); b != nil {
 		children.UpdateDisruptionBudget(b, children.NewDisruptionBudget(as))

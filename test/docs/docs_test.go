@@ -133,6 +133,7 @@ var docPackages = map[string]string{
 	"children":         "example.com/appservice-controller/internal/children",
 	"owner":            "example.com/appservice-controller/internal/owner",
 	"activity":         "example.com/appservice-controller/internal/activity",
+	"canary":           "example.com/appservice-controller/internal/canary",
 	"configrollout":    "example.com/appservice-controller/internal/configrollout",
 	"leader":           "example.com/appservice-controller/internal/leader",
 	"servers":          "example.com/appservice-controller/internal/servers",

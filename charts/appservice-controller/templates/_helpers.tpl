@@ -45,12 +45,12 @@ compares them). */}}
 - apiGroups: ["app.example.com"]
   resources: ["activities/status"]
   verbs: ["update"]
-# The children. Deployments are never deleted by the controller (the garbage
-# collector does it); patch brings the owned fields in line, and adds or
-# removes an owner reference.
+# The children. Patch brings the owned fields in line, and adds or removes
+# an owner reference. The one Deployment the controller deletes is a
+# canary's, once it ends.
 - apiGroups: ["apps"]
   resources: ["deployments"]
-  verbs: ["get", "list", "watch", "create", "patch"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
 - apiGroups: [""]
   resources: ["services", "serviceaccounts"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]

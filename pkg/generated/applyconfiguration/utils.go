@@ -46,6 +46,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.AppServiceStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Autoscaling"):
 		return &appv1.AutoscalingApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Canary"):
+		return &appv1.CanaryApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryStatus"):
+		return &appv1.CanaryStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryStep"):
+		return &appv1.CanaryStepApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ConfigMapProjection"):
 		return &appv1.ConfigMapProjectionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ConfigMapVolumeSource"):

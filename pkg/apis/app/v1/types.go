@@ -51,10 +51,12 @@ import (
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the app is Ready or not: RolloutComplete, RollingOut, or what stalls it"
 // +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`,description="Whether the app is suspended: its Deployment at 0 replicas"
+// +kubebuilder:printcolumn:name="Canary",type=integer,JSONPath=`.status.canary.weight`,description="Percentage of the traffic the canary gets"
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.serviceType`,priority=1,description="Type of the Service"
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,priority=1,description="Where the app is reached from outside the cluster"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (at most 63 lower case letters, digits or '-', starting with a letter and ending with a letter or digit): it names the Service and labels the Pods"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.canary) || size(self.metadata.name) <= 56",message="metadata.name may have at most 56 characters with spec.canary: the canary's Service is named NAME-canary"
 type AppService struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -76,6 +78,7 @@ type AppService struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || !has(self.ports) || [self.ports].all(ps, self.ingress.hosts.all(h, h.paths.all(p, !has(p.port) || (type(p.port) == int ? ps.exists(q, q.port == p.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == p.port)))))",message="each ingress path's port must be one of spec.ports, by number or name",fieldPath=".ingress.hosts"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || size(self.?ports.orValue([])) > 0",message="an httpRoute routes to the Service: ports may not be empty",fieldPath=".httpRoute"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || !has(self.httpRoute.rules) || !has(self.ports) || [self.ports].all(ps, self.httpRoute.rules.all(r, !has(r.port) || (type(r.port) == int ? ps.exists(q, q.port == r.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == r.port))))",message="each httpRoute rule's port must be one of spec.ports, by number or name",fieldPath=".httpRoute.rules"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || has(self.httpRoute)",message="a canary splits the traffic with the HTTPRoute's weights: set spec.httpRoute too",fieldPath=".canary"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName) || size(self.serviceAccountName) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
 // +kubebuilder:validation:XValidation:rule="self.?progressDeadlineSeconds.orValue(600) > self.?minReadySeconds.orValue(0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
 type AppServiceSpec struct {
@@ -443,6 +446,47 @@ type AppServiceSpec struct {
 	// running through voluntary disruptions such as node drains.
 	// +optional
 	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
+
+	// Canary sends each step's share of the traffic, through the
+	// HTTPRoute, to a Deployment NAME-canary running a new Pod template,
+	// before the running Pods roll to it (docs/canary.md).
+	// +optional
+	Canary *Canary `json:"canary,omitempty"`
+}
+
+// Canary is the steps of a canary (after Argo Rollouts' setWeight and
+// pause steps, on the HTTPRoute's backendRefs weights as Flagger writes
+// them).
+type Canary struct {
+	// Steps are the canary's stages, in order; after the last, the
+	// running Pods roll to the new template.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	Steps []CanaryStep `json:"steps"`
+
+	// Abort stops the canary: all the traffic goes back to the running
+	// Pods and the canary's go. False again starts a new canary.
+	// +optional
+	Abort bool `json:"abort,omitempty"`
+}
+
+// CanaryStep is one stage of a canary.
+type CanaryStep struct {
+	// Weight is the percentage of the traffic (and of the replicas,
+	// rounded up) the canary gets.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Weight int32 `json:"weight"`
+
+	// PauseSeconds is how long the weight holds, once the canary's Pods
+	// are available, before the next step.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	PauseSeconds int32 `json:"pauseSeconds,omitempty"`
 }
 
 // AppServiceStatus is the observed state of an AppService.
@@ -479,6 +523,10 @@ type AppServiceStatus struct {
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
+	// Canary is where the canary stands.
+	// +optional
+	Canary *CanaryStatus `json:"canary,omitempty"`
+
 	// Conditions are Available, Progressing and Degraded.
 	// +optional
 	// +listType=map
@@ -486,6 +534,36 @@ type AppServiceStatus struct {
 	// +patchStrategy=merge
 	// +patchMergeKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// CanaryStatus is a canary's progress, recorded at its edges only: the
+// step it is on, and when the step's current stage began, come from here
+// (and from the children), so that a restarted controller neither skips a
+// step nor starts its pause over.
+type CanaryStatus struct {
+	// StableTemplateHash names the template the stable Pods run.
+	// +optional
+	StableTemplateHash string `json:"stableTemplateHash,omitempty"`
+
+	// CanaryTemplateHash names the template the canary runs.
+	// +optional
+	CanaryTemplateHash string `json:"canaryTemplateHash,omitempty"`
+
+	// Step indexes spec.canary.steps; their number while promoting.
+	// +optional
+	Step *int32 `json:"step,omitempty"`
+
+	// Weight is the step's percentage of the traffic, once routed.
+	// +optional
+	Weight int32 `json:"weight,omitempty"`
+
+	// StepStartTime is when the step began, or got its weight.
+	// +optional
+	StepStartTime *metav1.Time `json:"stepStartTime,omitempty"`
+
+	// AbortedTemplateHash names the last template aborted at its deadline.
+	// +optional
+	AbortedTemplateHash string `json:"abortedTemplateHash,omitempty"`
 }
 
 // AppServiceList is a list of AppServices.

@@ -26,6 +26,13 @@ package v1
 // and it is the Pod selector of both the Deployment and the Service.
 const LabelAppService = "app.example.com/appservice"
 
+// LabelCanary selects the Pods of an AppService's canary (spec.canary):
+// they carry it, with the AppService's name, instead of LabelAppService, so
+// that neither the stable Deployment nor the Service (nor the
+// PodDisruptionBudget) selects them. The canary's own Deployment and
+// Service select them by it.
+const LabelCanary = "app.example.com/canary"
+
 // AnnotationPodLabels and AnnotationPodAnnotations, on a Deployment, list
 // (comma-separated, sorted) the pod template's label and annotation keys
 // that came from the AppService's podLabels and podAnnotations: the keys the
@@ -143,6 +150,17 @@ const (
 	// changed, and the rollout it calls for waits its turn under the
 	// controller's cap on config rollouts (Reconciling True).
 	ReasonConfigRolloutQueued = "ConfigRolloutQueued"
+	// ReasonCanaryProgressing: a canary (spec.canary) is under way; the
+	// message says at which step and weight.
+	ReasonCanaryProgressing = "CanaryProgressing"
+	// ReasonCanaryPromoting: the canary's last step passed, and the stable
+	// Pods roll to its template.
+	ReasonCanaryPromoting = "CanaryPromoting"
+	// ReasonCanaryAborted: the canary was aborted, its Pods not available
+	// within the progress deadline or spec.canary.abort true: the stable
+	// version serves all the traffic (Stalled, until the template changes
+	// or abort is set back to false). Also a Warning Event's reason.
+	ReasonCanaryAborted = "CanaryAborted"
 )
 
 // Reasons of the Available and Progressing conditions while the Deployment
@@ -198,6 +216,11 @@ const (
 	// ReasonReleased: a child no longer labelled for the AppService was let
 	// go (its owner reference removed).
 	ReasonReleased = "Released"
+	// ReasonCanaryStep: a canary step's weight went to the HTTPRoute.
+	ReasonCanaryStep = "CanaryStep"
+	// ReasonCanaryPromoted: a canary's template became the stable one, and
+	// the canary's objects went.
+	ReasonCanaryPromoted = "CanaryPromoted"
 )
 
 // The Activity's words: the label on its Job and Pod, its conditions and the

@@ -240,6 +240,10 @@ type AppServiceSpecApplyConfiguration struct {
 	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
 	// running through voluntary disruptions such as node drains.
 	DisruptionBudget *DisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
+	// Canary sends each step's share of the traffic, through the
+	// HTTPRoute, to a Deployment NAME-canary running a new Pod template,
+	// before the running Pods roll to it (docs/canary.md).
+	Canary *CanaryApplyConfiguration `json:"canary,omitempty"`
 }
 
 // AppServiceSpecApplyConfiguration constructs a declarative configuration of the AppServiceSpec type for use with
@@ -635,5 +639,13 @@ func (b *AppServiceSpecApplyConfiguration) WithHTTPRoute(value *HTTPRouteApplyCo
 // If called multiple times, the DisruptionBudget field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithDisruptionBudget(value *DisruptionBudgetApplyConfiguration) *AppServiceSpecApplyConfiguration {
 	b.DisruptionBudget = value
+	return b
+}
+
+// WithCanary sets the Canary field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Canary field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithCanary(value *CanaryApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	b.Canary = value
 	return b
 }

@@ -45,6 +45,8 @@ type AppServiceStatusApplyConfiguration struct {
 	// Selector is the label selector of the Pods, in string form, for the
 	// scale subresource (and so for HorizontalPodAutoscalers).
 	Selector *string `json:"selector,omitempty"`
+	// Canary is where the canary stands.
+	Canary *CanaryStatusApplyConfiguration `json:"canary,omitempty"`
 	// Conditions are Available, Progressing and Degraded.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
@@ -108,6 +110,14 @@ func (b *AppServiceStatusApplyConfiguration) WithURL(value string) *AppServiceSt
 // If called multiple times, the Selector field is set to the value of the last call.
 func (b *AppServiceStatusApplyConfiguration) WithSelector(value string) *AppServiceStatusApplyConfiguration {
 	b.Selector = &value
+	return b
+}
+
+// WithCanary sets the Canary field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Canary field is set to the value of the last call.
+func (b *AppServiceStatusApplyConfiguration) WithCanary(value *CanaryStatusApplyConfiguration) *AppServiceStatusApplyConfiguration {
+	b.Canary = value
 	return b
 }
 

@@ -1,0 +1,154 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"example.com/appservice-controller/internal/canary"
+	"example.com/appservice-controller/internal/children"
+)
+
+// The canary (spec.canary), as the sync of one AppService carries it out:
+// decideCanary reads what internal/canary's decision needs from the caches
+// and makes it; the Deployments, the Services and the HTTPRoute follow it;
+// pruneCanary deletes the canary's objects once the route no longer sends
+// them traffic. An AppService that never had spec.canary (nor a canary
+// status) takes none of these paths: nothing about it changes.
+
+// decideCanary makes the sync's canary decision for desired, the
+// Deployment the spec asks for (with its config digest).
+func (s *appSync) decideCanary(desired *appsv1.Deployment) error {
+	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now()}
+	if children.Suspended(s.as) {
+		// No Pods to protect: a template change goes to the Deployment at
+		// 0 replicas, as without a canary.
+		in.Spec = nil
+	}
+	if in.Spec == nil {
+		s.canary = canary.Decide(in)
+		return nil
+	}
+	in.Hash = children.TemplateHash(desired)
+	in.ProgressDeadline = time.Duration(*desired.Spec.ProgressDeadlineSeconds) * time.Second
+	in.StableReplicas = *desired.Spec.Replicas
+	live, found, err := s.c.deployments.Get(desired.Namespace, desired.Name)
+	if err != nil {
+		return err
+	}
+	in.StableInLine = !found || !children.TemplateChanges(live, desired)
+	if found {
+		in.StableRolledOut = progress(s.as, live).done
+		if children.Autoscaled(s.as) {
+			in.StableReplicas = *children.AutoscaledReplicas(s.as, live.Spec.Replicas)
+		}
+	}
+	c, found, err := s.c.deployments.Get(desired.Namespace, children.CanaryName(s.as))
+	if err != nil {
+		return err
+	}
+	// Its Pods count only when it is ours and runs the spec's template.
+	if found && metav1.IsControlledBy(c, s.as) && !children.TemplateChanges(c, children.NewCanaryDeployment(s.as, desired, 1)) {
+		in.Pods = &canary.Pods{
+			Observed: c.Status.ObservedGeneration >= c.Generation, Replicas: ptr.Deref(c.Spec.Replicas, 1),
+			Total: c.Status.Replicas, Updated: c.Status.UpdatedReplicas, Available: c.Status.AvailableReplicas,
+		}
+	}
+	s.canary = canary.Decide(in)
+	return nil
+}
+
+// canaryChildren reports whether the AppService may have a canary's
+// objects: spec.canary is set, or its status says it was.
+func (s *appSync) canaryChildren() bool {
+	return s.as.Spec.Canary != nil || s.as.Status.Canary != nil
+}
+
+// canaryDeployment is the canary's Deployment the decision asks for (nil:
+// none).
+func (s *appSync) canaryDeployment(desired *appsv1.Deployment) *appsv1.Deployment {
+	if s.canary.CanaryReplicas == 0 {
+		return nil
+	}
+	return children.NewCanaryDeployment(s.as, desired, s.canary.CanaryReplicas)
+}
+
+// canaryService is the canary's Service the decision asks for (nil: none).
+func (s *appSync) canaryService() *corev1.Service {
+	if s.canary.CanaryReplicas == 0 {
+		return nil
+	}
+	return children.NewCanaryService(s.as)
+}
+
+// syncDeployments creates or updates the stable Deployment and, while
+// the decision asks for one, the canary's. It returns the stable one.
+func (s *appSync) syncDeployments(ctx context.Context, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
+	stable, err := s.deployments().Ensure(ctx, &s.Sync, desired)
+	if c := s.canaryDeployment(desired); c != nil {
+		_, canaryErr := s.deployments().Ensure(ctx, &s.Sync, c)
+		err = errors.Join(err, canaryErr)
+	}
+	return stable, err
+}
+
+// syncServices creates or updates the Service and, while the decision
+// asks for one, the canary's. Without a canary, the Service's Sync also
+// deletes one the spec no longer asks for, as it always did; with one,
+// pruneCanary does, after the route.
+func (s *appSync) syncServices(ctx context.Context) error {
+	desired := children.NewService(s.as)
+	if !s.canaryChildren() {
+		_, err := s.services().Sync(ctx, &s.Sync, desired)
+		return err
+	}
+	var errs []error
+	for _, svc := range []*corev1.Service{desired, s.canaryService()} {
+		if svc != nil {
+			_, err := s.services().Ensure(ctx, &s.Sync, svc)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pruneCanary deletes the canary's Deployment and Service once the
+// decision no longer asks for them, and the Services the spec no longer
+// asks for: after the route, and only once the route is written
+// (routeErr nil), so that no traffic goes to a Service that is gone.
+func (s *appSync) pruneCanary(ctx context.Context, desired *appsv1.Deployment, routeErr error) error {
+	if !s.canaryChildren() || routeErr != nil {
+		return nil
+	}
+	deployments, services := s.deployments(), s.services()
+	service := children.NewService(s.as)
+	if service != nil {
+		services.Unwanted = "the canary ended"
+	}
+	deployments.Unwanted = "the canary ended"
+	return errors.Join(
+		deployments.Prune(ctx, &s.Sync, desired, s.canaryDeployment(desired)),
+		services.Prune(ctx, &s.Sync, service, s.canaryService()),
+	)
+}

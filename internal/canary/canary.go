@@ -1,0 +1,304 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package canary decides where an AppService's canary (spec.canary) stands
+// and what its children should be: which template the stable Deployment
+// keeps, how many Pods the canary runs, which weight the HTTPRoute sends it,
+// when to promote and when to abort. It is the whole decision, as one pure
+// function (Decide) of the spec's steps, the status the last edge recorded,
+// what the children show and the time, tested by a table; the controller
+// (package main, canary.go there) reads the inputs and writes what it says.
+//
+// It is level-triggered: which step the canary is on, and since when, come
+// from the status (CanaryStatus), recorded at the step edges only; between
+// them a Decision changes nothing, so that a sync during a pause writes
+// nothing, and a restarted controller neither skips a step nor starts a
+// pause over.
+//
+// Of this repository it may import only the API's types (pkg/apis/app/v1).
+package canary
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// Phase is where a canary stands.
+type Phase int
+
+const (
+	// None: no canary under way; the stable Deployment runs the spec's
+	// template (or is being brought to it, as without spec.canary).
+	None Phase = iota
+	// Running: the canary runs the new template and the stable Deployment
+	// keeps the old one; the route sends the canary the step's weight.
+	Running
+	// Promoting: the last step passed; the stable Deployment rolls to the
+	// new template, the canary keeps its weight until that is done.
+	Promoting
+	// Aborted: the stable Deployment keeps the old template and serves all
+	// the traffic; the canary's Pods are gone.
+	Aborted
+)
+
+func (p Phase) String() string {
+	return [...]string{"None", "Running", "Promoting", "Aborted"}[p]
+}
+
+// Input is what the controller knows when it decides.
+type Input struct {
+	// Spec is spec.canary (nil: off, and Decide says None).
+	Spec *appv1.Canary
+	// Hash is the hash of the template the spec asks for.
+	Hash string
+	// StableInLine: the stable Deployment runs the spec's template
+	// already, or does not exist yet (it is then created with it: there is
+	// nothing to compare with).
+	StableInLine bool
+	// StableRolledOut: every stable replica runs the stable Deployment's
+	// template and is available.
+	StableRolledOut bool
+	// StableReplicas is the stable Deployment's replica count.
+	StableReplicas int32
+	// Pods is what the canary Deployment reports, when it runs the
+	// template Hash names (nil: there is none, or it runs another).
+	Pods *Pods
+	// Status is the canary status the last edge recorded (nil: none).
+	Status *appv1.CanaryStatus
+	// ProgressDeadline is how long a step may wait for its Pods to be
+	// available (the Deployment's progressDeadlineSeconds).
+	ProgressDeadline time.Duration
+	Now              time.Time
+}
+
+// Pods is the state of a Deployment's rollout, as its status says.
+type Pods struct {
+	// Observed: the Deployment's controller has observed its current
+	// generation (the other numbers are about it).
+	Observed bool
+	// Replicas is the count its spec asks for; Total, Updated and
+	// Available those its status reports: Pods, Pods of its current
+	// template, and available Pods.
+	Replicas, Total, Updated, Available int32
+}
+
+// available reports whether every one of want Pods runs the template and is
+// available, and no other Pod is left.
+func (p *Pods) available(want int32) bool {
+	return p != nil && p.Observed && p.Replicas == want && p.Total == want && p.Updated >= want && p.Available >= want
+}
+
+// serving reports whether at least one Pod of the Deployment is
+// available, so that its Service has an endpoint to send the traffic to.
+// Whether the Deployment's controller has observed a new replica count
+// does not matter: the Pods it had are still there.
+func (p *Pods) serving() bool {
+	return p != nil && p.Available > 0
+}
+
+// Decision is what the children and the status should be.
+type Decision struct {
+	Phase Phase
+	// Status is the canary status to record (nil: none, spec.canary off).
+	Status *appv1.CanaryStatus
+	// HoldStable: the stable Deployment keeps the template its Pods run
+	// (children.HoldTemplate); its other fields follow the spec.
+	HoldStable bool
+	// CanaryReplicas is the canary Deployment's replica count; 0: there is
+	// no canary Deployment nor Service.
+	CanaryReplicas int32
+	// RouteWeight is the percentage of the traffic the HTTPRoute sends to
+	// the canary's Service (0: all of it to the AppService's, as without a
+	// canary).
+	RouteWeight int32
+	// After is when to look again though nothing changes (the end of a
+	// pause, a step's deadline); 0: no need.
+	After time.Duration
+	// Reason and Message say what is under way, for the conditions: the
+	// reason is ReasonCanaryProgressing, ReasonCanaryPromoting or
+	// ReasonCanaryAborted ("" for None).
+	Reason, Message string
+	// Event is the Event this decision's edge calls for (nil: none).
+	Event *Event
+}
+
+// Event is an Event to record once the status that the decision brings is
+// written.
+type Event struct {
+	Type, Reason, Message string
+}
+
+// Decide is the canary's whole decision. See the package comment.
+func Decide(in Input) Decision {
+	c, st := in.Spec, in.Status
+	if st == nil {
+		st = &appv1.CanaryStatus{}
+	}
+	if c == nil || len(c.Steps) == 0 {
+		return Decision{Phase: None}
+	}
+	steps := int32(len(c.Steps))
+	running := st.CanaryTemplateHash != "" && st.Step != nil
+
+	if in.StableInLine {
+		promoted := running && st.CanaryTemplateHash == in.Hash
+		if promoted && *st.Step < steps {
+			// Only the promotion gives the stable Deployment the canary's
+			// template: this is a status read before the promotion's
+			// status write reached the cache.
+			st = st.DeepCopy()
+			st.Step = new(steps)
+		}
+		if promoted && !in.StableRolledOut {
+			// The canary keeps its share until the stable Pods all run
+			// its template.
+			return promoting(in, st)
+		}
+		d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash}}
+		if promoted {
+			d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted,
+				fmt.Sprintf("Canary %s promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted", in.Hash)}
+		}
+		return d
+	}
+
+	// The spec asks for a template the stable Pods do not run.
+	aborted := func(why string, event bool) Decision {
+		d := Decision{
+			Phase: Aborted, HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Status:  &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash},
+			Message: fmt.Sprintf("Canary %s aborted: %s; the stable version serves all the traffic", in.Hash, why),
+		}
+		if event {
+			d.Event = &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted, d.Message}
+		}
+		return d
+	}
+	if c.Abort {
+		return aborted("spec.canary.abort is true (set it back to false to try again)", running)
+	}
+	if st.AbortedTemplateHash == in.Hash && !running {
+		return aborted("its Pods were not available within the progress deadline (change the template to start a new canary)", false)
+	}
+	if !running || st.CanaryTemplateHash != in.Hash {
+		// A new template, or a newer one than the canary's: the canary
+		// starts (over) at the first step, with no traffic until its Pods
+		// are available.
+		start := &appv1.CanaryStatus{
+			StableTemplateHash: st.StableTemplateHash, CanaryTemplateHash: in.Hash,
+			Step: new(int32(0)), StepStartTime: &metav1.Time{Time: in.Now},
+			AbortedTemplateHash: st.AbortedTemplateHash,
+		}
+		return Decision{
+			Phase: Running, Status: start, HoldStable: true,
+			CanaryReplicas: CanaryReplicas(in.StableReplicas, c.Steps[0].Weight), After: in.ProgressDeadline,
+			Reason: appv1.ReasonCanaryProgressing, Message: stepMessage(in.Hash, 0, steps, 0, "waits for its Pods"),
+		}
+	}
+
+	step := *st.Step
+	if step >= steps {
+		// The last step passed: the stable Deployment rolls to the
+		// canary's template (this sync writes it).
+		return promoting(in, st)
+	}
+	want := c.Steps[step]
+	since := in.Now.Sub(startTime(st, in.Now))
+	running1 := func(status *appv1.CanaryStatus, replicas int32, after time.Duration, what string) Decision {
+		return Decision{
+			Phase: Running, Status: status, HoldStable: true, CanaryReplicas: replicas,
+			RouteWeight: routed(status.Weight, in.Pods.serving()), After: after,
+			Reason: appv1.ReasonCanaryProgressing, Message: stepMessage(in.Hash, *status.Step, steps, status.Weight, what),
+		}
+	}
+	replicas := CanaryReplicas(in.StableReplicas, want.Weight)
+	if !in.Pods.available(replicas) {
+		if since >= in.ProgressDeadline {
+			d := aborted(fmt.Sprintf("its Pods were not available within the progress deadline (%s) at step %d of %d",
+				in.ProgressDeadline, step+1, steps), true)
+			d.Status.AbortedTemplateHash = in.Hash
+			return d
+		}
+		return running1(st, replicas, in.ProgressDeadline-since, "waits for its Pods")
+	}
+	if st.Weight != want.Weight {
+		// The step's Pods are available: its weight goes to the route,
+		// and its pause starts.
+		next := st.DeepCopy()
+		next.Weight, next.StepStartTime = want.Weight, &metav1.Time{Time: in.Now}
+		d := running1(next, replicas, time.Duration(want.PauseSeconds)*time.Second, "pauses")
+		d.RouteWeight = want.Weight
+		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep,
+			fmt.Sprintf("Canary %s at step %d of %d: %d%% of the traffic", in.Hash, step+1, steps, want.Weight)}
+		return d
+	}
+	if pause := time.Duration(want.PauseSeconds) * time.Second; since < pause {
+		return running1(st, replicas, pause-since, "pauses")
+	}
+	// The step is done: the next one asks for its Pods, at this weight
+	// until they are available; after the last, promotion.
+	next := st.DeepCopy()
+	next.Step, next.StepStartTime = new(step+1), &metav1.Time{Time: in.Now}
+	if step+1 >= steps {
+		return promoting(in, next)
+	}
+	nextReplicas := CanaryReplicas(in.StableReplicas, c.Steps[step+1].Weight)
+	return running1(next, nextReplicas, in.ProgressDeadline, "waits for its Pods")
+}
+
+// promoting is the decision once the last step passed (st says so): the
+// stable Deployment rolls to the canary's template, and the canary keeps
+// its Pods and its share of the traffic until the stable Pods all run it.
+func promoting(in Input, st *appv1.CanaryStatus) Decision {
+	return Decision{
+		Phase: Promoting, Status: st, CanaryReplicas: CanaryReplicas(in.StableReplicas, st.Weight),
+		RouteWeight: routed(st.Weight, in.Pods.serving()), Reason: appv1.ReasonCanaryPromoting,
+		Message: fmt.Sprintf("Canary %s promoted: the stable Pods roll to it; the canary keeps %d%% of the traffic until they have", in.Hash, st.Weight),
+	}
+}
+
+// CanaryReplicas is the canary's replica count at weight percent of the
+// stable's count, rounded up, at least one.
+func CanaryReplicas(stable, weight int32) int32 {
+	return max(1, int32((int64(stable)*int64(weight)+99)/100))
+}
+
+// routed is the weight the route sends the canary: its step's, while it
+// has an available Pod to take it (the Gateway would fail requests sent to
+// a Service without endpoints); none otherwise.
+func routed(weight int32, serving bool) int32 {
+	if !serving {
+		return 0
+	}
+	return weight
+}
+
+// startTime is when the status's step began (now if it does not say).
+func startTime(st *appv1.CanaryStatus, now time.Time) time.Time {
+	if st.StepStartTime == nil {
+		return now
+	}
+	return st.StepStartTime.Time
+}
+
+func stepMessage(hash string, step, steps, weight int32, what string) string {
+	return fmt.Sprintf("Canary %s at step %d of %d, %d%% of the traffic: %s", hash, step+1, steps, weight, what)
+}

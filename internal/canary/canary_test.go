@@ -1,0 +1,200 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package canary
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+func TestDecide(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	at := func(ago time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-ago)} }
+	spec := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, PauseSeconds: 60}, {Weight: 50, PauseSeconds: 30}, {Weight: 100}}}
+	aborting := spec.DeepCopy()
+	aborting.Abort = true
+	deadline := 10 * time.Minute
+	// The canary's Pods at n replicas, all available; and none available.
+	ready := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n, Available: n} }
+	starting := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n} }
+	// A status at step i of the canary of template "new", routed weight w,
+	// the step's stage begun ago.
+	step := func(i, w int32, ago time.Duration) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(i), Weight: w, StepStartTime: at(ago)}
+	}
+	stableOnly := func(hash string) *appv1.CanaryStatus { return &appv1.CanaryStatus{StableTemplateHash: hash} }
+	abortedStatus := &appv1.CanaryStatus{StableTemplateHash: "old", AbortedTemplateHash: "new"}
+	warning := func(msg string) *Event { return &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted, msg} }
+	pending := Input{Spec: spec, Hash: "new", StableReplicas: 4, ProgressDeadline: deadline, Now: now}
+	with := func(f func(*Input)) Input {
+		in := pending
+		f(&in)
+		return in
+	}
+
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want Decision
+	}{{
+		name: "off",
+		in:   Input{Hash: "new", Status: stableOnly("old"), Now: now},
+		want: Decision{Phase: None},
+	}, {
+		name: "on, the stable Pods run the spec's template: nothing to do",
+		in:   with(func(in *Input) { in.StableInLine, in.StableRolledOut = true, true }),
+		want: Decision{Phase: None, Status: stableOnly("new")},
+	}, {
+		name: "a new template: step 1 asks for its Pods, no traffic yet",
+		in:   with(func(in *Input) { in.Status = stableOnly("old") }),
+		want: Decision{Phase: Running, Status: step(0, 0, 0), HoldStable: true, CanaryReplicas: 1, After: deadline,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+	}, {
+		name: "step 1, Pods starting: nothing changes until the deadline",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 0, time.Minute), starting(1) }),
+		want: Decision{Phase: Running, Status: step(0, 0, time.Minute), HoldStable: true, CanaryReplicas: 1, After: deadline - time.Minute,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+	}, {
+		name: "step 1, Pods not available by the deadline: aborted, the template remembered",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 0, deadline), starting(1) }),
+		want: Decision{Phase: Aborted, Status: abortedStatus, HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Message: "Canary new aborted: its Pods were not available within the progress deadline (10m0s) at step 1 of 3; the stable version serves all the traffic",
+			Event:   warning("Canary new aborted: its Pods were not available within the progress deadline (10m0s) at step 1 of 3; the stable version serves all the traffic")},
+	}, {
+		name: "aborted at its deadline: stays aborted, without a second Event",
+		in:   with(func(in *Input) { in.Status = abortedStatus }),
+		want: Decision{Phase: Aborted, Status: abortedStatus, HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Message: "Canary new aborted: its Pods were not available within the progress deadline (change the template to start a new canary); the stable version serves all the traffic"},
+	}, {
+		name: "aborted at its deadline, then a newer template: a new canary",
+		in:   with(func(in *Input) { in.Status, in.Hash = abortedStatus, "newer" }),
+		want: Decision{Phase: Running, HoldStable: true, CanaryReplicas: 1, After: deadline,
+			Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "newer", Step: new(int32(0)), StepStartTime: at(0), AbortedTemplateHash: "new"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary newer at step 1 of 3, 0% of the traffic: waits for its Pods"},
+	}, {
+		name: "step 1's Pods available: its weight goes to the route, its pause starts",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 0, time.Minute), ready(1) }),
+		want: Decision{Phase: Running, Status: step(0, 10, 0), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10, After: time.Minute,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: pauses",
+			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 1 of 3: 10% of the traffic"}},
+	}, {
+		name: "mid-pause: nothing changes (a restarted controller keeps the step and its start)",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, 20*time.Second), ready(1) }),
+		want: Decision{Phase: Running, Status: step(0, 10, 20*time.Second), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10, After: 40 * time.Second,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: pauses"},
+	}, {
+		name: "mid-pause, the canary's Pods gone unavailable: no traffic to them",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, 20*time.Second), starting(1) }),
+		want: Decision{Phase: Running, Status: step(0, 10, 20*time.Second), HoldStable: true, CanaryReplicas: 1, After: deadline - 20*time.Second,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: waits for its Pods"},
+	}, {
+		name: "pause over: step 2 asks for its Pods, step 1's weight stays",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, time.Minute), ready(1) }),
+		want: Decision{Phase: Running, Status: step(1, 10, 0), HoldStable: true, CanaryReplicas: 2, RouteWeight: 10, After: deadline,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic: waits for its Pods"},
+	}, {
+		name: "step 2 scaling up: step 1's weight while a Pod serves",
+		in: with(func(in *Input) {
+			in.Status, in.Pods = step(1, 10, time.Second), &Pods{Observed: true, Replicas: 2, Total: 2, Updated: 2, Available: 1}
+		}),
+		want: Decision{Phase: Running, Status: step(1, 10, time.Second), HoldStable: true, CanaryReplicas: 2, RouteWeight: 10, After: deadline - time.Second,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic: waits for its Pods"},
+	}, {
+		name: "the last step's pause over: promoted, the stable Deployment rolls to it",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(2, 100, 0), ready(4) }),
+		want: Decision{Phase: Promoting, Status: step(3, 100, 0), CanaryReplicas: 4, RouteWeight: 100, Reason: appv1.ReasonCanaryPromoting,
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic until they have"},
+	}, {
+		name: "promoting, the stable Pods rolling: the canary keeps its share",
+		in: with(func(in *Input) {
+			in.Status, in.Pods, in.StableInLine = step(3, 100, time.Second), ready(4), true
+		}),
+		want: Decision{Phase: Promoting, Status: step(3, 100, time.Second), CanaryReplicas: 4, RouteWeight: 100, Reason: appv1.ReasonCanaryPromoting,
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic until they have"},
+	}, {
+		name: "the stable Pods rolling to the canary's template, the status read before the promotion's write: promoting",
+		in: with(func(in *Input) {
+			in.Status, in.Pods, in.StableInLine = step(2, 100, time.Second), ready(4), true
+		}),
+		want: Decision{Phase: Promoting, Status: step(3, 100, time.Second), CanaryReplicas: 4, RouteWeight: 100, Reason: appv1.ReasonCanaryPromoting,
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic until they have"},
+	}, {
+		name: "promoted and rolled out: all the traffic to the Service, the canary goes",
+		in: with(func(in *Input) {
+			in.Status, in.Pods, in.StableInLine, in.StableRolledOut = step(3, 100, time.Minute), ready(4), true, true
+		}),
+		want: Decision{Phase: None, Status: stableOnly("new"), Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted,
+			"Canary new promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted"}},
+	}, {
+		name: "the spec changes mid-canary: the canary starts over with the newest template",
+		in:   with(func(in *Input) { in.Status, in.Pods, in.Hash = step(1, 10, time.Second), nil, "newer" }),
+		want: Decision{Phase: Running, HoldStable: true, CanaryReplicas: 1, After: deadline,
+			Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "newer", Step: new(int32(0)), StepStartTime: at(0)},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary newer at step 1 of 3, 0% of the traffic: waits for its Pods"},
+	}, {
+		name: "the spec goes back to the stable template mid-canary: the canary goes, never promoted",
+		in: with(func(in *Input) {
+			in.Status, in.Pods, in.Hash, in.StableInLine = step(1, 10, time.Second), ready(1), "old", true
+		}),
+		want: Decision{Phase: None, Status: stableOnly("old")},
+	}, {
+		name: "the user aborts: all the traffic to the stable Pods, once",
+		in:   with(func(in *Input) { in.Spec, in.Status, in.Pods = aborting, step(1, 10, time.Second), ready(1) }),
+		want: Decision{Phase: Aborted, Status: stableOnly("old"), HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Message: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic",
+			Event:   warning("Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic")},
+	}, {
+		name: "aborted by the user: no second Event",
+		in:   with(func(in *Input) { in.Spec, in.Status = aborting, stableOnly("old") }),
+		want: Decision{Phase: Aborted, Status: stableOnly("old"), HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Message: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic"},
+	}, {
+		name: "abort set back to false: the canary starts again",
+		in:   with(func(in *Input) { in.Status = stableOnly("old") }),
+		want: Decision{Phase: Running, Status: step(0, 0, 0), HoldStable: true, CanaryReplicas: 1, After: deadline,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+	}, {
+		name: "autoscaled to 10: the canary's replicas follow its weight, rounded up",
+		in:   with(func(in *Input) { in.Status, in.Pods, in.StableReplicas = step(1, 10, 0), ready(5), 9 }),
+		want: Decision{Phase: Running, Status: step(1, 50, 0), HoldStable: true, CanaryReplicas: 5, RouteWeight: 50, After: 30 * time.Second,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 50% of the traffic: pauses",
+			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 2 of 3: 50% of the traffic"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Decide(tc.in)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCanaryReplicas(t *testing.T) {
+	for _, tc := range []struct{ stable, weight, want int32 }{
+		{4, 10, 1}, {4, 50, 2}, {4, 100, 4}, {10, 25, 3}, {0, 50, 1}, {3, 34, 2}, {2147483647, 100, 2147483647},
+	} {
+		if got := CanaryReplicas(tc.stable, tc.weight); got != tc.want {
+			t.Errorf("CanaryReplicas(%d, %d) = %d, want %d", tc.stable, tc.weight, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package children
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"slices"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// The canary's children (spec.canary; docs/design.md, "Canary"): a second
+// Deployment, NAME-canary, running the new Pod template, and a ClusterIP
+// Service of the same name in front of it, which the HTTPRoute weighs
+// against the AppService's Service. Their Pods carry LabelCanary instead of
+// LabelAppService: the stable Deployment, the Service and the
+// PodDisruptionBudget, which select LabelAppService, never see them, and
+// none of those changes when a canary is turned on. What "differs" means
+// for them is UpdateDeployment's and UpdateService's.
+
+// CanaryName is the name of an AppService's canary Deployment and Service.
+func CanaryName(as *appv1.AppService) string {
+	return as.Name + "-canary"
+}
+
+// CanarySelectorLabels are the labels that tie the canary's Pods to its
+// Deployment and Service.
+func CanarySelectorLabels(as *appv1.AppService) map[string]string {
+	return map[string]string{appv1.LabelCanary: as.Name}
+}
+
+// canaryObjectLabels are the labels on the canary's Deployment and
+// Service: LabelAppService, which the controller lists its children by and
+// claims them with, and LabelCanary, for `kubectl get -l`.
+func canaryObjectLabels(as *appv1.AppService) map[string]string {
+	return mergeLabels(SelectorLabels(as), CanarySelectorLabels(as))
+}
+
+// NewCanaryDeployment returns the canary's Deployment: stable, the
+// Deployment the spec asks for (NewDeployment, with its config digest),
+// renamed, at replicas, its Pods and selector labelled LabelCanary
+// instead of LabelAppService.
+func NewCanaryDeployment(as *appv1.AppService, stable *appsv1.Deployment, replicas int32) *appsv1.Deployment {
+	d := stable.DeepCopy()
+	d.Name = CanaryName(as)
+	d.Labels = canaryObjectLabels(as)
+	d.Spec.Replicas = &replicas
+	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: CanarySelectorLabels(as)}
+	delete(d.Spec.Template.Labels, appv1.LabelAppService)
+	d.Spec.Template.Labels = mergeLabels(d.Spec.Template.Labels, CanarySelectorLabels(as))
+	return d
+}
+
+// NewCanaryService returns the canary's Service: the AppService's ports
+// (without node ports: only the HTTPRoute reaches it), selecting the
+// canary's Pods. Nil when the AppService has no ports.
+func NewCanaryService(as *appv1.AppService) *corev1.Service {
+	s := NewService(as)
+	if s == nil {
+		return nil
+	}
+	s.Name = CanaryName(as)
+	s.Labels = canaryObjectLabels(as)
+	s.Spec.Type = corev1.ServiceTypeClusterIP
+	s.Spec.Selector = CanarySelectorLabels(as)
+	for i := range s.Spec.Ports {
+		s.Spec.Ports[i].NodePort = 0
+	}
+	return s
+}
+
+// SplitHTTPRoute sends weight percent of every rule's traffic to the
+// canary's Service, and the rest to the AppService's, on the same port.
+// Weight 0 leaves the route as NewHTTPRoute made it: one backend.
+func SplitHTTPRoute(r *gatewayv1.HTTPRoute, as *appv1.AppService, weight int32) {
+	if r == nil || weight <= 0 {
+		return
+	}
+	for i := range r.Spec.Rules {
+		refs := r.Spec.Rules[i].BackendRefs
+		if len(refs) != 1 {
+			continue
+		}
+		stable := refs[0]
+		stable.Weight = new(100 - weight)
+		canary := *stable.DeepCopy()
+		canary.Name = gatewayv1.ObjectName(CanaryName(as))
+		canary.Weight = new(weight)
+		r.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{stable, canary}
+	}
+}
+
+// TemplateHash is a short hash of the Pod template of a Deployment the spec
+// asks for (NewDeployment), which names a template in the AppService's
+// status: the same spec gives the same hash.
+func TemplateHash(d *appsv1.Deployment) string {
+	data, err := json.Marshal(d.Spec.Template)
+	if err != nil {
+		// A Pod template always encodes; were it not to, every template
+		// would look new, which is safe: a canary, not a lost change.
+		return ""
+	}
+	h := fnv.New32a()
+	h.Write(data)
+	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
+}
+
+// TemplateChanges reports whether bringing live in line with desired would
+// change its Pod template (or the records of the template's keys the
+// controller owns): a change of what the Pods run.
+func TemplateChanges(live, desired *appsv1.Deployment) bool {
+	updated, _ := UpdateDeployment(live, desired)
+	return updated != nil && (!equality.Semantic.DeepEqual(updated.Spec.Template, live.Spec.Template) ||
+		!equality.Semantic.DeepEqual(templateRecords(updated), templateRecords(live)))
+}
+
+// templateRecords are the Deployment's annotations recording the template's
+// keys the controller owns (podMetadataRecords).
+func templateRecords(d *appsv1.Deployment) map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{appv1.AnnotationPodLabels, appv1.AnnotationPodAnnotations, appv1.AnnotationVolumes, appv1.AnnotationContainers} {
+		if v, ok := d.Annotations[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// templateFields are the names UpdateDeployment gives the changes it makes
+// outside the Pod template.
+var templateFields = []string{"labels", "replicas", "strategy", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds"}
+
+// HoldTemplate undoes, in updated (UpdateDeployment's copy of live, and
+// the names of the fields it changed), every change of the Pod template and
+// of its records: while a canary runs a new template, the stable
+// Deployment keeps the one its Pods run, and only its other fields follow
+// the spec. Nil when nothing else changed.
+func HoldTemplate(live, updated *appsv1.Deployment, changed []string) (*appsv1.Deployment, []string) {
+	if updated == nil {
+		return nil, nil
+	}
+	var kept []string
+	for _, c := range changed {
+		if slices.Contains(templateFields, c) {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	out := updated.DeepCopy()
+	live.Spec.Template.DeepCopyInto(&out.Spec.Template)
+	for k := range templateRecords(out) {
+		delete(out.Annotations, k)
+	}
+	for k, v := range templateRecords(live) {
+		out.Annotations = mergeLabels(out.Annotations, map[string]string{k: v})
+	}
+	if len(out.Annotations) == 0 {
+		out.Annotations = nil
+	}
+	return out, kept
+}

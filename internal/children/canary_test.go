@@ -1,0 +1,152 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package children
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"example.com/appservice-controller/internal/fixtures"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// TestCanarySelectors: the selector trap. The canary's Pods are selected
+// by its own Deployment and Service, and by none of the stable
+// Deployment, Service and PodDisruptionBudget; the stable Pods, by none of
+// the canary's. The stable objects are what they are without a canary.
+func TestCanarySelectors(t *testing.T) {
+	as := fixtures.AppService()
+	as.Spec.PodLabels = map[string]string{"team": "web"}
+	as.Spec.DisruptionBudget = &appv1.DisruptionBudget{}
+	stable := NewDeployment(as)
+	canary := NewCanaryDeployment(as, stable, 2)
+	service, canaryService := NewService(as), NewCanaryService(as)
+	budget := NewDisruptionBudget(as)
+
+	stablePods, canaryPods := labels.Set(stable.Spec.Template.Labels), labels.Set(canary.Spec.Template.Labels)
+	if canaryPods["team"] != "web" {
+		t.Errorf("the canary's Pods lost the spec's podLabels: %v", canaryPods)
+	}
+	for _, tc := range []struct {
+		what     string
+		selector map[string]string
+		stable   bool
+	}{
+		{"the Deployment", stable.Spec.Selector.MatchLabels, true},
+		{"the Service", service.Spec.Selector, true},
+		{"the PodDisruptionBudget", budget.Spec.Selector.MatchLabels, true},
+		{"the canary's Deployment", canary.Spec.Selector.MatchLabels, false},
+		{"the canary's Service", canaryService.Spec.Selector, false},
+	} {
+		sel := labels.SelectorFromSet(tc.selector)
+		if sel.Matches(stablePods) != tc.stable || sel.Matches(canaryPods) == tc.stable {
+			t.Errorf("%s (selector %s) selects the stable Pods: %t, the canary's: %t; want only the %s",
+				tc.what, sel, sel.Matches(stablePods), sel.Matches(canaryPods), map[bool]string{true: "stable ones", false: "canary's"}[tc.stable])
+		}
+	}
+	if canary.Name != fixtures.Name+"-canary" || canaryService.Name != fixtures.Name+"-canary" {
+		t.Errorf("the canary's objects are named %s and %s", canary.Name, canaryService.Name)
+	}
+	// Listed and claimed as the AppService's children.
+	for _, l := range []map[string]string{canary.Labels, canaryService.Labels} {
+		if l[appv1.LabelAppService] != fixtures.Name || l[appv1.LabelCanary] != fixtures.Name {
+			t.Errorf("the canary's object labels %v, want both %s and %s", l, appv1.LabelAppService, appv1.LabelCanary)
+		}
+	}
+	if *canary.Spec.Replicas != 2 || canaryService.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Errorf("the canary at %d replicas behind a %s Service, want 2 and ClusterIP", *canary.Spec.Replicas, canaryService.Spec.Type)
+	}
+	// The canary's template is the spec's but for the selector label.
+	fixtures.CheckEqual(t, "the canary's containers", stable.Spec.Template.Spec, canary.Spec.Template.Spec)
+	if got := NewDeployment(as); got.Spec.Template.Labels[appv1.LabelAppService] != fixtures.Name {
+		t.Errorf("building the canary changed the stable Deployment's template labels: %v", got.Spec.Template.Labels)
+	}
+}
+
+func TestSplitHTTPRoute(t *testing.T) {
+	as := fixtures.AppService()
+	withRoute(&as.Spec)
+	plain := NewHTTPRoute(as)
+	r := NewHTTPRoute(as)
+	SplitHTTPRoute(r, as, 0)
+	fixtures.CheckEqual(t, "the route at weight 0", plain, r)
+
+	SplitHTTPRoute(r, as, 30)
+	for i, rule := range r.Spec.Rules {
+		want := plain.Spec.Rules[i].BackendRefs[0]
+		if len(rule.BackendRefs) != 2 {
+			t.Fatalf("rule %d: backends %+v, want the Service and the canary's", i, rule.BackendRefs)
+		}
+		stable, canary := rule.BackendRefs[0], rule.BackendRefs[1]
+		if stable.Name != want.Name || *stable.Weight != 70 || canary.Name != gatewayv1.ObjectName(CanaryName(as)) || *canary.Weight != 30 ||
+			*canary.Port != *want.Port {
+			t.Errorf("rule %d: backends %s:%d weight %d and %s:%d weight %d; want %s 70 and %s 30 on port %d",
+				i, stable.Name, *stable.Port, *stable.Weight, canary.Name, *canary.Port, *canary.Weight, want.Name, CanaryName(as), *want.Port)
+		}
+	}
+}
+
+// TestTemplateChanges: what starts a canary is a change of what the Pods
+// run, not of the replica count or the strategy; HoldTemplate keeps the
+// latter and undoes the former.
+func TestTemplateChanges(t *testing.T) {
+	live := fixtures.LiveDeployment()
+	as := fixtures.AppService()
+	if TemplateChanges(live, NewDeployment(as)) {
+		t.Fatal("the fixture's live Deployment differs from its spec's template")
+	}
+	scaled := fixtures.AppService()
+	scaled.Spec.Size = new(int32(7))
+	if TemplateChanges(live, NewDeployment(scaled)) {
+		t.Error("a new size counts as a template change")
+	}
+	if TemplateHash(NewDeployment(scaled)) != TemplateHash(NewDeployment(as)) {
+		t.Error("a new size changes the template's hash")
+	}
+
+	changed := fixtures.AppService()
+	changed.Spec.Size = new(int32(7))
+	changed.Spec.Image = "nginx:1.28"
+	changed.Spec.PodLabels = map[string]string{"team": "web"}
+	desired := NewDeployment(changed)
+	if !TemplateChanges(live, desired) {
+		t.Fatal("a new image and pod labels do not count as a template change")
+	}
+	if TemplateHash(desired) == TemplateHash(NewDeployment(as)) || TemplateHash(desired) != TemplateHash(NewDeployment(changed)) {
+		t.Error("the template's hash does not follow the template")
+	}
+	updated, fields := UpdateDeployment(live, desired)
+	held, kept := HoldTemplate(live, updated, fields)
+	if held == nil {
+		t.Fatal("HoldTemplate dropped the new replica count")
+	}
+	fixtures.CheckEqual(t, "the fields kept", []string{"replicas"}, kept)
+	fixtures.CheckEqual(t, "the held template", live.Spec.Template, held.Spec.Template)
+	if *held.Spec.Replicas != 7 || held.Annotations[appv1.AnnotationPodLabels] != live.Annotations[appv1.AnnotationPodLabels] {
+		t.Errorf("held: %d replicas, pod-labels record %q; want 7 and the live record", *held.Spec.Replicas, held.Annotations[appv1.AnnotationPodLabels])
+	}
+
+	imageOnly := fixtures.AppService()
+	imageOnly.Spec.Image = "nginx:1.28"
+	updated, fields = UpdateDeployment(live, NewDeployment(imageOnly))
+	if held, kept := HoldTemplate(live, updated, fields); held != nil {
+		t.Errorf("HoldTemplate of a template change alone: %v, want no update", kept)
+	}
+}
