@@ -28,6 +28,7 @@ import (
 
 	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // The canary (spec.canary), as the sync of one AppService carries it out:
@@ -70,9 +71,11 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) error {
 	}
 	// Its Pods count only when it is ours and runs the spec's template.
 	if found && metav1.IsControlledBy(c, s.as) && !children.TemplateChanges(c, children.NewCanaryDeployment(s.as, desired, 1)) {
+		stuck := deploymentCondition(c, appsv1.DeploymentProgressing)
 		in.Pods = &canary.Pods{
 			Observed: c.Status.ObservedGeneration >= c.Generation, Replicas: ptr.Deref(c.Spec.Replicas, 1),
 			Total: c.Status.Replicas, Updated: c.Status.UpdatedReplicas, Available: c.Status.AvailableReplicas,
+			DeadlineExceeded: stuck != nil && stuck.Reason == appv1.ReasonProgressDeadlineExceeded,
 		}
 	}
 	s.canary = canary.Decide(in)

@@ -25,8 +25,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
+	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
 	"example.com/appservice-controller/internal/owner"
@@ -443,6 +448,49 @@ func TestProgress(t *testing.T) {
 			}
 			if got := progress(as, d); got != tc.want {
 				t.Errorf("progress = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCanaryStatus: a canary's phase in the conditions, as kstatus (the
+// library) reads them: InProgress during the steps and the promotion,
+// Current once promoted, Failed once aborted; the canary's status recorded
+// as the decision says.
+func TestCanaryStatus(t *testing.T) {
+	recorded := &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(int32(1)), Weight: 10}
+	for _, tc := range []struct {
+		decision canary.Decision
+		want     kstatus.Status
+		reason   string
+	}{
+		{canary.Decision{Phase: canary.Running, Status: recorded, Reason: appv1.ReasonCanaryProgressing, Message: "at step 2"},
+			kstatus.InProgressStatus, appv1.ReasonCanaryProgressing},
+		{canary.Decision{Phase: canary.Promoting, Status: recorded, Reason: appv1.ReasonCanaryPromoting, Message: "promoted"},
+			kstatus.InProgressStatus, appv1.ReasonCanaryPromoting},
+		{canary.Decision{Phase: canary.None, Status: &appv1.CanaryStatus{StableTemplateHash: "new"}},
+			kstatus.CurrentStatus, appv1.ReasonRolloutComplete},
+		{canary.Decision{Phase: canary.Aborted, Status: &appv1.CanaryStatus{StableTemplateHash: "old", AbortedTemplateHash: "new"},
+			Reason: appv1.ReasonCanaryAborted, Message: "aborted"},
+			kstatus.FailedStatus, appv1.ReasonCanaryAborted},
+	} {
+		t.Run(tc.decision.Phase.String(), func(t *testing.T) {
+			as := fixtures.AppService()
+			as.Status = newStatus(as, observed{deployment: fixtures.LiveDeployment(), canary: tc.decision}, nil)
+			fixtures.CheckEqual(t, "status.canary", tc.decision.Status, as.Status.Canary)
+			if c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReady); c == nil || c.Reason != tc.reason {
+				t.Errorf("Ready is %+v, want reason %s", c, tc.reason)
+			}
+			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(as)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := kstatus.Compute(&unstructured.Unstructured{Object: obj})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != tc.want {
+				t.Errorf("kstatus says %s (%s), want %s", res.Status, res.Message, tc.want)
 			}
 		})
 	}

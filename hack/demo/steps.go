@@ -31,12 +31,17 @@ const (
 	badManifest   = "hack/demo/manifests/bad-appservice.yaml"
 	// The tutorial's Activity, as artifacts/examples ships it.
 	activityManifest = "artifacts/examples/tutorial-activity.yaml"
+	// The canary's example, which needs the Gateway API.
+	canaryManifest = "artifacts/examples/canary/shop.yaml"
 )
+
+// routeWeights prints an HTTPRoute's backends and their weights.
+const routeWeights = `jsonpath={range .spec.rules[0].backendRefs[*]}{.name}={.weight} {end}{"\n"}`
 
 // The objects the tour makes; the first step checks none is left from an
 // earlier tour, and the last deletes them.
 var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app", "configmap/nginx-settings",
-	"activity/sleep-once"}
+	"activity/sleep-once", "appservice/shop"}
 
 // tourSteps is the tour, in order. Each step's check holds only if the
 // commands before it did what its narration says.
@@ -311,6 +316,61 @@ func tourSteps() []step {
 		},
 		check: resumedAsBefore,
 	}, {
+		title: text{"A canary through the route", "经由路由的金丝雀发布"},
+		say: text{
+			"shop has an HTTPRoute and spec.canary: a new image first gets 10% of the traffic through a Deployment and\n" +
+				"Service shop-canary, then 50%, then 100%, each step once its Pods are available and its pause has passed;\n" +
+				"then the running Pods roll to it and the route goes back to the one Service. (The Gateway API must be installed:\n" +
+				"the local cluster has its CRDs.)",
+			"shop 有一个 HTTPRoute 和 spec.canary：新镜像先经由 Deployment 和 Service shop-canary 拿到 10% 的流量，\n" +
+				"再到 50%、100%，每一步都要等它的 Pod 可用、暂停时间过去；\n" +
+				"然后正在运行的 Pod 滚动到新版本，路由回到唯一的那个 Service。（集群需要装有 Gateway API：本地集群已装好它的 CRD。）",
+		},
+		cmds: []command{
+			kubectl("apply", "-f", canaryManifest),
+			kubectl("wait", "--for=condition=Ready", "appsvc/shop", "--timeout=2m"),
+			kubectl("patch", "appsvc", "shop", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`),
+			kubectl("wait", "--for=jsonpath={.status.canary.weight}=10", "appsvc/shop", "--timeout=2m"),
+			kubectl("get", "httproute", "shop", "-o", routeWeights),
+			kubectl("wait", "--for=jsonpath={.status.canary.weight}=50", "appsvc/shop", "--timeout=2m"),
+			kubectl("get", "httproute", "shop", "-o", routeWeights),
+			kubectl("wait", "--for=jsonpath={.status.canary.weight}=100", "appsvc/shop", "--timeout=2m"),
+			kubectl("get", "httproute", "shop", "-o", routeWeights),
+			kubectl("get", "appsvc", "shop"),
+		},
+		expect: text{
+			"the route's weights went 90/10, 50/50, 0/100 between shop and shop-canary",
+			"路由的权重依次为 shop 与 shop-canary 之间的 90/10、50/50、0/100",
+		},
+		check: func(ctx context.Context, t *tour) error {
+			return t.equals(ctx, "deployment/shop-canary", "{.spec.template.spec.containers[0].image}", "nginx:1.28")
+		},
+	}, {
+		title: text{"Promoted; then a canary aborted", "晋升完成；再中止一次金丝雀发布"},
+		say: text{
+			"Once every shop Pod runs nginx:1.28, the canary's objects go and the route has one backend again.\n" +
+				"Then a new image, and spec.canary.abort: all the traffic goes back to the running Pods in one write, the\n" +
+				"canary's Pods go, and the AppService says Stalled, CanaryAborted, with a Warning Event.",
+			"所有 shop 的 Pod 都运行 nginx:1.28 后，金丝雀的对象被删除，路由又只有一个后端。\n" +
+				"接着换一个新镜像，再设置 spec.canary.abort：全部流量一次写入就回到正在运行的 Pod，\n" +
+				"金丝雀的 Pod 被删除，AppService 显示 Stalled、CanaryAborted，并发出一条 Warning Event。",
+		},
+		cmds: []command{
+			kubectl("wait", "--for=jsonpath={.spec.rules[0].backendRefs[0].weight}=1", "httproute/shop", "--timeout=2m"),
+			kubectl("get", "httproute", "shop", "-o", routeWeights),
+			kubectl("patch", "appsvc", "shop", "--type=merge", "-p", `{"spec":{"image":"nginx:1.29"}}`),
+			kubectl("wait", "--for=jsonpath={.status.canary.weight}=10", "appsvc/shop", "--timeout=2m"),
+			kubectl("patch", "appsvc", "shop", "--type=merge", "-p", `{"spec":{"canary":{"abort":true}}}`),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Stalled")].reason}=CanaryAborted`, "appsvc/shop", "--timeout=1m"),
+			kubectl("get", "httproute", "shop", "-o", routeWeights),
+			kubectl("get", "appsvc", "shop", "-o", `jsonpath={.status.conditions[?(@.type=="Stalled")].message}{"\n"}`),
+		},
+		expect: text{
+			"promoted to nginx:1.28 behind the one Service; then nginx:1.29 aborted: the route back to shop alone, shop-canary gone",
+			"晋升为 nginx:1.28，只有一个 Service；随后 nginx:1.29 被中止：路由只剩 shop，shop-canary 已删除",
+		},
+		check: promotedThenAborted,
+	}, {
 		title: text{"Edit the Deployment by hand", "手动修改 Deployment"},
 		say: text{
 			"The controller owns the fields the spec sets, and only those: a hand-edited replica count is put back,\n" +
@@ -446,16 +506,17 @@ func tourSteps() []step {
 				"控制器什么都不用做。",
 		},
 		cmds: []command{
-			kubectl("delete", "appsvc", "nginx-app", "other-app"),
+			kubectl("delete", "appsvc", "nginx-app", "other-app", "shop"),
 			kubectl("delete", "activity", "sleep-once"),
 			kubectl("delete", "configmap", "nginx-settings"),
-			kubectl("wait", "--for=delete", "deploy/nginx-app", "svc/nginx-app", "deploy/other-app", "svc/other-app", "job/sleep-once", "--timeout=2m"),
+			kubectl("wait", "--for=delete", "deploy/nginx-app", "svc/nginx-app", "deploy/other-app", "svc/other-app", "deploy/shop", "svc/shop",
+				"httproute/shop", "job/sleep-once", "--timeout=2m"),
 			kubectl("get", "deploy,svc", "-l", "app.example.com/appservice"),
 		},
 		expect: text{"the Deployments and Services are gone", "Deployment 和 Service 都没了"},
 		check: func(ctx context.Context, t *tour) error {
 			for _, o := range []string{"deployment/nginx-app", "service/nginx-app", "deployment/other-app", "service/other-app",
-				"configmap/nginx-settings", "job/sleep-once"} {
+				"deployment/shop", "service/shop", "httproute/shop", "configmap/nginx-settings", "job/sleep-once"} {
 				if err := t.equals(ctx, o, "{.metadata.name}", ""); err != nil {
 					return err
 				}
@@ -476,6 +537,24 @@ func (t *tour) event(ctx context.Context, name, reason, want string) error {
 			return false, "", fmt.Errorf("kubectl get events: %v: %s", err, out)
 		}
 		return strings.Contains(out, want), fmt.Sprintf("%s Events %q, want one with %q", reason, out, want), nil
+	})
+}
+
+// promotedThenAborted checks the second canary step: nginx:1.28 promoted,
+// the route to shop alone, nginx:1.29's canary aborted and gone.
+func promotedThenAborted(ctx context.Context, t *tour) error {
+	if err := t.equals(ctx, "deployment/shop", "{.spec.template.spec.containers[0].image}", "nginx:1.28"); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "httproute/shop", "{.spec.rules[0].backendRefs[*].name}", "shop"); err != nil {
+		return err
+	}
+	if err := t.event(ctx, "shop", "CanaryAborted", "spec.canary.abort is true"); err != nil {
+		return err
+	}
+	return t.eventually(ctx, func() (bool, string, error) {
+		name, err := t.get(ctx, "deployment/shop-canary", "{.metadata.name}")
+		return err == nil && name == "", "deployment/shop-canary: " + name, err
 	})
 }
 

@@ -49,7 +49,7 @@ func hasHan(s string) bool {
 
 // The manifests the tour applies exist (make demo runs at the root).
 func TestTourManifests(t *testing.T) {
-	for _, m := range []string{seedManifest, otherManifest, badManifest} {
+	for _, m := range []string{seedManifest, otherManifest, badManifest, activityManifest, canaryManifest} {
 		if _, err := os.Stat(filepath.Join("../..", m)); err != nil {
 			t.Error(err)
 		}

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Command localcluster runs a local Kubernetes control plane (etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok with fake
-// nodes) until interrupted, optionally with a command that uses it:
+// nodes, and the Gateway API's CRDs) until interrupted, optionally with a
+// command that uses it:
 //
 //	localcluster -bin-dir DIR [-dir DIR] [-nodes N] [-- command args...]
 //
@@ -78,6 +79,14 @@ func run(binDir, dir string, nodes int, command []string) int {
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		BinDir: binDir, Dir: dir, ControllerManager: true, Scheduler: true, Nodes: nodes,
 	})
+	if err == nil {
+		// The Gateway API's CRDs, as many clusters have them: an
+		// AppService's httpRoute, and a canary through it, work here too.
+		err = installGatewayAPI(ctx, cluster)
+		if err != nil {
+			cluster.Stop()
+		}
+	}
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "localcluster:", err)
@@ -126,4 +135,17 @@ func run(binDir, dir string, nodes int, command []string) int {
 		return 1
 	}
 	return 0
+}
+
+// installGatewayAPI installs the Gateway API's standard CRDs, from the
+// module go.mod pins, on the cluster.
+func installGatewayAPI(ctx context.Context, cluster *localcluster.Cluster) error {
+	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := localcluster.InstallGatewayAPI(ctx, cfg); err != nil {
+		return fmt.Errorf("installing the Gateway API's CRDs: %w", err)
+	}
+	return nil
 }

@@ -98,6 +98,10 @@ type Pods struct {
 	// Available those its status reports: Pods, Pods of its current
 	// template, and available Pods.
 	Replicas, Total, Updated, Available int32
+	// DeadlineExceeded: the Deployment's controller says its rollout made
+	// no progress within its progress deadline (Progressing False,
+	// ProgressDeadlineExceeded).
+	DeadlineExceeded bool
 }
 
 // available reports whether every one of want Pods runs the template and is
@@ -231,13 +235,23 @@ func Decide(in Input) Decision {
 	}
 	replicas := CanaryReplicas(in.StableReplicas, want.Weight)
 	if !in.Pods.available(replicas) {
-		if since >= in.ProgressDeadline {
+		// Until the step's weight is routed, its deadline counts from
+		// the step's start. After, its pause has begun: a Pod lost then
+		// aborts once the canary's Deployment itself says it made no
+		// progress within the deadline (its clock starts at the loss, not
+		// at the pause's start); its status change wakes the sync.
+		routed := st.Weight == want.Weight
+		if (!routed && since >= in.ProgressDeadline) || (in.Pods != nil && in.Pods.DeadlineExceeded) {
 			d := aborted(fmt.Sprintf("its Pods were not available within the progress deadline (%s) at step %d of %d",
 				in.ProgressDeadline, step+1, steps), true)
 			d.Status.AbortedTemplateHash = in.Hash
 			return d
 		}
-		return running1(st, replicas, in.ProgressDeadline-since, "waits for its Pods")
+		after := in.ProgressDeadline - since
+		if routed {
+			after = 0
+		}
+		return running1(st, replicas, after, "waits for its Pods")
 	}
 	if st.Weight != want.Weight {
 		// The step's Pods are available: its weight goes to the route,

@@ -31,6 +31,7 @@ func TestDecide(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	at := func(ago time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-ago)} }
 	spec := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, PauseSeconds: 60}, {Weight: 50, PauseSeconds: 30}, {Weight: 100}}}
+	longPause := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, PauseSeconds: 3600}, {Weight: 100}}}
 	aborting := spec.DeepCopy()
 	aborting.Abort = true
 	deadline := 10 * time.Minute
@@ -105,8 +106,21 @@ func TestDecide(t *testing.T) {
 	}, {
 		name: "mid-pause, the canary's Pods gone unavailable: no traffic to them",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, 20*time.Second), starting(1) }),
-		want: Decision{Phase: Running, Status: step(0, 10, 20*time.Second), HoldStable: true, CanaryReplicas: 1, After: deadline - 20*time.Second,
+		want: Decision{Phase: Running, Status: step(0, 10, 20*time.Second), HoldStable: true, CanaryReplicas: 1,
 			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: waits for its Pods"},
+	}, {
+		name: "late in a pause longer than the deadline, a Pod lost: no abort until its Deployment says it is stuck",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, deadline+time.Minute), starting(1); in.Spec = longPause }),
+		want: Decision{Phase: Running, Status: step(0, 10, deadline+time.Minute), HoldStable: true, CanaryReplicas: 1,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 2, 10% of the traffic: waits for its Pods"},
+	}, {
+		name: "mid-pause, the canary's Deployment past its progress deadline: aborted",
+		in: with(func(in *Input) {
+			in.Status, in.Pods = step(0, 10, 20*time.Second), &Pods{Observed: true, Replicas: 1, Total: 1, Updated: 1, DeadlineExceeded: true}
+		}),
+		want: Decision{Phase: Aborted, Status: abortedStatus, HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Message: "Canary new aborted: its Pods were not available within the progress deadline (10m0s) at step 1 of 3; the stable version serves all the traffic",
+			Event:   warning("Canary new aborted: its Pods were not available within the progress deadline (10m0s) at step 1 of 3; the stable version serves all the traffic")},
 	}, {
 		name: "pause over: step 2 asks for its Pods, step 1's weight stays",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, time.Minute), ready(1) }),

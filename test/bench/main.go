@@ -49,6 +49,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
@@ -64,6 +65,7 @@ import (
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/harness"
@@ -83,6 +85,10 @@ const (
 	benchNamespace  = "bench"
 	othersNamespace = "others"
 )
+
+// benchImage is the image of the AppServices the runs without a spec of
+// their own create.
+const benchImage = "nginx:1.27"
 
 // parallelClients write the "limit" and create the AppServices.
 const parallelClients = 16
@@ -119,7 +125,7 @@ func main() {
 		"minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, "+
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
-		"steady, latency, unrelated, config, crd, activities, throttle (for quick tuning runs).")
+		"steady, latency, unrelated, config, crd, activities, throttle, canary (for quick tuning runs).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
 		fatalf("bad -spec %q: realistic, minimal, every-child or sidecar", specKind)
@@ -186,6 +192,23 @@ type Results struct {
 	// ConfigRollouts: one edit of a ConfigMap that N AppServices read,
 	// under the default cap on config rollouts and without one.
 	ConfigRollouts []ConfigRollouts `json:"configRollouts,omitempty"`
+	Canaries       Canaries         `json:"canaries"`
+}
+
+// Canaries: N AppServices of two replicas behind an HTTPRoute, each with a
+// canary of three steps (10%, 50%, 100%, no pause), all given a new image
+// at once, on a cluster that runs their Pods. From the spec change to the
+// first weighted traffic (the route's canary weight above 0, seen through
+// a watch), median and slowest; until every canary is promoted and gone;
+// and the controller's writes per canary, in all and of the children.
+type Canaries struct {
+	N                    int            `json:"n"`
+	FirstWeightMedian    float64        `json:"firstWeightMedianSeconds"`
+	FirstWeightMax       float64        `json:"firstWeightMaxSeconds"`
+	PromotedSeconds      float64        `json:"promotedSeconds"`
+	WritesPerCanary      float64        `json:"writesPerCanary"`
+	ChildWritesPerCanary float64        `json:"childWritesPerCanary"`
+	Writes               map[string]int `json:"writes"`
 }
 
 // ConfigRollouts: N AppServices (one replica each) read one ConfigMap
@@ -419,6 +442,14 @@ func run(o options) (*Results, error) {
 			res.ConfigRollouts = append(res.ConfigRollouts, cr)
 		}
 	}
+	if !o.skip["canary"] {
+		logf("canaries")
+		c, err := measureCanaries(o, 100)
+		if err != nil {
+			return nil, err
+		}
+		res.Canaries = c
+	}
 	if !o.skip["config"] && specKind != specMinimal {
 		logf("rolloutOnConfigChange")
 		cfg, err := measureConfig(o, 100, 10000, 10<<10)
@@ -523,7 +554,7 @@ func appService(i int) *appv1.AppService {
 	as := &appv1.AppService{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i), Namespace: benchNamespace},
 		Spec: appv1.AppServiceSpec{
-			Size: &size, Image: "nginx:1.27",
+			Size: &size, Image: benchImage,
 			Ports:       []corev1.ServicePort{{Port: 80}},
 			ServiceType: corev1.ServiceTypeClusterIP,
 		},
@@ -1248,7 +1279,7 @@ func measureConfigRollouts(o options, n, maxRollouts int) (ConfigRollouts, error
 		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, &appv1.AppService{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d", i)},
 			Spec: appv1.AppServiceSpec{
-				Size: new(int32(1)), Image: "nginx:1.27", RolloutOnConfigChange: true,
+				Size: new(int32(1)), Image: benchImage, RolloutOnConfigChange: true,
 				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: shared}}}},
 			},
 		}, metav1.CreateOptions{})
@@ -1299,6 +1330,200 @@ func measureConfigRollouts(o options, n, maxRollouts int) (ConfigRollouts, error
 	}
 	cr.Seconds = time.Since(start).Seconds()
 	return cr, nil
+}
+
+// measureCanaries creates n AppServices of two replicas with an HTTPRoute
+// and a canary of three steps without pauses, waits until they run, gives
+// them all a new image, and measures until every canary is promoted (see
+// Canaries).
+func measureCanaries(o options, n int) (Canaries, error) {
+	res := Canaries{N: n}
+	e, err := newEnvWith(o, "canaries", localcluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2})
+	if err != nil {
+		return res, err
+	}
+	defer e.cluster.Stop()
+	if err := localcluster.InstallGatewayAPI(context.Background(), e.cfg); err != nil {
+		return res, err
+	}
+	ctrl, err := startController(o, e)
+	if err != nil {
+		return res, err
+	}
+	defer func() { stop(ctrl) }()
+	if _, err := waitReady(ctrl); err != nil {
+		return res, err
+	}
+	ctx := context.Background()
+	routes, err := watchRoutes(e)
+	if err != nil {
+		return res, err
+	}
+	defer routes.close()
+
+	name := func(i int) string { return fmt.Sprintf("app-%05d", i) }
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, &appv1.AppService{
+			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
+			Spec: appv1.AppServiceSpec{
+				Size: new(int32(2)), Image: benchImage, Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
+				HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "public"}}},
+				Canary:    &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}, {Weight: 50}, {Weight: 100}}},
+			},
+		}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return res, err
+	}
+	settled := func() (bool, error) {
+		ready, err := canariesSettled(ctx, e)
+		return ready == n && routes.single() == n, err
+	}
+	if err := poll("the AppServices running", settled); err != nil {
+		return res, err
+	}
+
+	start := time.Now()
+	changed := make([]time.Time, n)
+	if err := inParallel(n, func(i int) error {
+		changed[i] = time.Now()
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Patch(ctx, name(i), types.MergePatchType,
+			[]byte(`{"spec":{"image":"nginx:1.28"}}`), metav1.PatchOptions{})
+		return err
+	}); err != nil {
+		return res, err
+	}
+	// The first weighted traffic of each comes before its promotion.
+	if err := poll("a canary's traffic on every route", func() (bool, error) { return routes.weighted() == n, nil }); err != nil {
+		return res, err
+	}
+	if err := poll("the canaries promoted", settled); err != nil {
+		return res, err
+	}
+	res.PromotedSeconds = time.Since(start).Seconds()
+	latencies := make([]float64, n)
+	for i := range n {
+		latencies[i] = routes.firstWeight(name(i)).Sub(changed[i]).Seconds()
+	}
+	slices.Sort(latencies)
+	res.FirstWeightMedian, res.FirstWeightMax = percentile(latencies, 0.5), latencies[len(latencies)-1]
+
+	writes, err := e.cluster.Writes(controllerUser, start)
+	if err != nil {
+		return res, err
+	}
+	res.Writes = map[string]int{}
+	total, toChildren := 0, 0
+	for _, w := range writes {
+		if w.ObjectRef == nil || w.ObjectRef.Resource == "events" {
+			continue
+		}
+		res.Writes[w.Verb+" "+strings.TrimSuffix(w.ObjectRef.Resource+"/"+w.ObjectRef.Subresource, "/")]++
+		total++
+		if w.ObjectRef.Resource != "appservices" {
+			toChildren++
+		}
+	}
+	res.WritesPerCanary = float64(total) / float64(n)
+	res.ChildWritesPerCanary = float64(toChildren) / float64(n)
+	return res, nil
+}
+
+// poll calls done until it reports true, for at most 15 minutes.
+func poll(what string, done func() (bool, error)) error {
+	deadline := time.Now().Add(15 * time.Minute)
+	for {
+		ok, err := done()
+		if err != nil || ok {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after 15m: %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// canariesSettled counts the AppServices that are Ready, their current
+// spec observed, with a canary status and no canary under way.
+func canariesSettled(ctx context.Context, e *env) (int, error) {
+	list, err := e.apps.AppV1().AppServices(benchNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	ready := 0
+	for _, as := range list.Items {
+		c := apimeta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReady)
+		if as.Status.ObservedGeneration == as.Generation && c != nil && c.Status == metav1.ConditionTrue &&
+			as.Status.Canary != nil && as.Status.Canary.CanaryTemplateHash == "" {
+			ready++
+		}
+	}
+	return ready, nil
+}
+
+// routeWatch follows the bench namespace's HTTPRoutes: when each first
+// sent a canary traffic, and whether it has one backend.
+type routeWatch struct {
+	mu            sync.Mutex
+	first         map[string]time.Time
+	singleBackend map[string]bool
+	stop          chan struct{}
+}
+
+func watchRoutes(e *env) (*routeWatch, error) {
+	w := &routeWatch{first: map[string]time.Time{}, singleBackend: map[string]bool{}, stop: make(chan struct{})}
+	observe := func(obj any) {
+		r, ok := obj.(*gatewayv1.HTTPRoute)
+		if !ok || len(r.Spec.Rules) == 0 {
+			return
+		}
+		refs := r.Spec.Rules[0].BackendRefs
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.singleBackend[r.Name] = len(refs) == 1
+		if _, seen := w.first[r.Name]; !seen && len(refs) == 2 && refs[1].Weight != nil && *refs[1].Weight > 0 {
+			w.first[r.Name] = time.Now()
+		}
+	}
+	gf := gatewayinformers.NewSharedInformerFactoryWithOptions(e.gateway, 0, gatewayinformers.WithNamespace(benchNamespace))
+	if _, err := gf.Gateway().V1().HTTPRoutes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: observe, UpdateFunc: func(_, obj any) { observe(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	gf.Start(w.stop)
+	gf.WaitForCacheSync(w.stop)
+	return w, nil
+}
+
+func (w *routeWatch) close() { close(w.stop) }
+
+// single counts the routes with one backend.
+func (w *routeWatch) single() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, one := range w.singleBackend {
+		if one {
+			n++
+		}
+	}
+	return n
+}
+
+// weighted counts the routes that have sent a canary traffic.
+func (w *routeWatch) weighted() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.first)
+}
+
+// firstWeight is when the route name first sent a canary traffic.
+func (w *routeWatch) firstWeight(name string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first[name]
 }
 
 // objectSizes reads the AppService name and its children, and measures
@@ -1817,6 +2042,16 @@ func (r *Results) markdown() string {
 		}
 		fmt.Fprintf(&b, "| one edit of a ConfigMap %d AppServices read, %s: time until all rolled out; most rolling at once | %.1f s; %d |\n",
 			cr.N, limit, cr.Seconds, cr.Peak)
+	}
+	if c := r.Canaries; c.N > 0 {
+		fmt.Fprintf(&b, "| %d canaries of three steps (10%%, 50%%, 100%%, no pause) started at once: spec change to the first weighted traffic, "+
+			"median and slowest; until all promoted | %.1f s, %.1f s; %.1f s |\n", c.N, c.FirstWeightMedian, c.FirstWeightMax, c.PromotedSeconds)
+		writes := make([]string, 0, len(c.Writes))
+		for _, k := range slices.Sorted(maps.Keys(c.Writes)) {
+			writes = append(writes, fmt.Sprintf("%s %.1f", k, float64(c.Writes[k])/float64(c.N)))
+		}
+		fmt.Fprintf(&b, "| writes per canary of three steps: all; of the children (%s) | %.1f; %.1f |\n",
+			strings.Join(writes, ", "), c.WritesPerCanary, c.ChildWritesPerCanary)
 	}
 	if c := r.Config; c.N > 0 {
 		fmt.Fprintf(&b, "| RSS, %d AppServices with rolloutOnConfigChange: alone vs %d unrelated ConfigMaps + %d Secrets of %d KiB "+

@@ -66,6 +66,7 @@ var translations = map[string]string{
 	"docs/how-it-works.md":       "docs/zh-CN/how-it-works.md",
 	"docs/design.md":             "docs/zh-CN/design.md",
 	"docs/from-the-tutorials.md": "docs/zh-CN/from-the-tutorials.md",
+	"docs/canary.md":             "docs/zh-CN/canary.md",
 }
 
 // docFiles are the Markdown files a user reads: the top level's and docs/.

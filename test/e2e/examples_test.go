@@ -107,6 +107,18 @@ func TestExamples(t *testing.T) {
 	if got := d.Spec.Template.Annotations["kubectl.kubernetes.io/default-container"]; got != "nginx-logs" {
 		t.Errorf("default container %q, want nginx-logs", got)
 	}
+
+	// The canary's example, in a folder of its own (it needs the Gateway
+	// API): one route to the one Service, the stable template recorded.
+	installGatewayAPI(t)
+	if out, err := kubectl("apply", "-n", ns, "-f", filepath.Join(repoRoot, "artifacts", "examples", "canary")); err != nil {
+		t.Fatalf("kubectl apply -f artifacts/examples/canary: %v\n%s", err, out)
+	}
+	as := waitAvailable(t, ns, "shop", 2)
+	if as.Status.Canary == nil || as.Status.Canary.StableTemplateHash == "" || len(as.Spec.Canary.Steps) != 3 {
+		t.Errorf("shop's canary: spec %+v, status %+v", as.Spec.Canary, as.Status.Canary)
+	}
+	checkCanaryGone(t, ns, "shop")
 }
 
 // On a cluster where no controller ever ran, the CRD applies with kubectl on

@@ -225,6 +225,10 @@ func everyShape(i int) *appv1.AppService {
 				{},
 			},
 		}
+		if i%12 == 0 {
+			// A canary for the next template change: none under way.
+			s.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 20, PauseSeconds: 60}, {Weight: 100}}}
+		}
 		s.Ingress = &appv1.Ingress{
 			ClassName:   "nginx",
 			Annotations: map[string]string{"cert-manager.io/cluster-issuer": "letsencrypt"},

@@ -61,7 +61,8 @@ func TestUpgradeRestartsNoApp(t *testing.T) {
 	const n = 90
 	createEveryShape(t, ns, n, func(i int) *appv1.AppService {
 		as := everyShape(i)
-		as.Spec.Suspend = nil // not a field of the earlier API
+		as.Spec.Suspend = nil // not fields of the earlier API
+		as.Spec.Canary = nil
 		return as
 	})
 	replicaSetsBefore := replicaSetUIDs(t, ns)
