@@ -110,7 +110,10 @@ func TestDecide(t *testing.T) {
 			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: waits for its Pods"},
 	}, {
 		name: "late in a pause longer than the deadline, a Pod lost: no abort until its Deployment says it is stuck",
-		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, deadline+time.Minute), starting(1); in.Spec = longPause }),
+		in: with(func(in *Input) {
+			in.Status, in.Pods = step(0, 10, deadline+time.Minute), starting(1)
+			in.Spec = longPause
+		}),
 		want: Decision{Phase: Running, Status: step(0, 10, deadline+time.Minute), HoldStable: true, CanaryReplicas: 1,
 			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 2, 10% of the traffic: waits for its Pods"},
 	}, {
