@@ -39,8 +39,16 @@ import (
 // status) takes none of these paths: nothing about it changes.
 
 // decideCanary makes the sync's canary decision for desired, the
-// Deployment the spec asks for (with its config digest).
-func (s *appSync) decideCanary(desired *appsv1.Deployment) error {
+// Deployment the spec asks for (with its config digest). When it cannot
+// read the caches, the stable Deployment keeps its template (a canary
+// must not be skipped for a read error) and pruneCanary leaves the
+// canary's objects alone.
+func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
+	defer func() {
+		if err != nil {
+			s.canary = canary.Decision{HoldStable: true}
+		}
+	}()
 	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now()}
 	if children.Suspended(s.as) {
 		// No Pods to protect: a template change goes to the Deployment at
@@ -139,9 +147,10 @@ func (s *appSync) syncServices(ctx context.Context) error {
 // pruneCanary deletes the canary's Deployment and Service once the
 // decision no longer asks for them, and the Services the spec no longer
 // asks for: after the route, and only once the route is written
-// (routeErr nil), so that no traffic goes to a Service that is gone.
-func (s *appSync) pruneCanary(ctx context.Context, desired *appsv1.Deployment, routeErr error) error {
-	if !s.canaryChildren() || routeErr != nil {
+// (routeErr nil), so that no traffic goes to a Service that is gone; not
+// at all when the decision could not be made (canaryErr).
+func (s *appSync) pruneCanary(ctx context.Context, desired *appsv1.Deployment, canaryErr, routeErr error) error {
+	if !s.canaryChildren() || canaryErr != nil || routeErr != nil {
 		return nil
 	}
 	deployments, services := s.deployments(), s.services()

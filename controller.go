@@ -260,7 +260,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	serviceErr := s.syncServices(ctx)
 	ingress, ingressErr := s.ingresses().Sync(ctx, &s.Sync, children.NewIngress(as))
 	route, routeErr := s.syncHTTPRoute(ctx)
-	pruneErr := s.pruneCanary(ctx, desiredDeployment, routeErr)
+	pruneErr := s.pruneCanary(ctx, desiredDeployment, canaryErr, routeErr)
 	_, budgetErr := s.disruptionBudgets().Sync(ctx, &s.Sync, children.NewDisruptionBudget(as))
 	_, autoscalerErr := s.autoscalers().Sync(ctx, &s.Sync, children.NewAutoscaler(as))
 	s.Changes.Record(c.recorder, as)

@@ -265,6 +265,9 @@ func testCanaryAbort(t *testing.T) {
 func TestCanaryRestart(t *testing.T) {
 	serial(t)
 	installGatewayAPI(t)
+	// A short lease, so that each restarted process takes over from the
+	// killed one in seconds rather than the default 15.
+	swapController(t, "canary-restarts", "-leader-elect-lease-duration=4s", "-leader-elect-renew-deadline=3s", "-leader-elect-retry-period=1s")
 	ns := newNamespace(t)
 	const name = "sturdy"
 	createAppService(t, ns, name, canarySpec(

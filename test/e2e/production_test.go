@@ -132,8 +132,10 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			}, metav1.CreateOptions{})
 			return err
 		},
-		"delete a Deployment": func() error {
-			return asController.AppsV1().Deployments(ns).Delete(ctx, "rbac", metav1.DeleteOptions{})
+		// It deletes a canary's Deployment, one by one (its UID as a
+		// precondition), never a collection.
+		"delete Deployments by the collection": func() error {
+			return asController.AppsV1().Deployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		},
 		// Children are changed by patches of the owned fields, never
 		// written whole.
