@@ -380,24 +380,37 @@ func installGatewayAPI(t *testing.T) {
 
 // watchRouteWeights watches the AppService's HTTPRoute until the test ends
 // and returns what it saw so far: the canary's weight in each version of
-// the route (0 with one backend), consecutive repeats once.
+// the route (0 with one backend), consecutive repeats once. A version that
+// sends the canary traffic while its Deployment has no available Pod fails
+// the test.
 func watchRouteWeights(t *testing.T, ns, name string) func() []int32 {
 	t.Helper()
 	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var mu sync.Mutex
+	var seen []int32
+	var lost []string
+	done := make(chan struct{})
+	// Last (cleanups run in reverse): once the watch below has stopped.
+	t.Cleanup(func() {
+		<-done
+		for _, l := range lost {
+			t.Error(l)
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	w, err := gatewayclient.NewForConfigOrDie(cfg).GatewayV1().HTTPRoutes(ns).Watch(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
 	})
 	if err != nil {
+		close(done)
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var seen []int32
 	go func() {
+		defer close(done)
 		for ev := range w.ResultChan() {
 			r, ok := ev.Object.(*gatewayv1.HTTPRoute)
 			if !ok {
@@ -408,6 +421,13 @@ func watchRouteWeights(t *testing.T, ns, name string) func() []int32 {
 				weight = *r.Spec.Rules[0].BackendRefs[1].Weight
 			}
 			mu.Lock()
+			if weight > 0 {
+				// No traffic lost: a weighted canary has a Pod to serve it.
+				if d, err := getDeployment(ns, name+"-canary"); err != nil || d.Status.AvailableReplicas == 0 {
+					lost = append(lost, fmt.Sprintf("the route sends the canary %d%% (resourceVersion %s) while its Deployment has no available Pod: %v",
+						weight, r.ResourceVersion, err))
+				}
+			}
 			if len(seen) == 0 || seen[len(seen)-1] != weight {
 				seen = append(seen, weight)
 			}
