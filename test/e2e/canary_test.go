@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -314,8 +315,7 @@ func watchCanaryEdges(t *testing.T, ns, name string) func() []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var edges []string
+	var edges sequence[string]
 	seen := map[string]bool{}
 	go func() {
 		for ev := range w.ResultChan() {
@@ -325,20 +325,34 @@ func watchCanaryEdges(t *testing.T, ns, name string) func() []string {
 			}
 			c := as.Status.Canary
 			edge := fmt.Sprintf("%d@%d%%", *c.Step, c.Weight)
-			key := edge + " " + c.StepStartTime.String()
-			mu.Lock()
-			if !seen[key] {
+			if key := edge + " " + c.StepStartTime.String(); !seen[key] {
 				seen[key] = true
-				edges = append(edges, edge)
+				edges.update(func(e []string) []string { return append(e, edge) })
 			}
-			mu.Unlock()
 		}
 	}()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(edges)
-	}
+	return edges.snapshot
+}
+
+// sequence is what a watch saw so far, for the test to read while the
+// watch goes on.
+type sequence[T any] struct {
+	mu    sync.Mutex
+	items []T
+}
+
+// update replaces the items with what f makes of them.
+func (s *sequence[T]) update(f func([]T) []T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items = f(s.items)
+}
+
+// snapshot is a copy of the items.
+func (s *sequence[T]) snapshot() []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.items)
 }
 
 // restartController kills the suite's controller and starts it again.
@@ -369,13 +383,25 @@ func canarySpec(steps ...appv1.CanaryStep) appv1.AppServiceSpec {
 // have already).
 func installGatewayAPI(t *testing.T) {
 	t.Helper()
+	if err := localcluster.InstallGatewayAPI(context.Background(), adminConfig(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// adminConfig is the cluster's admin rest.Config.
+func adminConfig(t *testing.T) *rest.Config {
+	t.Helper()
 	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := localcluster.InstallGatewayAPI(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	return cfg
+}
+
+// gatewayAPI is the Gateway API's client, as the admin.
+func gatewayAPI(t *testing.T) gatewayclient.Interface {
+	t.Helper()
+	return gatewayclient.NewForConfigOrDie(adminConfig(t))
 }
 
 // watchRouteWeights watches the AppService's HTTPRoute until the test ends
@@ -385,12 +411,7 @@ func installGatewayAPI(t *testing.T) {
 // the test.
 func watchRouteWeights(t *testing.T, ns, name string) func() []int32 {
 	t.Helper()
-	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var seen []int32
+	var seen sequence[int32]
 	var lost []string
 	done := make(chan struct{})
 	// Last (cleanups run in reverse): once the watch below has stopped.
@@ -402,7 +423,7 @@ func watchRouteWeights(t *testing.T, ns, name string) func() []int32 {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := gatewayclient.NewForConfigOrDie(cfg).GatewayV1().HTTPRoutes(ns).Watch(ctx, metav1.ListOptions{
+	w, err := gatewayAPI(t).GatewayV1().HTTPRoutes(ns).Watch(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
 	})
 	if err != nil {
@@ -420,7 +441,6 @@ func watchRouteWeights(t *testing.T, ns, name string) func() []int32 {
 			if len(r.Spec.Rules) > 0 && len(r.Spec.Rules[0].BackendRefs) == 2 {
 				weight = *r.Spec.Rules[0].BackendRefs[1].Weight
 			}
-			mu.Lock()
 			if weight > 0 {
 				// No traffic lost: a weighted canary has a Pod to serve it.
 				if d, err := getDeployment(ns, name+"-canary"); err != nil || d.Status.AvailableReplicas == 0 {
@@ -428,17 +448,15 @@ func watchRouteWeights(t *testing.T, ns, name string) func() []int32 {
 						weight, r.ResourceVersion, err))
 				}
 			}
-			if len(seen) == 0 || seen[len(seen)-1] != weight {
-				seen = append(seen, weight)
-			}
-			mu.Unlock()
+			seen.update(func(w []int32) []int32 {
+				if len(w) > 0 && w[len(w)-1] == weight {
+					return w
+				}
+				return append(w, weight)
+			})
 		}
 	}()
-	return func() []int32 {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(seen)
-	}
+	return seen.snapshot
 }
 
 // waitCanaryWeight waits until the AppService's canary is at step (its
@@ -531,11 +549,7 @@ func checkCanaryDeployment(t *testing.T, ns, name string, replicas int32, image 
 // gone and the route has one backend, the Service.
 func checkCanaryGone(t *testing.T, ns, name string) {
 	t.Helper()
-	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	routes := gatewayclient.NewForConfigOrDie(cfg).GatewayV1().HTTPRoutes(ns)
+	routes := gatewayAPI(t).GatewayV1().HTTPRoutes(ns)
 	eventually(t, time.Minute, func() error {
 		if _, err := getDeployment(ns, name+"-canary"); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the canary's Deployment: %v, want it gone", err)
@@ -559,11 +573,7 @@ func checkCanaryGone(t *testing.T, ns, name string) {
 // kstatusOf is what kstatus concludes of the live AppService.
 func kstatusOf(t *testing.T, ns, name string) status.Status {
 	t.Helper()
-	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := dynamic.NewForConfigOrDie(cfg).Resource(appServicesGVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	u, err := dynamic.NewForConfigOrDie(adminConfig(t)).Resource(appServicesGVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

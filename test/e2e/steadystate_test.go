@@ -42,7 +42,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"example.com/appservice-controller/internal/harness"
-	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -349,13 +348,7 @@ func setUpEveryShape(t *testing.T, ns string) {
 	t.Helper()
 	// Every child includes an HTTPRoute: the Gateway API's CRDs, from the
 	// pinned module (TestHTTPRoute may have installed them already).
-	cfg, err := localcluster.RESTConfig(cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := localcluster.InstallGatewayAPI(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	installGatewayAPI(t)
 	// The claim the every-field AppServices mount, bound ahead to a volume
 	// of its own: the scheduler places no Pod with an unbound claim.
 	createBoundClaim(t, ns, "data")
