@@ -93,10 +93,10 @@ endif
 # The steps of make test, in order; each prints how long it took, so that
 # a step growing slower shows in every run (.ci/run prints them again at
 # the end, with the slowest end-to-end tests).
-TEST_STEPS := vet lint verify helm-lint test-unit test-fuzz test-admission test-e2e test-demo
+TEST_STEPS := vet lint verify helm-lint test-unit test-monitoring test-fuzz test-admission test-e2e test-demo
 
 .PHONY: test
-test: ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit (the docs' checks among them), fuzz, admission-property and end-to-end tests, the demo; each step's time.
+test: ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit (the docs' checks among them), the alert rules' tests, fuzz, admission-property and end-to-end tests, the demo; each step's time.
 	@for step in $(TEST_STEPS); do \
 	  start=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$step || { echo "make test: $$step failed after $$(( $$(date +%s) - start )) s" >&2; exit 1; }; \
@@ -116,7 +116,7 @@ CHART := charts/appservice-controller
 helm-lint: ## Lint and render the Helm chart with its defaults and with every option (helm built from its Go module); check its values schema refuses a bad value.
 	@helm=$$(./hack/ensure-helm.sh) && set -e && \
 	$$helm lint --strict $(CHART) && \
-	$$helm lint --strict $(CHART) --set watchNamespace=apps,crd.install=false,serviceMonitor.enabled=true,networkPolicy.enabled=true,metrics.certSecret=metrics-tls,logging.format=json,extraArgs={--workers=8} && \
+	$$helm lint --strict $(CHART) --set watchNamespace=apps,crd.install=false,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,networkPolicy.enabled=true,metrics.certSecret=metrics-tls,logging.format=json,extraArgs={--workers=8} && \
 	$$helm lint --strict $(CHART) --set metrics.enabled=false,leaderElection.enabled=false,networkPolicy.enabled=true && \
 	$$helm template check $(CHART) --set serviceMonitor.enabled=true,networkPolicy.enabled=true > /dev/null && \
 	if out=$$($$helm template check $(CHART) --set logging.format=xml 2>&1); then \
@@ -126,6 +126,10 @@ helm-lint: ## Lint and render the Helm chart with its defaults and with every op
 .PHONY: test-unit
 test-unit: ## The fast tests (no cluster), fuzz seeds and any kept failing inputs included.
 	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-monitoring
+test-monitoring: ## The alert rules' unit tests (promtool test rules), and every query of the rules and the dashboard parsed by Prometheus (promtool built from its Go module).
+	APPSERVICE_PROMTOOL=$$(./hack/ensure-promtool.sh) go test -tags e2e -count=1 $(GO_TEST_FLAGS) ./test/monitoring
 
 FUZZTIME ?= 30s
 .PHONY: test-fuzz

@@ -40,6 +40,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -71,6 +72,7 @@ import (
 	"example.com/appservice-controller/internal/activity"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/leader"
+	"example.com/appservice-controller/internal/metrics"
 	"example.com/appservice-controller/internal/servers"
 	"example.com/appservice-controller/internal/version"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -243,6 +245,14 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	// The series of each AppService and Activity, from the listers, while
+	// this process leads and its caches have synced.
+	var leading atomic.Bool
+	appServices, acts := f.apps.App().V1().AppServices(), f.apps.App().V1().Activities()
+	metrics.ReportObjects(metrics.Objects{AppServices: appServices.Lister(), Activities: acts.Lister(), Logger: klog.FromContext(ctx),
+		Active: func() bool {
+			return leading.Load() && appServices.Informer().HasSynced() && acts.Informer().HasSynced()
+		}})
 	f.kube.Start(ctx.Done())
 	f.jobs.Start(ctx.Done())
 	f.apps.Start(ctx.Done())
@@ -253,6 +263,8 @@ func run(ctx context.Context, o options) error {
 	go probes.ReadyWhenSynced(ctx, append(slices.Clone(controller.cachesSynced), activities.CachesSynced()...)...)
 
 	work := func(ctx context.Context) error {
+		leading.Store(true)
+		defer leading.Store(false)
 		return runBoth(ctx,
 			func(ctx context.Context) error { return controller.Run(ctx, o.workers) },
 			func(ctx context.Context) error { return activities.Run(ctx, o.actWorkers) })

@@ -18,6 +18,7 @@ package docscheck
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,39 @@ func TestShellFields(t *testing.T) {
 		if got := ShellFields(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("ShellFields(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestMetricNames: the metric names of the monitoring artifacts' queries,
+// without functions, keywords, label names or durations.
+func TestMetricNames(t *testing.T) {
+	for expr, want := range map[string][]string{
+		`max by (namespace, name, reason) (appservice_info{state="Stalled"}) == 1`:                                                                     {"appservice_info"},
+		`sum by (controller) (rate(controller_runtime_reconcile_errors_total[5m])) > 0`:                                                                {"controller_runtime_reconcile_errors_total"},
+		`histogram_quantile(0.99, sum by (le, name) (rate(workqueue_queue_duration_seconds_bucket{name=~"a|b"}[5m])))`:                                 {"workqueue_queue_duration_seconds_bucket"},
+		`(max(leader_election_master_status{name="x"}) or vector(0)) < 1 and on() (count(up{job=~".*x.*"} == 1) > 0)`:                                  {"leader_election_master_status", "up"},
+		`max by (namespace, name) (activity_exit_code) * on (namespace, name) group_left () max by (namespace, name) (activity_info{prosta="Failed"})`: {"activity_exit_code", "activity_info"},
+		`absent(up{job=~".*appservice-controller.*"} == 1)`:                                                                                            {"up"},
+	} {
+		fixtureEqual(t, expr, want, MetricNames(expr))
+	}
+	queries, err := MonitoringQueries("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(queries) < 10 {
+		t.Errorf("%d queries in artifacts/monitoring, want the rules' and the dashboard's", len(queries))
+	}
+	for _, q := range queries {
+		if strings.Contains(q.Expr, "$") || len(MetricNames(q.Expr)) == 0 {
+			t.Errorf("%s: %q: a Grafana variable left, or no metric read", q.Where, q.Expr)
+		}
+	}
+}
+
+func fixtureEqual(t *testing.T, what string, want, got []string) {
+	t.Helper()
+	if !slices.Equal(want, got) {
+		t.Errorf("%s: got %q, want %q", what, got, want)
 	}
 }

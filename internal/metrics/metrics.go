@@ -16,11 +16,14 @@ limitations under the License.
 
 // Package metrics registers the controller's own series in component-base's
 // legacy registry, which the metrics server serves: the reconcile metrics,
-// named as controller-runtime names them, the build info, and (by a blank
-// import) client-go's workqueue, REST client and leader-election metrics.
+// named as controller-runtime names them, the build info, (by a blank
+// import) client-go's workqueue, REST client and leader-election metrics,
+// and the series of each AppService and Activity, read from the listers
+// at scrape time (objects.go).
 //
-// It may import internal/version (the build info) of this repository, and
-// nothing else of it.
+// It may import internal/version (the build info), the API's types
+// (pkg/apis/app/v1) and the generated listers (pkg/generated/...) of this
+// repository, and nothing else of it.
 package metrics
 
 import (

@@ -62,9 +62,10 @@ import (
 const prometheusOperator = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
 
 // The one-file install and the image, on a control plane of its own: `make
-// build-installer` with both optional components, then one `kubectl apply
-// -f` creates everything (the API server accepts the NetworkPolicy, and the
-// ServiceMonitor once the Prometheus Operator's CRD is there). `make image`
+// build-installer` with every optional component, then one `kubectl apply
+// -f` creates everything (the API server accepts the NetworkPolicy, the
+// dashboard's ConfigMap, and the ServiceMonitor and the PrometheusRule once
+// the Prometheus Operator's CRDs are there). `make image`
 // builds the image; its amd64 layers are unpacked into a folder and its
 // entrypoint is run as the bundle's Pod would run it: with the bundle's
 // ServiceAccount and the arguments of the bundle's Deployment. It becomes
@@ -75,7 +76,7 @@ func TestInstallBundle(t *testing.T) {
 	entrypoint := unpackImage(t)
 	dist := t.TempDir()
 	build := exec.Command("make", "--no-print-directory", "build-installer", "DIST="+dist,
-		"IMG=registry.example.com/appservice-controller:e2e", "COMPONENTS=network-policy service-monitor")
+		"IMG=registry.example.com/appservice-controller:e2e", "COMPONENTS=network-policy service-monitor prometheus-rule grafana-dashboard")
 	build.Dir = repoRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("make build-installer: %v\n%s", err, out)
@@ -86,8 +87,8 @@ func TestInstallBundle(t *testing.T) {
 	fresh := startFreshCluster(t)
 	kubectlOn, kubectlRun := fresh.mustKubectl, fresh.kubectl
 
-	kubectlOn("create", "-f", serviceMonitorCRD(t))
-	kubectlOn("wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com")
+	kubectlOn("create", "-f", prometheusOperatorCRD(t, "servicemonitors"), "-f", prometheusOperatorCRD(t, "prometheusrules"))
+	kubectlOn("wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
 	out := kubectlOn("apply", "-f", bundle)
 	for _, want := range []string{
 		"customresourcedefinition.apiextensions.k8s.io/appservices.app.example.com created",
@@ -97,6 +98,8 @@ func TestInstallBundle(t *testing.T) {
 		"deployment.apps/appservice-controller created",
 		"networkpolicy.networking.k8s.io/appservice-controller-allow-metrics created",
 		"servicemonitor.monitoring.coreos.com/appservice-controller created",
+		"prometheusrule.monitoring.coreos.com/appservice-controller created",
+		"configmap/appservice-controller-dashboard created",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl apply -f install.yaml did not say %q:\n%s", want, out)
@@ -431,9 +434,10 @@ func extract(t *testing.T, rc io.ReadCloser, dir string) {
 	}
 }
 
-// serviceMonitorCRD returns the path of the Prometheus Operator's
-// ServiceMonitor CRD in its module, downloaded through the module proxy.
-func serviceMonitorCRD(t *testing.T) string {
+// prometheusOperatorCRD returns the path of one of the Prometheus
+// Operator's CRDs (servicemonitors, prometheusrules) in its module,
+// downloaded through the module proxy.
+func prometheusOperatorCRD(t *testing.T, resource string) string {
 	t.Helper()
 	cmd := exec.Command("go", "mod", "download", "-json", prometheusOperator)
 	cmd.Dir = t.TempDir() // outside this module
@@ -447,7 +451,7 @@ func serviceMonitorCRD(t *testing.T) string {
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Error != "" {
 		t.Fatalf("go mod download %s: %v %s", prometheusOperator, err, mod.Error)
 	}
-	return filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_servicemonitors.yaml")
+	return filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_"+resource+".yaml")
 }
 
 // readManifests decodes a multi-document YAML file.

@@ -1,0 +1,215 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metrics
+
+import (
+	"slices"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	basemetrics "k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	listers "example.com/appservice-controller/pkg/generated/listers/app/v1"
+)
+
+// The series of each AppService and Activity, computed when /metrics is
+// scraped from the informers' listers (as Argo CD's argocd_app_info and
+// Flux's gotk_resource_info are): no cache of their own, no writes, and
+// nothing kept between scrapes. Their labels are the object's namespace
+// and name and values the controller defines (a state, a condition's
+// reason, a phase); nothing else of the user's data (no image, no label),
+// so that a series per object and metric is all there is.
+
+// AppService states, the value of appservice_info's state label: the
+// kstatus conditions that are True (Stalled before Reconciling before
+// Ready), or Unknown before the controller wrote any.
+const (
+	StateReady       = "Ready"
+	StateReconciling = "Reconciling"
+	StateStalled     = "Stalled"
+	StateUnknown     = "Unknown"
+)
+
+var (
+	// nameLabels are the labels every per-object series has.
+	nameLabels = []string{"namespace", "name"}
+
+	appServiceInfo = basemetrics.NewDesc("appservice_info",
+		"A series of value 1 per AppService: its state (Ready, Reconciling, Stalled or Unknown, from its kstatus conditions) "+
+			"and that condition's reason.",
+		append(slices.Clone(nameLabels), "state", "reason"), nil, basemetrics.ALPHA, "")
+	appServiceSpecReplicas = basemetrics.NewDesc("appservice_spec_replicas",
+		"The replicas an AppService asks for: spec.size; with autoscaling, the autoscaler's minimum; suspended, 0.",
+		nameLabels, nil, basemetrics.ALPHA, "")
+	appServiceReadyReplicas = basemetrics.NewDesc("appservice_status_ready_replicas",
+		"The ready Pods of an AppService's Deployment, as its status says.",
+		nameLabels, nil, basemetrics.ALPHA, "")
+	appServiceGenerationLag = basemetrics.NewDesc("appservice_status_generation_lag",
+		"How many generations of an AppService's spec its status has not observed yet (0: up to date).",
+		nameLabels, nil, basemetrics.ALPHA, "")
+	appServiceSuspended = basemetrics.NewDesc("appservice_suspended",
+		"1 while an AppService's spec.suspend is true, else 0.",
+		nameLabels, nil, basemetrics.ALPHA, "")
+
+	activityInfo = basemetrics.NewDesc("activity_info",
+		"A series of value 1 per Activity: its phase (prosta: Pending, Running, Succeeded or Failed).",
+		append(slices.Clone(nameLabels), "prosta"), nil, basemetrics.ALPHA, "")
+	activityExitCode = basemetrics.NewDesc("activity_exit_code",
+		"The exit code of an Activity's command, once it ended.",
+		nameLabels, nil, basemetrics.ALPHA, "")
+	activityStartTime = basemetrics.NewDesc("activity_start_time_seconds",
+		"When an Activity's run started, in seconds since the epoch.",
+		nameLabels, nil, basemetrics.ALPHA, "")
+	activityCompletionTime = basemetrics.NewDesc("activity_completion_time_seconds",
+		"When an Activity's run ended, in seconds since the epoch.",
+		nameLabels, nil, basemetrics.ALPHA, "")
+)
+
+// Objects is where the per-object series are read from.
+type Objects struct {
+	AppServices listers.AppServiceLister
+	Activities  listers.ActivityLister
+	// Active reports whether this process should report the objects: its
+	// caches have synced and it leads (a standby reports none, so that
+	// replicas do not report each object twice).
+	Active func() bool
+	// Logger logs what a scrape could not read.
+	Logger klog.Logger
+}
+
+// objectCollector is the collector of the per-object series, registered
+// once (the registry is the process's); ReportObjects gives it its
+// source.
+type objectCollector struct {
+	basemetrics.BaseStableCollector
+	source atomic.Pointer[Objects]
+}
+
+var objects = &objectCollector{}
+
+func init() {
+	legacyregistry.CustomMustRegister(objects)
+}
+
+// ReportObjects has /metrics report the objects of o, from now on.
+func ReportObjects(o Objects) {
+	objects.source.Store(&o)
+}
+
+// DescribeWithStability sends every series the collector may send.
+func (c *objectCollector) DescribeWithStability(ch chan<- *basemetrics.Desc) {
+	for _, d := range []*basemetrics.Desc{
+		appServiceInfo, appServiceSpecReplicas, appServiceReadyReplicas, appServiceGenerationLag, appServiceSuspended,
+		activityInfo, activityExitCode, activityStartTime, activityCompletionTime,
+	} {
+		ch <- d
+	}
+}
+
+// CollectWithStability sends the series of every AppService and Activity
+// the listers hold.
+func (c *objectCollector) CollectWithStability(ch chan<- basemetrics.Metric) {
+	if o := c.source.Load(); o != nil && o.Active() {
+		o.collect(ch)
+	}
+}
+
+// collect sends the series of the objects of o.
+func (o *Objects) collect(ch chan<- basemetrics.Metric) {
+	gauge := func(d *basemetrics.Desc, v float64, labelValues ...string) {
+		ch <- basemetrics.NewLazyConstMetric(d, basemetrics.GaugeValue, v, labelValues...)
+	}
+	appServices, err := o.AppServices.List(labels.Everything())
+	if err != nil {
+		o.Logger.Error(err, "Listing AppServices for /metrics")
+	}
+	for _, as := range appServices {
+		ns, name := as.Namespace, as.Name
+		state, reason := AppServiceState(as)
+		gauge(appServiceInfo, 1, ns, name, state, reason)
+		gauge(appServiceSpecReplicas, float64(specReplicas(as)), ns, name)
+		gauge(appServiceReadyReplicas, float64(as.Status.ReadyReplicas), ns, name)
+		gauge(appServiceGenerationLag, float64(max(0, as.Generation-as.Status.ObservedGeneration)), ns, name)
+		gauge(appServiceSuspended, boolValue(as.Spec.Suspend != nil && *as.Spec.Suspend), ns, name)
+	}
+	activities, err := o.Activities.List(labels.Everything())
+	if err != nil {
+		o.Logger.Error(err, "Listing Activities for /metrics")
+	}
+	for _, a := range activities {
+		ns, name, st := a.Namespace, a.Name, &a.Status
+		prosta := st.Prosta
+		if prosta == "" {
+			prosta = appv1.ActivityPending
+		}
+		gauge(activityInfo, 1, ns, name, string(prosta))
+		if st.ExitCode != nil {
+			gauge(activityExitCode, float64(*st.ExitCode), ns, name)
+		}
+		if t := st.StartTime; t != nil {
+			gauge(activityStartTime, unixSeconds(t), ns, name)
+		}
+		if t := st.CompletionTime; t != nil {
+			gauge(activityCompletionTime, unixSeconds(t), ns, name)
+		}
+	}
+}
+
+// AppServiceState is an AppService's state and its reason, as
+// appservice_info labels them: Stalled, Reconciling or Ready, whichever of
+// those conditions is True first in that order, with its reason; Unknown
+// (reason None) when none is.
+func AppServiceState(as *appv1.AppService) (state, reason string) {
+	for _, typ := range []string{appv1.ConditionStalled, appv1.ConditionReconciling, appv1.ConditionReady} {
+		if c := meta.FindStatusCondition(as.Status.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
+			return typ, c.Reason
+		}
+	}
+	return StateUnknown, "None"
+}
+
+// specReplicas is what the AppService asks for (appservice_spec_replicas).
+func specReplicas(as *appv1.AppService) int32 {
+	switch {
+	case as.Spec.Suspend != nil && *as.Spec.Suspend:
+		return 0
+	case as.Spec.Autoscaling != nil:
+		if m := as.Spec.Autoscaling.MinReplicas; m != nil {
+			return *m
+		}
+		return 1
+	case as.Spec.Size != nil:
+		return *as.Spec.Size
+	}
+	return 1
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func unixSeconds(t *metav1.Time) float64 {
+	return float64(t.UnixNano()) / 1e9
+}
