@@ -24,12 +24,22 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The script and its cases, from this package's folder.
+// The scripts and their cases, from this package's folder: the
+// AppService's and the Activity's.
 const dir = "../../artifacts/argocd"
 
-// TestHealthCheck runs artifacts/argocd/health.lua on every case of its
+var scripts = []string{dir, filepath.Join(dir, "activity")}
+
+// TestHealthCheck runs artifacts/argocd/health.lua (the AppService's) and
+// artifacts/argocd/activity/health.lua on every case of their
 // health_test.yaml, as Argo CD tests its own health checks.
 func TestHealthCheck(t *testing.T) {
+	for _, dir := range scripts {
+		t.Run(filepath.Base(dir), func(t *testing.T) { testHealthCheck(t, dir) })
+	}
+}
+
+func testHealthCheck(t *testing.T, dir string) {
 	script, err := os.ReadFile(filepath.Join(dir, "health.lua"))
 	if err != nil {
 		t.Fatal(err)

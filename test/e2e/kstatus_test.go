@@ -215,9 +215,10 @@ func statusColumn(t *testing.T, ns, name, want string) {
 }
 
 // TestArgoCDHealthCheckInstall runs the production guide's command that adds the
-// health check to Argo CD's argocd-cm, as a user would paste it, on an
-// argocd-cm that already holds settings: the script lands under its key,
-// byte for byte, and every other key is kept.
+// health checks (the AppService's and the Activity's) to Argo CD's
+// argocd-cm, as a user would paste it, on an argocd-cm that already holds
+// settings: each script lands under its key, byte for byte, and every other
+// key is kept.
 func TestArgoCDHealthCheckInstall(t *testing.T) {
 	parallel(t)
 	ctx := context.Background()
@@ -259,12 +260,15 @@ func TestArgoCDHealthCheckInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := os.ReadFile(filepath.Join(repoRoot, "artifacts/argocd/health.lua"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cm.Data[key] != string(script) {
-		t.Errorf("argocd-cm's %s is not artifacts/argocd/health.lua:\n%s", key, cm.Data[key])
+	for k, file := range map[string]string{key: "artifacts/argocd/health.lua",
+		"resource.customizations.health.app.example.com_Activity": "artifacts/argocd/activity/health.lua"} {
+		script, err := os.ReadFile(filepath.Join(repoRoot, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Data[k] != string(script) {
+			t.Errorf("argocd-cm's %s is not %s:\n%s", k, file, cm.Data[k])
+		}
 	}
 	for k, v := range settings {
 		if cm.Data[k] != v {
@@ -274,9 +278,11 @@ func TestArgoCDHealthCheckInstall(t *testing.T) {
 }
 
 // TestActivityKstatus: what kstatus makes of an Activity, read as Flux and
-// kpt read it: InProgress while its command runs, Current once it
-// Succeeded, Failed once it failed; kubectl wait --for=condition=Complete
-// returns once it Succeeded.
+// kpt read it, and Argo CD's health check for Activities
+// (artifacts/argocd/activity/health.lua, run as Argo CD runs it):
+// InProgress and Progressing while its command runs, Current and Healthy
+// once it Succeeded, Failed and Degraded once it failed; kubectl wait
+// --for=condition=Complete returns once it Succeeded.
 func TestActivityKstatus(t *testing.T) {
 	parallel(t)
 	ns := newNamespace(t)
@@ -287,14 +293,19 @@ func TestActivityKstatus(t *testing.T) {
 	}
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	activities := appv1.SchemeGroupVersion.WithResource("activities")
+	script, err := os.ReadFile(filepath.Join(repoRoot, "artifacts/argocd/activity/health.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, command string
 		phase         appv1.ActivityPhase
 		want          status.Status
+		argo          string
 	}{
-		{"running", "sleep 3600", appv1.ActivityRunning, status.InProgressStatus},
-		{"succeeded", "true", appv1.ActivitySucceeded, status.CurrentStatus},
-		{"failed", "exit 3", appv1.ActivityFailed, status.FailedStatus},
+		{"running", "sleep 3600", appv1.ActivityRunning, status.InProgressStatus, "Progressing"},
+		{"succeeded", "true", appv1.ActivitySucceeded, status.CurrentStatus, "Healthy"},
+		{"failed", "exit 3", appv1.ActivityFailed, status.FailedStatus, "Degraded"},
 	} {
 		createActivity(t, ns, tc.name, appv1.ActivitySpec{Command: tc.command})
 		waitActivity(t, ns, tc.name, tc.phase)
@@ -308,6 +319,9 @@ func TestActivityKstatus(t *testing.T) {
 		}
 		if res.Status != tc.want {
 			t.Errorf("%s: kstatus says %s (%s), want %s", tc.name, res.Status, res.Message, tc.want)
+		}
+		if got, err := argocdhealth.Evaluate(string(script), u.Object); err != nil || got.Status != tc.argo {
+			t.Errorf("%s: Argo CD's health check says %+v (%v), want %s", tc.name, got, err, tc.argo)
 		}
 	}
 	if out, err := kubectl("-n", ns, "wait", "--for=condition=Complete", "--timeout=10s", "activity/succeeded"); err != nil {
