@@ -48,10 +48,12 @@ go tool controller-gen crd:crdVersions=v1 paths=./pkg/apis/... output:crd:dir=co
 # and without the descriptions nested in core/v1 types (see hack/crdtrim).
 go tool kustomize build config/crd | go run ./hack/crdtrim > artifacts/examples/crd.yaml.tmp
 mv artifacts/examples/crd.yaml.tmp artifacts/examples/crd.yaml
-# The Activity's CRD is small and has no patches: controller-gen's output as
-# it is, beside the AppService's (applied first: crd-activity.yaml sorts
-# before the examples that use it).
-cp config/crd/bases/app.example.com_activities.yaml artifacts/examples/crd-activity.yaml
+# The Activity's CRD is small and has no patches: controller-gen's output,
+# its resources given the AppService's schema and rules (hack/crdtrim),
+# beside the AppService's (applied first: crd-activity.yaml sorts before the
+# examples that use it).
+go run ./hack/crdtrim -activity-from artifacts/examples/crd.yaml < config/crd/bases/app.example.com_activities.yaml > artifacts/examples/crd-activity.yaml.tmp
+mv artifacts/examples/crd-activity.yaml.tmp artifacts/examples/crd-activity.yaml
 # The monitoring artifacts: artifacts/monitoring holds the alert rules and
 # the Grafana dashboard; the kustomize components and the Helm chart ship
 # copies (kustomize and Helm read only files below their own folder), and

@@ -30,13 +30,17 @@ limitations under the License.
 // app container's fields (share.go).
 //
 // It reads the CRD on stdin and writes it on stdout; hack/update-codegen.sh
-// runs it on kustomize's output.
+// runs it on kustomize's output. With -activity-from APPSERVICE-CRD it reads
+// the Activity's CRD instead, and gives its fields that have a namesake in
+// the AppService's spec (resources) that field's schema and rules from the
+// AppService's CRD as installed (share.go).
 //
 // It may import the API's types (pkg/apis/app/v1) of this repository.
 package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -50,20 +54,31 @@ import (
 )
 
 func main() {
-	if err := run(os.Stdin, os.Stdout); err != nil {
+	activityFrom := flag.String("activity-from", "", "Trim the Activity's CRD, giving its resources the schema of the AppService's in this CRD file.")
+	flag.Parse()
+	if err := run(os.Stdin, os.Stdout, *activityFrom); err != nil {
 		fmt.Fprintln(os.Stderr, "crdtrim:", err)
 		os.Exit(1)
 	}
 }
 
-func run(in io.Reader, out io.Writer) error {
-	return process(in, out, shareContainerSchemas)
+func run(in io.Reader, out io.Writer, activityFrom string) error {
+	if activityFrom == "" {
+		return process(in, out, reflect.TypeFor[appv1.AppServiceSpec](), shareContainerSchemas)
+	}
+	appServiceSpec, err := readSpecSchema(activityFrom)
+	if err != nil {
+		return err
+	}
+	return process(in, out, reflect.TypeFor[appv1.ActivitySpec](), func(spec *apiextensionsv1.JSONSchemaProps) error {
+		return shareWithActivity(spec, appServiceSpec)
+	})
 }
 
-// process trims the CRD read from in, then gives the spec's schema to
-// share (shareContainerSchemas; nil in a test of the trimming alone), and
-// writes the CRD to out.
-func process(in io.Reader, out io.Writer, share func(spec *apiextensionsv1.JSONSchemaProps) error) error {
+// process trims the CRD read from in, whose spec is of the type specType,
+// then gives the spec's schema to share (shareContainerSchemas; nil in a
+// test of the trimming alone), and writes the CRD to out.
+func process(in io.Reader, out io.Writer, specType reflect.Type, share func(spec *apiextensionsv1.JSONSchemaProps) error) error {
 	data, err := io.ReadAll(in)
 	if err != nil {
 		return err
@@ -72,7 +87,7 @@ func process(in io.Reader, out io.Writer, share func(spec *apiextensionsv1.JSONS
 	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
 		return err
 	}
-	fields := apiTypedFields(reflect.TypeFor[appv1.AppServiceSpec]())
+	fields := apiTypedFields(specType)
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {

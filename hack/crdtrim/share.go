@@ -18,9 +18,11 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"sort"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // The init containers and sidecars (appv1.Container) share the app
@@ -154,4 +156,53 @@ func shape(s *apiextensionsv1.JSONSchemaProps) string {
 		out += "map[" + shape(s.AdditionalProperties.Schema) + "]"
 	}
 	return out
+}
+
+// activityShared are the fields of appv1.ActivitySpec that have a namesake
+// in appv1.AppServiceSpec, with its rules: a request above its limit is
+// refused in an Activity as in an AppService.
+var activityShared = []string{"resources"}
+
+// shareWithActivity gives the Activity's spec (schema spec) the schema and
+// rules of the AppService's namesakes (appService, the AppService CRD's
+// spec as installed), keeping the generated fields' own descriptions.
+func shareWithActivity(spec, appService *apiextensionsv1.JSONSchemaProps) error {
+	for _, f := range activityShared {
+		generated, ok := spec.Properties[f]
+		if !ok {
+			return fmt.Errorf("the Activity's spec.%s is not in the schema", f)
+		}
+		from, ok := appService.Properties[f]
+		if !ok {
+			return fmt.Errorf("the AppService's spec.%s is not in its CRD", f)
+		}
+		shared := *from.DeepCopy()
+		if a, b := shape(&generated), shape(&shared); a != b {
+			return fmt.Errorf("spec.%s differs in shape between the Activity and the AppService:\n%s\n%s", f, a, b)
+		}
+		shared.Description = generated.Description
+		spec.Properties[f] = shared
+	}
+	return nil
+}
+
+// readSpecSchema reads the spec's schema of the (first version of the)
+// CRD in file.
+func readSpecSchema(file string) (*apiextensionsv1.JSONSchemaProps, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(crd.Spec.Versions) == 0 || crd.Spec.Versions[0].Schema == nil || crd.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
+		return nil, fmt.Errorf("%s: no schema", file)
+	}
+	spec, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	if !ok {
+		return nil, fmt.Errorf("%s: no spec in the schema", file)
+	}
+	return &spec, nil
 }

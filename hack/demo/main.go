@@ -40,6 +40,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -83,11 +85,16 @@ func run(ctx context.Context, t *tour, controller string) error {
 		return errors.New("KUBECONFIG is not set: `make demo` sets it to a local control plane's, or give yours")
 	}
 	if controller != "" {
-		stopController, err := startController(controller)
+		addr, err := freeLoopbackAddr()
+		if err != nil {
+			return err
+		}
+		stopController, err := startController(controller, addr)
 		if err != nil {
 			return err
 		}
 		defer stopController()
+		t.metrics = addr
 		// The first step waits for the CRD to be established; it must
 		// exist for kubectl wait to wait on it.
 		if err := t.eventually(ctx, func() (bool, string, error) {
@@ -100,9 +107,20 @@ func run(ctx context.Context, t *tour, controller string) error {
 	return t.walk(ctx, tourSteps())
 }
 
+// freeLoopbackAddr is a loopback address with a port free now.
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
 // startController runs the controller binary against $KUBECONFIG, its log
-// in a file, and returns the function that stops it with SIGTERM.
-func startController(bin string) (func(), error) {
+// in a file, its /metrics on metricsAddr, and returns the function that
+// stops it with SIGTERM.
+func startController(bin, metricsAddr string) (func(), error) {
 	dir, err := os.MkdirTemp("", "appservice-demo-")
 	if err != nil {
 		return nil, err
@@ -112,9 +130,10 @@ func startController(bin string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	// Metrics and probes off: the tour does not need their ports.
+	// Probes off: the tour does not need their port. Metrics on a free
+	// loopback port, in plain HTTP: the tour shows a few series.
 	cmd := exec.Command(bin, "-kubeconfig", os.Getenv("KUBECONFIG"),
-		"-metrics-bind-address=0", "-health-probe-bind-address=0", "-v=2")
+		"-metrics-bind-address="+metricsAddr, "-metrics-secure=false", "-health-probe-bind-address=0", "-v=2")
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group: Ctrl-C reaches the tour, which stops it in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -147,7 +166,10 @@ type step struct {
 	say   text
 	// before records what check compares with, before the commands run.
 	before func(ctx context.Context, t *tour) error
-	cmds   []command
+	// ownController: the step reads the tour's own controller (its
+	// /metrics), and is skipped when the tour uses one already running.
+	ownController bool
+	cmds          []command
 	// expect is what check asserts, said after it passed.
 	expect text
 	check  func(ctx context.Context, t *tour) error
@@ -158,11 +180,24 @@ type step struct {
 type command struct {
 	args  []string
 	fails bool
+	// series, instead of kubectl: the lines of these series in the
+	// controller's /metrics (the tour's own controller serves it on
+	// loopback).
+	series []string
 }
 
 func kubectl(args ...string) command      { return command{args: args} }
 func kubectlFails(args ...string) command { return command{args: args, fails: true} }
-func (c command) String() string          { return "kubectl " + shellJoin(c.args) }
+
+// scrape shows the series of these names in the controller's /metrics.
+func scrape(names ...string) command { return command{series: names} }
+
+func (c command) String() string {
+	if c.series != nil {
+		return "curl -s http://127.0.0.1:PORT/metrics | grep -E '^(" + strings.Join(c.series, "|") + "){'"
+	}
+	return "kubectl " + shellJoin(c.args)
+}
 
 func (x text) in(lang string) string {
 	if lang == "zh" {
@@ -182,6 +217,9 @@ type tour struct {
 	last []string
 	// marks keeps what a step records before its commands for its check.
 	marks map[string]string
+	// metrics is the /metrics address of the tour's own controller ("":
+	// it uses one already running).
+	metrics string
 }
 
 func newTour(kubectlPath, lang string, out io.Writer, interactive bool) (*tour, error) {
@@ -215,6 +253,11 @@ func (t *tour) walk(ctx context.Context, steps []step) error {
 			return err
 		}
 		fmt.Fprintf(t.out, "\n%s\n%s\n", t.style(bold, fmt.Sprintf("== %d/%d %s", i+1, len(steps), t.say(s.title))), t.say(s.say))
+		if s.ownController && t.metrics == "" {
+			fmt.Fprintln(t.out, t.say(text{"(skipped: it reads the tour's own controller, and this tour uses one already running)",
+				"（跳过：这一步读取演示自己运行的控制器，而这次演示用的是已经在运行的控制器）"}))
+			continue
+		}
 		if err := t.runStep(ctx, s); err != nil {
 			return fmt.Errorf("step %d (%s): %w", i+1, s.title.en, err)
 		}
@@ -241,8 +284,15 @@ func (t *tour) runStep(ctx context.Context, s step) error {
 		}
 	}
 	for _, c := range s.cmds {
-		fmt.Fprintf(t.out, "\n%s\n", t.style(cyan, "$ "+c.String()))
+		shown := c.String()
+		if c.series != nil {
+			shown = strings.Replace(shown, "127.0.0.1:PORT", t.metrics, 1)
+		}
+		fmt.Fprintf(t.out, "\n%s\n", t.style(cyan, "$ "+shown))
 		out, err := t.run(ctx, c.args...)
+		if c.series != nil {
+			out, err = t.scrape(ctx, c.series)
+		}
 		if out != "" {
 			fmt.Fprint(t.out, indent(out))
 		}
@@ -265,6 +315,32 @@ func (t *tour) run(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, t.kubectl, args...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// scrape returns the lines of these series in the controller's /metrics.
+func (t *tour) scrape(ctx context.Context, names []string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+t.metrics+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("/metrics: %d %v", resp.StatusCode, err)
+	}
+	var b strings.Builder
+	for line := range strings.SplitSeq(string(body), "\n") {
+		for _, n := range names {
+			if strings.HasPrefix(line, n+"{") {
+				b.WriteString(line + "\n")
+			}
+		}
+	}
+	return b.String(), nil
 }
 
 // get returns a jsonpath of one object, "" if it does not exist.

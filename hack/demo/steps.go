@@ -498,6 +498,21 @@ func tourSteps() []step {
 			return t.equals(ctx, "appservice/bad-app", "{.metadata.name}", "")
 		},
 	}, {
+		title: text{"Per-app metrics", "每个应用的指标"},
+		say: text{
+			"/metrics has a series for each AppService and Activity, computed from the controller's caches when it is scraped:\n" +
+				"which apps are not Ready and why, which Activities failed (docs/monitoring.md has the alerts and the dashboard).",
+			"/metrics 为每个 AppService 和 Activity 各提供一组序列，抓取时由控制器的缓存算出：\n" +
+				"哪些应用没有 Ready、原因是什么，哪些 Activity 失败了（告警和仪表盘见 docs/zh-CN/monitoring.md）。",
+		},
+		ownController: true,
+		cmds:          []command{scrape("appservice_info", "activity_info")},
+		expect: text{
+			"nginx-app and other-app Ready, shop Stalled (CanaryAborted), sleep-once Succeeded",
+			"nginx-app 和 other-app 为 Ready，shop 为 Stalled（CanaryAborted），sleep-once 为 Succeeded",
+		},
+		check: seriesAsNarrated,
+	}, {
 		title: text{"Delete, and the garbage collector", "删除，以及垃圾回收"},
 		say: text{
 			"Deleting the AppServices and the Activity is all it takes: their children have owner references, so Kubernetes'\n" +
@@ -538,6 +553,21 @@ func (t *tour) event(ctx context.Context, name, reason, want string) error {
 		}
 		return strings.Contains(out, want), fmt.Sprintf("%s Events %q, want one with %q", reason, out, want), nil
 	})
+}
+
+// seriesAsNarrated checks the metrics step: the series it shows say what
+// its narration says.
+func seriesAsNarrated(_ context.Context, t *tour) error {
+	for _, want := range []string{
+		`appservice_info{name="nginx-app",namespace="default",reason="RolloutComplete",state="Ready"} 1`,
+		`appservice_info{name="shop",namespace="default",reason="CanaryAborted",state="Stalled"} 1`,
+		`activity_info{name="sleep-once",namespace="default",prosta="Succeeded"} 1`,
+	} {
+		if !strings.Contains(t.last[0], want) {
+			return fmt.Errorf("/metrics has no %s", want)
+		}
+	}
+	return nil
 }
 
 // promotedThenAborted checks the second canary step: nginx:1.28 promoted,

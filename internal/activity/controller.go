@@ -338,6 +338,9 @@ func (s *activitySync) syncJob(ctx context.Context) (jobRun, error) {
 			return jobRun{gone: !found}, err
 		}
 	}
+	if err := s.serviceAccountExists(ctx, desired); err != nil {
+		return jobRun{}, err
+	}
 	job, err := s.jobs().Ensure(ctx, &s.Sync, desired)
 	if err != nil || job == nil {
 		return jobRun{}, err
@@ -353,6 +356,29 @@ func (s *activitySync) syncJob(ctx context.Context) (jobRun, error) {
 		run.terminated, err = s.terminated(ctx, job)
 	}
 	return run, err
+}
+
+// serviceAccountExists checks, before the Job of desired is created, that
+// the ServiceAccount the spec names exists: without it the Job controller
+// cannot create the Pod, and would retry quietly, the run hanging Pending.
+// A missing one is reported (Stalled, ServiceAccountNotFound) and the sync
+// retried with backoff, so that the run starts once it exists. Read from
+// the API server: the controller caches no ServiceAccount it did not make,
+// and only an Activity not started yet, that names one, asks.
+func (s *activitySync) serviceAccountExists(ctx context.Context, desired *batchv1.Job) error {
+	name := s.act.Spec.ServiceAccountName
+	if name == "" {
+		return nil
+	}
+	if _, found, err := s.c.jobs.Get(desired.Namespace, desired.Name); err != nil || found {
+		return err
+	}
+	_, err := s.c.kubeClient.CoreV1().ServiceAccounts(desired.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return &owner.ChildError{Reason: appv1.ReasonServiceAccountNotFound, Err: fmt.Errorf(
+			"ServiceAccount %s/%s, which spec.serviceAccountName names, does not exist: the run starts once it does", desired.Namespace, name)}
+	}
+	return err
 }
 
 // terminated returns how the command's container ended, read from the

@@ -66,13 +66,15 @@ func NewJob(act *appv1.Activity) *batchv1.Job {
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		WorkingDir:               spec.ExecCwd,
 		Env:                      ActivityEnv(spec.Envs),
+		Resources:                *spec.Resources.DeepCopy(),
 	}
 	if uid, gid, ok := ParseExecUser(spec.ExecUser); ok {
 		container.SecurityContext = &corev1.SecurityContext{RunAsUser: uid, RunAsGroup: gid}
 	}
 	pod := corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever,
-		Containers:    []corev1.Container{container},
+		RestartPolicy:      corev1.RestartPolicyNever,
+		Containers:         []corev1.Container{container},
+		ServiceAccountName: spec.ServiceAccountName,
 	}
 	if spec.Host != "" {
 		pod.NodeSelector = map[string]string{corev1.LabelHostname: spec.Host}

@@ -100,7 +100,7 @@ func NeedsUser(err error) *ChildError {
 		return nil
 	}
 	switch {
-	case ce.Reason == appv1.ReasonResourceExists, ce.Reason == appv1.ReasonRouteAPIMissing,
+	case ce.Reason == appv1.ReasonResourceExists, ce.Reason == appv1.ReasonRouteAPIMissing, ce.Reason == appv1.ReasonServiceAccountNotFound,
 		apierrors.IsInvalid(ce.Err), apierrors.IsForbidden(ce.Err), apierrors.IsBadRequest(ce.Err):
 		return ce
 	}

@@ -106,8 +106,8 @@ func buildJob(act *appv1.Activity) (err error) {
 
 // generateActivity draws an Activity's name and fields near the edges the
 // API server checks in a Job and its Pod: names, user IDs, paths, env var
-// names and values, the deadline and TTL; now and then (bad) from values
-// it refuses.
+// names and values, the deadline and TTL, resources and the ServiceAccount;
+// now and then (bad) from values it refuses.
 func generateActivity(r *specRand) *appv1.Activity {
 	act := &appv1.Activity{ObjectMeta: metav1.ObjectMeta{Name: pick(r, "run", "sleep-once", "a", "0-migrate", strings.Repeat("x", 63))}}
 	if bad(r) {
@@ -172,6 +172,17 @@ func generateActivity(r *specRand) *appv1.Activity {
 		s.TTLSecondsAfterFinished = new(pick(r, int32(0), 100, 2147483647))
 		if bad(r) {
 			s.TTLSecondsAfterFinished = new(int32(-1))
+		}
+	}
+	// Drawn last, so that the draws above keep the values they had.
+	if r.IntN(3) == 0 {
+		// The AppService's resources' pools: the same rules.
+		s.Resources = genResources(r)
+	}
+	if r.IntN(3) == 0 {
+		s.ServiceAccountName = pick(r, "default", "migrator", "ci.runner", strings.Repeat("s", 253))
+		if bad(r) {
+			s.ServiceAccountName = pick(r, "Migrator", "svc_acct", "-a", "a.", strings.Repeat("s", 254))
 		}
 	}
 	return act

@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
@@ -317,4 +318,71 @@ func waitActivityEvent(t *testing.T, ns, name, eventType, reason, msg string) {
 		}
 		return fmt.Errorf("no %s Event %s %q for Activity %s/%s in %d", eventType, reason, msg, ns, name, len(list.Items))
 	})
+}
+
+// TestActivityResourcesAndServiceAccount: in a namespace whose
+// ResourceQuota requires limits, an Activity with resources runs, its Pod
+// with them; an Activity naming a ServiceAccount that does not exist says
+// so (Stalled, ServiceAccountNotFound) instead of hanging Pending, and runs
+// as it once it exists.
+func TestActivityResourcesAndServiceAccount(t *testing.T) {
+	parallel(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	if _, err := kube.CoreV1().ResourceQuotas(ns).Create(ctx, &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "limits-required"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+			corev1.ResourceLimitsCPU: resource.MustParse("4"), corev1.ResourceLimitsMemory: resource.MustParse("4Gi"),
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	limits := corev1.ResourceRequirements{Limits: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi"),
+	}}
+	createActivity(t, ns, "bounded", appv1.ActivitySpec{Command: "true", Resources: limits})
+	waitActivity(t, ns, "bounded", appv1.ActivitySucceeded)
+	job, err := kube.BatchV1().Jobs(ns).Get(ctx, "bounded", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := job.Spec.Template.Spec.Containers[0].Resources.Limits; !got.Cpu().Equal(resource.MustParse("500m")) || !got.Memory().Equal(resource.MustParse("256Mi")) {
+		t.Errorf("the Job's container limits %v, want the spec's", got)
+	}
+
+	createActivity(t, ns, "as-runner", appv1.ActivitySpec{Command: "true", ServiceAccountName: "runner", Resources: limits})
+	eventually(t, time.Minute, func() error {
+		act, err := apps.AppV1().Activities(ns).Get(ctx, "as-runner", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(act.Status.Conditions, appv1.ConditionStalled)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != appv1.ReasonServiceAccountNotFound || act.Status.Prosta != appv1.ActivityPending {
+			return fmt.Errorf("Activity %s, Stalled %+v; want Pending, Stalled for ServiceAccountNotFound", act.Status.Prosta, c)
+		}
+		return nil
+	})
+	waitActivityEvent(t, ns, "as-runner", corev1.EventTypeWarning, appv1.ReasonServiceAccountNotFound, "runner, which spec.serviceAccountName names, does not exist")
+	if _, err := kube.BatchV1().Jobs(ns).Get(ctx, "as-runner", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a Job before its ServiceAccount exists: %v", err)
+	}
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "runner"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Retried with backoff: within a minute or so.
+	eventually(t, 3*time.Minute, func() error {
+		act, err := apps.AppV1().Activities(ns).Get(ctx, "as-runner", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if act.Status.Prosta != appv1.ActivitySucceeded {
+			return fmt.Errorf("Activity %s, want Succeeded once its ServiceAccount exists", act.Status.Prosta)
+		}
+		return nil
+	})
+	if job, err := kube.BatchV1().Jobs(ns).Get(ctx, "as-runner", metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if sa := job.Spec.Template.Spec.ServiceAccountName; sa != "runner" {
+		t.Errorf("the Job's Pods run as %q, want runner", sa)
+	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package v1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -126,6 +127,22 @@ type ActivitySpec struct {
 	// +kubebuilder:validation:items:XValidation:rule="self.matches('^[ -<>-~]+=')",message="must be NAME=value, the name printable ASCII characters other than '='"
 	// +kubebuilder:validation:XValidation:rule="self.all(e, e.indexOf('=') < 1 || self.exists_one(f, f.startsWith(e.substring(0, e.indexOf('=') + 1))))",message="each name may appear only once"
 	Envs []string `json:"envs,omitempty"`
+
+	// Resources are the compute resources of the command's container
+	// (core/v1 Container.resources): in a namespace whose ResourceQuota
+	// requires limits, a Pod without them is refused. The rules are an
+	// AppService's resources' (hack/crdtrim copies them).
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// ServiceAccountName is the ServiceAccount the command's Pod runs as
+	// (core/v1 PodSpec.serviceAccountName); unset, the namespace's default
+	// one. While it does not exist, the run waits (Stalled,
+	// ServiceAccountNotFound) instead of starting.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// ActiveDeadlineSeconds bounds the run (the Job's
 	// activeDeadlineSeconds): a command still running after it is stopped,

@@ -323,7 +323,7 @@ type AppServiceSpec struct {
 	// below, and those for hugepages and extended resources, too long for a
 	// marker line, in config/crd/patches/long-rules.yaml.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="!has(self.claims) || size(self.claims) == 0",message="resource claims are not supported: the AppService's Pods declare no resource claims",fieldPath=".claims"
+	// +kubebuilder:validation:XValidation:rule="!has(self.claims) || size(self.claims) == 0",message="resource claims are not supported: the controller's Pods declare none",fieldPath=".claims"
 	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.requests.all(k, !(k in self.limits) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="each request must be less than or equal to its limit",fieldPath=".requests"
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 

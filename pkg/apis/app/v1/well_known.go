@@ -269,4 +269,8 @@ const (
 	// ReasonJobDeleted: the Job was deleted before the command finished.
 	// The Activity fails rather than run the command a second time.
 	ReasonJobDeleted = "JobDeleted"
+	// ReasonServiceAccountNotFound: the ServiceAccount spec.serviceAccountName
+	// names does not exist; the run starts once it does (Stalled until
+	// then).
+	ReasonServiceAccountNotFound = "ServiceAccountNotFound"
 )

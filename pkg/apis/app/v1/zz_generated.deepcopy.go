@@ -101,6 +101,7 @@ func (in *ActivitySpec) DeepCopyInto(out *ActivitySpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	in.Resources.DeepCopyInto(&out.Resources)
 	if in.ActiveDeadlineSeconds != nil {
 		in, out := &in.ActiveDeadlineSeconds, &out.ActiveDeadlineSeconds
 		*out = new(int64)

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1
 
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
 // ActivitySpecApplyConfiguration represents a declarative configuration of the ActivitySpec type for use
 // with apply.
 //
@@ -53,6 +57,16 @@ type ActivitySpecApplyConfiguration struct {
 	// twice compares every pair, and these bounds keep its cost within the
 	// API server's CEL budget.
 	Envs []string `json:"envs,omitempty"`
+	// Resources are the compute resources of the command's container
+	// (core/v1 Container.resources): in a namespace whose ResourceQuota
+	// requires limits, a Pod without them is refused. The rules are an
+	// AppService's resources' (hack/crdtrim copies them).
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// ServiceAccountName is the ServiceAccount the command's Pod runs as
+	// (core/v1 PodSpec.serviceAccountName); unset, the namespace's default
+	// one. While it does not exist, the run waits (Stalled,
+	// ServiceAccountNotFound) instead of starting.
+	ServiceAccountName *string `json:"serviceAccountName,omitempty"`
 	// ActiveDeadlineSeconds bounds the run (the Job's
 	// activeDeadlineSeconds): a command still running after it is stopped,
 	// and the Activity Fails with reason DeadlineExceeded. Unset, no bound.
@@ -118,6 +132,22 @@ func (b *ActivitySpecApplyConfiguration) WithEnvs(values ...string) *ActivitySpe
 	for i := range values {
 		b.Envs = append(b.Envs, values[i])
 	}
+	return b
+}
+
+// WithResources sets the Resources field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Resources field is set to the value of the last call.
+func (b *ActivitySpecApplyConfiguration) WithResources(value corev1.ResourceRequirements) *ActivitySpecApplyConfiguration {
+	b.Resources = &value
+	return b
+}
+
+// WithServiceAccountName sets the ServiceAccountName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceAccountName field is set to the value of the last call.
+func (b *ActivitySpecApplyConfiguration) WithServiceAccountName(value string) *ActivitySpecApplyConfiguration {
+	b.ServiceAccountName = &value
 	return b
 }
 
