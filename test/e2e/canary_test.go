@@ -292,8 +292,14 @@ func TestCanaryRestart(t *testing.T) {
 	waitCanaryDone(t, ns, name)
 	checkCanaryGone(t, ns, name)
 	// Each edge once (a pause begun again would show a second start), in
-	// order, none skipped.
-	if got, want := edges(), []string{"0@0%", "0@10%", "1@10%", "1@50%", "2@50%", "2@100%", "3@100%"}; !slices.Equal(got, want) {
+	// order, none skipped. The last step has no pause: its promotion
+	// follows its weight at once, so the kill after 2@100% may fall
+	// between the promotion's Deployment write and its status write; the
+	// next process then finds the stable Pods on the canary's template and,
+	// once they have rolled out, ends the canary without ever recording
+	// 3@100% (the route kept 100% until then: the weights below).
+	want := []string{"0@0%", "0@10%", "1@10%", "1@50%", "2@50%", "2@100%", "3@100%"}
+	if got := edges(); !slices.Equal(got, want) && !slices.Equal(got, want[:6]) {
 		t.Errorf("the canary's edges went %v, want %v", got, want)
 	}
 	eventually(t, 30*time.Second, func() error {
