@@ -118,7 +118,7 @@ func (s *appSync) canaryService() *corev1.Service {
 func (s *appSync) syncDeployments(ctx context.Context, desired *appsv1.Deployment) (*appsv1.Deployment, error) {
 	stable, err := s.deployments().Ensure(ctx, &s.Sync, desired)
 	if c := s.canaryDeployment(desired); c != nil {
-		_, canaryErr := s.deployments().Ensure(ctx, &s.Sync, c)
+		_, canaryErr := s.canaryDeployments().Ensure(ctx, &s.Sync, c)
 		err = errors.Join(err, canaryErr)
 	}
 	return stable, err

@@ -47,18 +47,14 @@ func (s *appSync) serviceAccounts() owner.ChildKind[*corev1.ServiceAccount] {
 // children.AutoscaledReplicas). Suspended, it is 0, whoever scaled it.
 // While a canary runs a new template, the Deployment keeps the one its
 // Pods run (children.HoldTemplate). A template change is marked with why
-// it happens (configrollout.Mark). The canary's own Deployment (canary.go)
-// has the replica count its decision gives.
+// it happens (configrollout.Mark). The canary's own Deployment is
+// canaryDeployments'.
 func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
 	autoscaled := children.Autoscaled(s.as)
-	canaryName := children.CanaryName(s.as)
 	return owner.ChildKind[*appsv1.Deployment]{
 		Name: "Deployment", Client: s.c.kubeClient.AppsV1().Deployments(s.as.Namespace),
 		Cache: s.c.deployments,
 		Diff: func(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
-			if desired.Name == canaryName {
-				return children.UpdateDeployment(live, desired)
-			}
 			if autoscaled {
 				desired = desired.DeepCopy()
 				desired.Spec.Replicas = children.AutoscaledReplicas(s.as, live.Spec.Replicas)
@@ -71,6 +67,15 @@ func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
 			return updated, changed
 		},
 	}
+}
+
+// canaryDeployments: the canary's Deployment (canary.go), a Deployment of
+// the same cache whose replica count is the canary decision's, and whose
+// template is the spec's, as written.
+func (s *appSync) canaryDeployments() owner.ChildKind[*appsv1.Deployment] {
+	k := s.deployments()
+	k.Diff = children.UpdateDeployment
+	return k
 }
 
 func (s *appSync) services() owner.ChildKind[*corev1.Service] {

@@ -51,7 +51,7 @@ func Suspended(as *appv1.AppService) bool {
 // autoscaler's minimum.
 func AutoscaledReplicas(as *appv1.AppService, live *int32) *int32 {
 	if live == nil || *live == 0 {
-		return desiredReplicas(as)
+		return DesiredReplicas(as)
 	}
 	return new(*live)
 }

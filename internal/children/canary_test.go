@@ -19,6 +19,7 @@ package children
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -148,5 +149,36 @@ func TestTemplateChanges(t *testing.T) {
 	updated, fields = UpdateDeployment(live, NewDeployment(imageOnly))
 	if held, kept := HoldTemplate(live, updated, fields); held != nil {
 		t.Errorf("HoldTemplate of a template change alone: %v, want no update", kept)
+	}
+}
+
+// TestCanaryCached: the canary's children, as the caches keep them
+// (Trim), still carry the canary's labels, so that a sync finds them in
+// line and writes nothing.
+func TestCanaryCached(t *testing.T) {
+	as := fixtures.AppService()
+	desired := NewCanaryDeployment(as, NewDeployment(as), 1)
+	cached, err := Trim(desired.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := Decode[*appsv1.Deployment](cached.(*Cached))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, changed := UpdateDeployment(live, desired); changed != nil {
+		t.Errorf("the cached canary Deployment differs from the one it was made from: %v", changed)
+	}
+	svc := NewCanaryService(as)
+	cached, err = Trim(svc.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	liveSvc, err := Decode[*corev1.Service](cached.(*Cached))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, changed := UpdateService(liveSvc, svc); changed != nil {
+		t.Errorf("the cached canary Service differs from the one it was made from: %v", changed)
 	}
 }

@@ -73,7 +73,7 @@ func NewDeployment(as *appv1.AppService) *appsv1.Deployment {
 			OwnerReferences: []metav1.OwnerReference{*NewControllerRef(as)},
 		},
 		Spec: appsv1.DeploymentSpec{
-			Replicas:                desiredReplicas(as),
+			Replicas:                DesiredReplicas(as),
 			Strategy:                newStrategy(as.Spec.Strategy),
 			MinReadySeconds:         orDefault(as.Spec.MinReadySeconds, 0),
 			RevisionHistoryLimit:    new(orDefault(as.Spec.RevisionHistoryLimit, defaultRevisionHistoryLimit)),
@@ -199,12 +199,12 @@ func orDefault[T int32 | int64](p *T, d T) T {
 	return *p
 }
 
-// desiredReplicas is spec.size, or 1 when the field is unset (the CRD
+// DesiredReplicas is spec.size, or 1 when the field is unset (the CRD
 // defaults it, but an object written before the default existed may lack it).
 // While autoscaling it is minReplicas, the count the Deployment starts with:
 // the controller keeps the autoscaler's count after that (see
 // AutoscaledReplicas). Suspended, it is 0.
-func desiredReplicas(as *appv1.AppService) *int32 {
+func DesiredReplicas(as *appv1.AppService) *int32 {
 	if Suspended(as) {
 		return new(int32(0))
 	}

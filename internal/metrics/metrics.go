@@ -21,9 +21,10 @@ limitations under the License.
 // and the series of each AppService and Activity, read from the listers
 // at scrape time (objects.go).
 //
-// It may import internal/version (the build info), the API's types
-// (pkg/apis/app/v1) and the generated listers (pkg/generated/...) of this
-// repository, and nothing else of it.
+// It may import internal/version (the build info), internal/children (what
+// an AppService asks for), the API's types (pkg/apis/app/v1) and the
+// generated listers (pkg/generated/...) of this repository, and nothing
+// else of it.
 package metrics
 
 import (

@@ -27,6 +27,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 
+	"example.com/appservice-controller/internal/children"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	listers "example.com/appservice-controller/pkg/generated/listers/app/v1"
 )
@@ -38,16 +39,6 @@ import (
 // and name and values the controller defines (a state, a condition's
 // reason, a phase); nothing else of the user's data (no image, no label),
 // so that a series per object and metric is all there is.
-
-// AppService states, the value of appservice_info's state label: the
-// kstatus conditions that are True (Stalled before Reconciling before
-// Ready), or Unknown before the controller wrote any.
-const (
-	StateReady       = "Ready"
-	StateReconciling = "Reconciling"
-	StateStalled     = "Stalled"
-	StateUnknown     = "Unknown"
-)
 
 var (
 	// nameLabels are the labels every per-object series has.
@@ -144,9 +135,9 @@ func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 	}
 	for _, as := range appServices {
 		ns, name := as.Namespace, as.Name
-		state, reason := AppServiceState(as)
+		state, reason := appServiceState(as)
 		gauge(appServiceInfo, 1, ns, name, state, reason)
-		gauge(appServiceSpecReplicas, float64(specReplicas(as)), ns, name)
+		gauge(appServiceSpecReplicas, float64(*children.DesiredReplicas(as)), ns, name)
 		gauge(appServiceReadyReplicas, float64(as.Status.ReadyReplicas), ns, name)
 		gauge(appServiceGenerationLag, float64(max(0, as.Generation-as.Status.ObservedGeneration)), ns, name)
 		gauge(appServiceSuspended, boolValue(as.Spec.Suspend != nil && *as.Spec.Suspend), ns, name)
@@ -174,33 +165,17 @@ func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 	}
 }
 
-// AppServiceState is an AppService's state and its reason, as
+// appServiceState is an AppService's state and its reason, as
 // appservice_info labels them: Stalled, Reconciling or Ready, whichever of
 // those conditions is True first in that order, with its reason; Unknown
 // (reason None) when none is.
-func AppServiceState(as *appv1.AppService) (state, reason string) {
+func appServiceState(as *appv1.AppService) (state, reason string) {
 	for _, typ := range []string{appv1.ConditionStalled, appv1.ConditionReconciling, appv1.ConditionReady} {
 		if c := meta.FindStatusCondition(as.Status.Conditions, typ); c != nil && c.Status == metav1.ConditionTrue {
 			return typ, c.Reason
 		}
 	}
-	return StateUnknown, "None"
-}
-
-// specReplicas is what the AppService asks for (appservice_spec_replicas).
-func specReplicas(as *appv1.AppService) int32 {
-	switch {
-	case as.Spec.Suspend != nil && *as.Spec.Suspend:
-		return 0
-	case as.Spec.Autoscaling != nil:
-		if m := as.Spec.Autoscaling.MinReplicas; m != nil {
-			return *m
-		}
-		return 1
-	case as.Spec.Size != nil:
-		return *as.Spec.Size
-	}
-	return 1
+	return "Unknown", "None"
 }
 
 func boolValue(b bool) float64 {

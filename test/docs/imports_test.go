@@ -41,7 +41,7 @@ var mayImport = map[string][]string{
 	"internal/configrollout": {"pkg/apis/app/v1"},
 	"internal/canary":        {"pkg/apis/app/v1"},
 	"internal/fixtures":      {"pkg/apis/app/v1"},
-	"internal/metrics":       {"internal/version", "pkg/apis/app/v1", "pkg/generated/..."},
+	"internal/metrics":       {"internal/version", "internal/children", "pkg/apis/app/v1", "pkg/generated/..."},
 	"internal/leader":        {},
 	"internal/servers":       {},
 	"internal/version":       {},
