@@ -20,7 +20,13 @@ limitations under the License.
 // authorizes).
 //
 // It imports nothing of this repository: main.go gives it the clients and
-// the probes' checks.
+// the probes' checks. Nor does it import k8s.io/apiserver, whose healthz
+// handlers, delegating authenticator and authorizer and certificate
+// reloader would link 255 more packages (CEL, gRPC, OpenTelemetry) and
+// double the binary, whose mapped pages are most of an idle controller's
+// memory: the probes (probes.go), the token and access reviews (auth.go)
+// and the certificate (metricsTLS) are the same protocols, written for the
+// little this server needs of them.
 package servers
 
 import (
@@ -31,19 +37,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/endpoints/filters"
-	"k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
-	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
 	certutil "k8s.io/client-go/util/cert"
@@ -69,30 +69,30 @@ type Options struct {
 	Profiling bool
 }
 
-// Probes answers the kubelet with k8s.io/apiserver's healthz handlers:
-// /readyz once the informer caches have synced (a replica that is not the
-// leader is ready too: it is a warm standby), /healthz unless leader
-// election's renewal is stuck. Each check is also served on its own
-// (/readyz/informer-sync), and ?verbose lists them all.
+// Probes answers the kubelet as the Kubernetes components answer it
+// (probes.go): /readyz once the informer caches have synced (a replica
+// that is not the leader is ready too: it is a warm standby), /healthz
+// unless leader election's renewal is stuck. Each check is also served on
+// its own (/readyz/informer-sync), and ?verbose lists them all.
 type Probes struct {
 	cachesSynced atomic.Bool
 	// leader fails when this replica leads but has not renewed its lease
 	// in time; nil without leader election.
-	leader healthz.HealthChecker
+	leader Check
 }
 
-func (p *Probes) liveness() []healthz.HealthChecker {
-	checks := []healthz.HealthChecker{healthz.PingHealthz}
+func (p *Probes) liveness() []Check {
+	checks := []Check{ping}
 	if p.leader != nil {
 		checks = append(checks, p.leader)
 	}
 	return checks
 }
 
-func (p *Probes) readiness() []healthz.HealthChecker {
-	return []healthz.HealthChecker{
-		healthz.PingHealthz,
-		healthz.NamedCheck("informer-sync", func(*http.Request) error {
+func (p *Probes) readiness() []Check {
+	return []Check{
+		ping,
+		NamedCheck("informer-sync", func(*http.Request) error {
 			if !p.cachesSynced.Load() {
 				return errors.New("informer caches have not synced yet")
 			}
@@ -152,8 +152,8 @@ func Start(ctx context.Context, o Options, kube kubernetes.Interface, p *Probes)
 
 func probesHandler(p *Probes) http.Handler {
 	mux := http.NewServeMux()
-	healthz.InstallHandler(mux, p.liveness()...)
-	healthz.InstallReadyzHandler(mux, p.readiness()...)
+	installChecks(mux, "healthz", p.liveness())
+	installChecks(mux, "readyz", p.readiness())
 	return mux
 }
 
@@ -192,10 +192,10 @@ func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConf
 // kube-controller-manager's --profiling does). Secured, as kube-controller-manager
 // secures its own, callers must present a bearer token, which the API server
 // authenticates (TokenReview), and be allowed to get the non-resource URL
-// /metrics (SubjectAccessReview): k8s.io/apiserver's delegating
-// authenticator and authorizer do both, and cache the answers for 10 s.
-// Anything else gets 401 or 403. A caller allowed /metrics is not allowed
-// the profiles: those are further non-resource URLs, /debug/pprof/*.
+// /metrics (SubjectAccessReview); the answers are cached for 10 s
+// (auth.go). Anything else gets 401 or 403. A caller allowed /metrics is
+// not allowed the profiles: those are further non-resource URLs,
+// /debug/pprof/*.
 func metricsHandler(kube kubernetes.Interface, secure, profiling bool) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
@@ -209,36 +209,8 @@ func metricsHandler(kube kubernetes.Interface, secure, profiling bool) (http.Han
 	if !secure {
 		return mux, nil
 	}
-	// The retries of k8s.io/apiserver's DefaultAuthWebhookRetryBackoff (its
-	// options package, which would bring the whole generic server along).
-	backoff := &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
-	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-		TokenAccessReviewClient:  kube.AuthenticationV1(),
-		TokenAccessReviewTimeout: 10 * time.Second,
-		WebhookRetryBackoff:      backoff,
-		CacheTTL:                 10 * time.Second,
-	}.New()
-	if err != nil {
-		return nil, fmt.Errorf("metrics authentication: %w", err)
-	}
-	authz, err := authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: kube.AuthorizationV1(),
-		AllowCacheTTL:             10 * time.Second,
-		DenyCacheTTL:              10 * time.Second,
-		WebhookRetryBackoff:       backoff,
-	}.New()
-	if err != nil {
-		return nil, fmt.Errorf("metrics authorization: %w", err)
-	}
-	var h http.Handler = mux
-	h = filters.WithAuthorization(h, authz, scheme.Codecs)
-	h = filters.WithAuthentication(h, authn, filters.Unauthorized(scheme.Codecs), nil, nil)
-	// The filters read the request's verb and path from its RequestInfo.
-	h = filters.WithRequestInfo(h, &request.RequestInfoFactory{
-		APIPrefixes:          sets.NewString("api", "apis"),
-		GrouplessAPIPrefixes: sets.NewString("api"),
-	})
-	return h, nil
+	return newReviews(kube.AuthenticationV1().TokenReviews(), kube.AuthorizationV1().SubjectAccessReviews(),
+		10*time.Second).protect(mux), nil
 }
 
 // metricsTLS returns the metrics server's TLS configuration: the
@@ -248,29 +220,78 @@ func metricsHandler(kube kubernetes.Interface, secure, profiling bool) (http.Han
 // does. HTTP/2 is off: scrapers do not need it, and it has been a
 // denial-of-service vector (CVE-2023-44487).
 func metricsTLS(ctx context.Context, certFile, keyFile string) (*tls.Config, error) {
-	var cert dynamiccertificates.CertKeyContentProvider
-	if certFile != "" {
-		files, err := dynamiccertificates.NewDynamicServingContentFromFiles("metrics-serving-cert", certFile, keyFile)
-		if err != nil {
-			return nil, err
-		}
-		go files.Run(ctx, 1)
-		cert = files
-	} else {
+	config := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+	if certFile == "" {
 		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1")}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("self-signed metrics certificate: %w", err)
 		}
-		if cert, err = dynamiccertificates.NewStaticCertKeyContent("self-signed", certPEM, keyPEM); err != nil {
-			return nil, err
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("self-signed metrics certificate: %w", err)
+		}
+		config.Certificates = []tls.Certificate{cert}
+		return config, nil
+	}
+	files := &certFiles{cert: certFile, key: keyFile, logger: klog.FromContext(ctx)}
+	if _, err := files.get(nil); err != nil {
+		return nil, err
+	}
+	config.GetCertificate = files.get
+	return config, nil
+}
+
+// certFiles is a serving certificate read from two files, and read again
+// at the first handshake after either changed (its modification time or
+// size: a Secret's volume swaps both files at once). A pair that does not
+// load, such as one caught between the two files' writes, keeps the
+// previous certificate in use until the next change.
+type certFiles struct {
+	cert, key string
+	logger    klog.Logger
+
+	mu      sync.Mutex
+	stamp   string
+	current *tls.Certificate
+}
+
+func (f *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	stamp, err := fileStamp(f.cert, f.key)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err == nil && stamp == f.stamp {
+		return f.current, nil
+	}
+	if err == nil {
+		var cert tls.Certificate
+		if cert, err = tls.LoadX509KeyPair(f.cert, f.key); err == nil {
+			if f.current != nil {
+				f.logger.Info("Metrics serving certificate changed: loaded", "certFile", f.cert)
+			}
+			f.stamp, f.current = stamp, &cert
+			return f.current, nil
 		}
 	}
-	base := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
-	certs := dynamiccertificates.NewDynamicServingCertificateController(base, nil, cert, nil, nil)
-	cert.AddListener(certs)
-	if err := certs.RunOnce(); err != nil {
-		return nil, fmt.Errorf("metrics certificate: %w", err)
+	if f.current == nil {
+		return nil, fmt.Errorf("metrics serving certificate: %w", err)
 	}
-	go certs.Run(1, ctx.Done())
-	return &tls.Config{MinVersion: base.MinVersion, NextProtos: base.NextProtos, GetConfigForClient: certs.GetConfigForClient}, nil
+	if f.stamp != stamp {
+		// Logged once per change, not per handshake.
+		f.stamp = stamp
+		f.logger.Error(err, "Metrics serving certificate changed but does not load: serving the previous one", "certFile", f.cert)
+	}
+	return f.current, nil
+}
+
+// fileStamp is what changes when any of the files is written or replaced.
+func fileStamp(paths ...string) (string, error) {
+	var b strings.Builder
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "%s %d %d;", p, fi.ModTime().UnixNano(), fi.Size())
+	}
+	return b.String(), nil
 }

@@ -30,7 +30,6 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -42,11 +41,11 @@ import (
 // only when leader election's renewal check does; each check answers on its
 // own path, and ?verbose names them.
 func TestProbes(t *testing.T) {
-	stuck := healthz.NamedCheck("leaderElection", func(*http.Request) error { return errors.New("lease not renewed") })
+	stuck := NamedCheck("leaderElection", func(*http.Request) error { return errors.New("lease not renewed") })
 	tests := []struct {
 		name     string
 		synced   bool
-		leader   healthz.HealthChecker
+		leader   Check
 		path     string
 		want     int
 		wantBody string
@@ -63,6 +62,11 @@ func TestProbes(t *testing.T) {
 		{name: "renewal stuck, verbose", synced: true, leader: stuck, path: "/healthz?verbose",
 			want: http.StatusInternalServerError, wantBody: "[-]leaderElection failed"},
 		{name: "renewal stuck, still ready", synced: true, leader: stuck, path: "/readyz", want: http.StatusOK},
+		{name: "renewal stuck, its own path", synced: true, leader: stuck, path: "/healthz/leaderElection",
+			want: http.StatusInternalServerError, wantBody: "lease not renewed"},
+		{name: "renewal stuck, excluded", synced: true, leader: stuck, path: "/healthz?exclude=leaderElection&verbose",
+			want: http.StatusOK, wantBody: "[+]leaderElection excluded: ok"},
+		{name: "ping", path: "/readyz/ping", want: http.StatusOK, wantBody: "ok"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,7 +172,7 @@ func TestSecureMetrics(t *testing.T) {
 	})
 	apiServer := httptest.NewServer(api)
 	defer apiServer.Close()
-	kube := kubernetes.NewForConfigOrDie(&rest.Config{Host: apiServer.URL})
+	kube := kubernetes.NewForConfigOrDie(&rest.Config{Host: apiServer.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	h, err := metricsHandler(kube, true, true)
 	if err != nil {
 		t.Fatal(err)

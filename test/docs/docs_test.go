@@ -130,7 +130,6 @@ var docPackages = map[string]string{
 	"apierrors":        "k8s.io/apimachinery/pkg/api/errors",
 	"wait":             "k8s.io/apimachinery/pkg/util/wait",
 	"klog":             "k8s.io/klog/v2",
-	"healthz":          "k8s.io/apiserver/pkg/server/healthz",
 	"status":           "sigs.k8s.io/cli-utils/pkg/kstatus/status",
 	"children":         "example.com/appservice-controller/internal/children",
 	"owner":            "example.com/appservice-controller/internal/owner",

@@ -115,3 +115,29 @@ func allows(allowed []string, dep string) bool {
 	}
 	return false
 }
+
+// notLinked are modules the controller's binary must not link, and why:
+// each is big for the little the controller would use of it, and an idle
+// controller's memory is mostly its binary's mapped pages (BENCHMARKS.md,
+// "The peer"). k8s.io/apiserver's healthz, delegating authentication and
+// authorization and certificate reloader (for -metrics-secure) bring CEL,
+// gRPC and OpenTelemetry's SDK along, 255 packages that doubled the binary;
+// internal/servers speaks the same protocols itself. controller-runtime is
+// the benchmark's peer (test/bench/peer), not a dependency.
+var notLinked = []string{"k8s.io/apiserver", "github.com/google/cel-go", "google.golang.org/grpc",
+	"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "sigs.k8s.io/controller-runtime"}
+
+// TestBinaryDependencies holds the controller's binary to notLinked.
+func TestBinaryDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for dep := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		for _, m := range notLinked {
+			if dep == m || strings.HasPrefix(dep, m+"/") {
+				t.Errorf("the controller links %s (of %s): see notLinked for why it must not; `go mod why -m %s` says who brings it", dep, m, m)
+			}
+		}
+	}
+}
