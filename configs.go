@@ -74,8 +74,8 @@ const (
 // read; the others are in neither index.
 var configIndexers = cache.Indexers{
 	configRefIndex: func(obj any) ([]string, error) {
-		as, ok := obj.(*appv1.AppService)
-		if !ok {
+		as := indexedAppService(obj)
+		if as == nil {
 			return nil, nil
 		}
 		refs := children.ConfigRefs(as)
@@ -86,11 +86,24 @@ var configIndexers = cache.Indexers{
 		return keys, nil
 	},
 	configNamespaceIndex: func(obj any) ([]string, error) {
-		if as, ok := obj.(*appv1.AppService); ok && len(children.ConfigRefs(as)) > 0 {
+		if as := indexedAppService(obj); as != nil && len(children.ConfigRefs(as)) > 0 {
 			return []string{as.Namespace}, nil
 		}
 		return nil, nil
 	},
+}
+
+// indexedAppService is the AppService the cache holds as obj, decoded (an
+// index function that returned an error would stop the process: an
+// AppService that cannot be decoded, which only a bug could make, is
+// reported and left out of the indexes).
+func indexedAppService(obj any) *appv1.AppService {
+	as, err := decodeAppService(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return nil
+	}
+	return as
 }
 
 // configKinds are the watched kinds, by the name children.ConfigRef gives
@@ -286,8 +299,8 @@ func (w *configWatch) observeKey(key configKey, version string, deleted bool) {
 	}
 	w.mu.Unlock()
 	for _, obj := range readers {
-		if as, ok := obj.(*appv1.AppService); ok {
-			w.enqueue(cache.ObjectName{Namespace: as.Namespace, Name: as.Name})
+		if name, err := cache.ObjectToName(obj); err == nil {
+			w.enqueue(name)
 		}
 	}
 }

@@ -127,7 +127,7 @@ func NewController(
 	c := &Controller{
 		kubeClient:        kubeClient,
 		appClient:         appClient,
-		appServicesLister: appServiceInformer.Lister(),
+		appServicesLister: newAppServiceLister(appServiceInformer.Informer()),
 		cachesSynced:      []cache.InformerSynced{appServiceInformer.Informer().HasSynced},
 		queue:             owner.NewQueue("appservices"),
 		recorder:          recorder,

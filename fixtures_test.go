@@ -339,8 +339,13 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 		}
 		fixtures.MustAdd(f.t, informer.Informer().GetIndexer(), trimmed(f.t, o))
 	}
+	// The AppServices as the informer's transform caches them: encoded.
 	for _, as := range f.appServices {
-		fixtures.MustAdd(f.t, appServices.Informer().GetIndexer(), as)
+		cached, err := cacheAppService(as.DeepCopy())
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		fixtures.MustAdd(f.t, appServices.Informer().GetIndexer(), cached)
 	}
 	return c
 }

@@ -228,7 +228,7 @@ func run(ctx context.Context, o options) error {
 	}
 	defer stopServers()
 	if o.installCRD {
-		if err := ensureCRDs(ctx, c.crds, o.crdTimeout); err != nil {
+		if err := ensureCRDs(ctx, c.crds, c.metadata, o.crdTimeout); err != nil {
 			return fmt.Errorf("installing the CRDs: %w", err)
 		}
 	}
@@ -249,7 +249,7 @@ func run(ctx context.Context, o options) error {
 	// this process leads and its caches have synced.
 	var leading atomic.Bool
 	appServices, acts := f.apps.App().V1().AppServices(), f.apps.App().V1().Activities()
-	metrics.ReportObjects(metrics.Objects{AppServices: appServices.Lister(), Activities: acts.Lister(), Logger: klog.FromContext(ctx),
+	metrics.ReportObjects(metrics.Objects{AppServices: newAppServiceLister(appServices.Informer()), Activities: acts.Lister(), Logger: klog.FromContext(ctx),
 		Active: func() bool {
 			return leading.Load() && appServices.Informer().HasSynced() && acts.Informer().HasSynced()
 		}})
@@ -426,7 +426,8 @@ type informerFactories struct {
 // controller reads of them (children.Trim: the owned fields, the metadata
 // claiming needs, the status it reports). The AppServices are kept whole
 // but for their managedFields, which the controller never reads, and
-// which in a big cluster are a large share of an object's size.
+// which in a big cluster are a large share of an object's size, and
+// encoded (appservices.go).
 func newInformerFactories(c *clients, o options) informerFactories {
 	return informerFactories{
 		kube: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, o.resync,
@@ -443,7 +444,7 @@ func newInformerFactories(c *clients, o options) informerFactories {
 		),
 		apps: informers.NewSharedInformerFactoryWithOptions(c.apps, o.resync,
 			informers.WithNamespace(o.namespace),
-			informers.WithTransform(stripManagedFields),
+			informers.WithTransform(cacheAppService),
 		),
 		gateway: gatewayinformers.NewSharedInformerFactoryWithOptions(c.gateway, o.resync,
 			gatewayinformers.WithNamespace(o.namespace),

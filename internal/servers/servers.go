@@ -128,10 +128,7 @@ func (p *Probes) ReadyWhenSynced(ctx context.Context, synced ...cache.InformerSy
 // and the metrics (see metricsHandler) until the returned function is
 // called. Both listen before it returns: a port in use is an error here.
 func Start(ctx context.Context, o Options, kube kubernetes.Interface, p *Probes) (stop func(), err error) {
-	metrics, err := metricsHandler(kube, o.MetricsSecure, o.Profiling)
-	if err != nil {
-		return nil, err
-	}
+	metrics := metricsHandler(kube, o.MetricsSecure, o.Profiling)
 	var metricsTLSConfig *tls.Config
 	if o.MetricsSecure && o.MetricsAddr != "0" && o.MetricsAddr != "" {
 		if metricsTLSConfig, err = metricsTLS(ctx, o.MetricsCertFile, o.MetricsKeyFile); err != nil {
@@ -196,7 +193,7 @@ func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConf
 // (auth.go). Anything else gets 401 or 403. A caller allowed /metrics is
 // not allowed the profiles: those are further non-resource URLs,
 // /debug/pprof/*.
-func metricsHandler(kube kubernetes.Interface, secure, profiling bool) (http.Handler, error) {
+func metricsHandler(kube kubernetes.Interface, secure, profiling bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
 	if profiling {
@@ -207,10 +204,10 @@ func metricsHandler(kube kubernetes.Interface, secure, profiling bool) (http.Han
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	if !secure {
-		return mux, nil
+		return mux
 	}
 	return newReviews(kube.AuthenticationV1().TokenReviews(), kube.AuthorizationV1().SubjectAccessReviews(),
-		10*time.Second).protect(mux), nil
+		10*time.Second).protect(mux)
 }
 
 // metricsTLS returns the metrics server's TLS configuration: the

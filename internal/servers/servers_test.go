@@ -173,10 +173,7 @@ func TestSecureMetrics(t *testing.T) {
 	apiServer := httptest.NewServer(api)
 	defer apiServer.Close()
 	kube := kubernetes.NewForConfigOrDie(&rest.Config{Host: apiServer.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
-	h, err := metricsHandler(kube, true, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := metricsHandler(kube, true, true)
 	for _, tc := range []struct {
 		token string
 		want  int
@@ -232,10 +229,7 @@ func TestSecureMetrics(t *testing.T) {
 
 // TestProfilingOff: without -profiling there are no profiles to get.
 func TestProfilingOff(t *testing.T) {
-	h, err := metricsHandler(nil, false, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := metricsHandler(nil, false, false)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/heap", nil))
 	if rec.Code != http.StatusNotFound {
