@@ -31,12 +31,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	"example.com/appservice-controller/internal/owner"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // The CRDs generated from the API types (hack/update-codegen.sh), built into
@@ -83,11 +87,29 @@ func lastApplied(manifest []byte) (string, error) {
 	return string(out), err
 }
 
-// ensureCRDs installs the CRDs of both kinds, the AppService's and the
-// Activity's, with ensureCRD.
-func ensureCRDs(ctx context.Context, client apiextensionsclient.Interface, timeout time.Duration) error {
-	for _, crd := range [][]byte{crdYAML, activityCRDYAML} {
-		if err := ensureCRD(ctx, client, crd, timeout); err != nil {
+// embeddedCRD is one CRD built into the binary, with the names the API
+// server will serve it under.
+type embeddedCRD struct {
+	yaml     []byte
+	resource schema.GroupVersionResource
+}
+
+// name is the CRD's name: PLURAL.GROUP.
+func (c embeddedCRD) name() string { return c.resource.Resource + "." + c.resource.Group }
+
+// embeddedCRDs are the CRDs of both kinds, the AppService's and the
+// Activity's.
+var crds = []embeddedCRD{
+	{yaml: crdYAML, resource: appv1.SchemeGroupVersion.WithResource("appservices")},
+	{yaml: activityCRDYAML, resource: appv1.SchemeGroupVersion.WithResource("activities")},
+}
+
+var crdResource = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+
+// ensureCRDs installs the CRDs of both kinds with ensureCRD.
+func ensureCRDs(ctx context.Context, client apiextensionsclient.Interface, md metadata.Interface, timeout time.Duration) error {
+	for _, crd := range crds {
+		if err := ensureCRD(ctx, client, md, crd, timeout); err != nil {
 			return err
 		}
 	}
@@ -96,23 +118,39 @@ func ensureCRDs(ctx context.Context, client apiextensionsclient.Interface, timeo
 
 // ensureCRD creates a CRD or brings it up to the embedded one, then waits
 // until the API server serves it.
-func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, crdYAML []byte, timeout time.Duration) error {
+//
+// A start where the installed CRD is current, as every start but an
+// upgrade's is, reads the CRD's metadata alone and asks discovery whether
+// its resource is served: a CRD's schema is 200 KB of JSON, and decoding
+// it (and the embedded YAML) would be most of what an idle controller's
+// heap ever held, which the runtime keeps long after it is garbage.
+func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, md metadata.Interface, crd embeddedCRD, timeout time.Duration) error {
 	logger := klog.FromContext(ctx)
+	sum := sha256.Sum256(crd.yaml)
+	hash := hex.EncodeToString(sum[:])
+	if live, err := md.Resource(crdResource).Get(ctx, crd.name(), metav1.GetOptions{}); err == nil &&
+		live.Annotations[crdHashAnnotation] == hash && live.Annotations[corev1.LastAppliedConfigAnnotation] != "" {
+		logger.V(2).Info("CRD is current", "crd", crd.name())
+		if served(client.Discovery(), crd.resource) {
+			return nil
+		}
+		return waitEstablished(ctx, client, crd.name(), timeout)
+	}
+	// Not there, not current, or its metadata could not be read: the
+	// whole CRD is read (and any error reported) below.
 	want := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(crdYAML, want); err != nil {
+	if err := yaml.UnmarshalStrict(crd.yaml, want); err != nil {
 		return fmt.Errorf("decoding the embedded CRD: %w", err)
 	}
-	applied, err := lastApplied(crdYAML)
+	applied, err := lastApplied(crd.yaml)
 	if err != nil {
 		return fmt.Errorf("encoding the embedded CRD as kubectl would: %w", err)
 	}
-	sum := sha256.Sum256(crdYAML)
 	if want.Annotations == nil {
 		want.Annotations = map[string]string{}
 	}
-	want.Annotations[crdHashAnnotation] = hex.EncodeToString(sum[:])
+	want.Annotations[crdHashAnnotation] = hash
 	want.Annotations[corev1.LastAppliedConfigAnnotation] = applied
-
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	// Replicas starting together race here: a conflict means another one
 	// wrote first, so look again.
@@ -151,15 +189,36 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, crdYAM
 	if err != nil {
 		return fmt.Errorf("installing CRD %s: %w", want.Name, err)
 	}
+	return waitEstablished(ctx, client, want.Name, timeout)
+}
 
+// served reports whether the API server serves resource (discovery lists
+// a CRD's resource once it is Established).
+func served(d discovery.DiscoveryInterface, resource schema.GroupVersionResource) bool {
+	list, err := d.ServerResourcesForGroupVersion(resource.GroupVersion().String())
+	if err != nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource.Resource {
+			return true
+		}
+	}
+	return false
+}
+
+// waitEstablished waits until the CRD called name is Established, and fails
+// at once if its names are not accepted.
+func waitEstablished(ctx context.Context, client apiextensionsclient.Interface, name string, timeout time.Duration) error {
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		crd, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+		crd, err := crds.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil //nolint:nilerr // keep polling through transient errors until the timeout
 		}
 		for _, c := range crd.Status.Conditions {
 			if c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse {
-				return false, fmt.Errorf("CRD %s: names not accepted: %s", want.Name, c.Message)
+				return false, fmt.Errorf("CRD %s: names not accepted: %s", name, c.Message)
 			}
 			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
 				return true, nil

@@ -31,14 +31,18 @@ import (
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	apiextensionsfake "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	"sigs.k8s.io/yaml"
 
 	"example.com/appservice-controller/internal/fixtures"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // ensureCRD writes the CRD only when the embedded one differs from the
 // installed one (by its hash annotation), or kubectl's last-applied
-// annotation is missing, then waits for Established.
+// annotation is missing, then waits for Established. A current CRD is
+// read as metadata only, and found served by discovery: the whole CRD is
+// not read.
 func TestEnsureCRD(t *testing.T) {
 	sum := sha256.Sum256(crdYAML)
 	current := hex.EncodeToString(sum[:])
@@ -50,12 +54,18 @@ func TestEnsureCRD(t *testing.T) {
 		name        string
 		hash        string
 		lastApplied string
+		served      bool
 		wantWrites  []string
+		wantReads   int
 	}{
-		{"current: nothing written", current, applied, nil},
-		{"current, last applied by a user's kubectl: theirs kept", current, `{"a user's":"apply"}` + "\n", nil},
-		{"current, without kubectl's annotation (an earlier version's install): updated once", current, "", []string{"update"}},
-		{"stale: updated", "an-older-binary", `{"a user's":"apply"}` + "\n", []string{"update"}},
+		{name: "current and served: nothing written or read whole", hash: current, lastApplied: applied, served: true},
+		{name: "current, last applied by a user's kubectl: theirs kept", hash: current, lastApplied: `{"a user's":"apply"}` + "\n",
+			served: true},
+		{name: "current, not served yet: read whole until Established", hash: current, lastApplied: applied, wantReads: 1},
+		{name: "current, without kubectl's annotation (an earlier version's install): updated once", hash: current,
+			served: true, wantWrites: []string{"update"}, wantReads: 2},
+		{name: "stale: updated", hash: "an-older-binary", lastApplied: `{"a user's":"apply"}` + "\n", served: true,
+			wantWrites: []string{"update"}, wantReads: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,18 +82,37 @@ func TestEnsureCRD(t *testing.T) {
 				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue},
 			}
 			client := apiextensionsfake.NewClientset(installed)
+			if tc.served {
+				client.Resources = []*metav1.APIResourceList{{GroupVersion: appv1.SchemeGroupVersion.String(),
+					APIResources: []metav1.APIResource{{Name: "appservices"}}}}
+			}
+			scheme := metadatafake.NewTestScheme()
+			if err := metav1.AddMetaToScheme(scheme); err != nil {
+				t.Fatal(err)
+			}
+			md := metadatafake.NewSimpleMetadataClient(scheme, &metav1.PartialObjectMetadata{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+				ObjectMeta: installed.ObjectMeta,
+			})
 
-			if err := ensureCRD(context.Background(), client, crdYAML, 5*time.Second); err != nil {
+			if err := ensureCRD(context.Background(), client, md, crds[0], 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
 			var writes []string
+			reads := 0
 			for _, a := range client.Actions() {
-				if a.GetVerb() != "get" {
+				switch {
+				case a.GetVerb() == "get" && a.GetResource().Resource == "customresourcedefinitions":
+					reads++
+				case a.GetVerb() != "get":
 					writes = append(writes, a.GetVerb())
 					checkFieldManager(t, a)
 				}
 			}
 			fixtures.CheckEqual(t, "writes", tc.wantWrites, writes)
+			if reads != tc.wantReads {
+				t.Errorf("the whole CRD read %d times, want %d", reads, tc.wantReads)
+			}
 			got, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), installed.Name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
