@@ -225,5 +225,6 @@ docker-push: ## Push the image IMG.
 
 .PHONY: bench
 bench: build ## Benchmarks against a local control plane (~25 min): results in _output/bench, see BENCHMARKS.md.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go run ./test/bench -controller $(BIN) -out _output/bench $(BENCH_FLAGS)
+	go build -o bin/peer ./test/bench/peer
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go run ./test/bench -controller $(BIN) -peer bin/peer -out _output/bench $(BENCH_FLAGS)
 	go test -run '^$$' -bench '^Benchmark(Objects|Scrape)$$' -benchmem ./internal/metrics

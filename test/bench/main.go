@@ -18,9 +18,11 @@ limitations under the License.
 // and kube-apiserver only: no kube-controller-manager, so the controller is
 // the only writer) and writes the results as JSON and a Markdown table.
 //
-//	go run ./test/bench -bin-dir DIR -controller bin/appservice-controller -out _output/bench
+//	go run ./test/bench -bin-dir DIR -controller bin/appservice-controller -peer bin/peer -out _output/bench
 //
-// `make bench` runs it. See BENCHMARKS.md for the method and the results.
+// `make bench` runs it, after building the peer (test/bench/peer), the
+// controller-runtime controller it compares this one with (measurePeer).
+// See BENCHMARKS.md for the method and the results.
 //
 // It may import any package of this repository, the test helpers
 // (internal/harness, internal/localcluster) among them; nothing imports it.
@@ -93,6 +95,12 @@ const benchImage = "nginx:1.27"
 // parallelClients write the "limit" and create the AppServices.
 const parallelClients = 16
 
+// The controllers of the side-by-side runs (measurePeer).
+const (
+	sideOurs = "appservice-controller"
+	sidePeer = "peer"
+)
+
 type options struct {
 	binDir, controller, out string
 	sizes                   []int
@@ -100,6 +108,12 @@ type options struct {
 	controllerArgs          []string
 	controllerEnv           []string
 	skip                    map[string]bool
+	// peer is the peer's binary (test/bench/peer), peerSizes the numbers
+	// of AppServices measurePeer runs both controllers over.
+	peer      string
+	peerSizes []int
+	// sides are the controllers of the side-by-side runs.
+	sides []string
 }
 
 // The AppServices' specs -spec chooses from.
@@ -112,11 +126,15 @@ const (
 
 func main() {
 	var o options
-	var sizes, args, env string
+	var sizes, peerSizes, args, env string
 	flag.StringVar(&o.binDir, "bin-dir", os.Getenv("APPSERVICE_BIN_DIR"), "Folder with the control plane's binaries (hack/ensure-binaries.sh).")
 	flag.StringVar(&o.controller, "controller", "bin/appservice-controller", "The controller binary to measure.")
 	flag.StringVar(&o.out, "out", "_output/bench", "Folder for results.json, results.md and the clusters' logs.")
 	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
+	flag.StringVar(&o.peer, "peer", "bin/peer", "The peer's binary (go build -o bin/peer ./test/bench/peer), for the side-by-side runs.")
+	flag.StringVar(&peerSizes, "peer-sizes", "1000,5000", "Numbers of AppServices for the side-by-side runs against the peer.")
+	sides := flag.String("sides", sideOurs+","+sidePeer, "The controllers of the side-by-side runs, comma-separated: "+
+		"appservice-controller, peer, or both (to measure one again).")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
 	flag.StringVar(&env, "controller-env", "", "Extra environment for the controller only, space-separated KEY=VALUE "+
@@ -125,7 +143,9 @@ func main() {
 		"minimal (an image and a port) or every-child (realistic, with a ServiceAccount, an Ingress, an HTTPRoute, "+
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
-		"steady, latency, unrelated, config, crd, activities, throttle, canary (for quick tuning runs).")
+		"convergence (the limit, convergence and backlog runs, with the steady state and the restart), "+
+		"steady, latency, unrelated, config, crd, activities, throttle, canary, peer (for quick tuning runs, "+
+		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
 		fatalf("bad -spec %q: realistic, minimal, every-child or sidecar", specKind)
@@ -141,10 +161,29 @@ func main() {
 		}
 		o.sizes = append(o.sizes, n)
 	}
+	for _, s := range strings.Split(peerSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fatalf("bad -peer-sizes %q", peerSizes)
+		}
+		o.peerSizes = append(o.peerSizes, n)
+	}
+	for _, side := range strings.Split(*sides, ",") {
+		if side = strings.TrimSpace(side); side != sideOurs && side != sidePeer {
+			fatalf("bad -sides %q", *sides)
+		}
+		o.sides = append(o.sides, strings.TrimSpace(side))
+	}
 	o.controllerArgs = strings.Fields(args)
 	o.controllerEnv = strings.Fields(env)
 	if o.binDir == "" {
 		fatalf("-bin-dir (or APPSERVICE_BIN_DIR) is required")
+	}
+	if !o.skip["peer"] {
+		// Fail now rather than after the runs before the peer's.
+		if _, err := os.Stat(o.peer); err != nil {
+			fatalf("-peer: %v (go build -o bin/peer ./test/bench/peer, or -skip peer)", err)
+		}
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		fatalf("%v", err)
@@ -193,6 +232,28 @@ type Results struct {
 	// under the default cap on config rollouts and without one.
 	ConfigRollouts []ConfigRollouts `json:"configRollouts,omitempty"`
 	Canaries       Canaries         `json:"canaries"`
+	// Peer: this controller and the peer side by side, per N, this one
+	// first (measurePeer).
+	Peer []PeerRun `json:"peer,omitempty"`
+}
+
+// PeerRun is one controller's run of measurePeer over N AppServices:
+// Controller is "appservice-controller" or "peer".
+type PeerRun struct {
+	Controller            string  `json:"controller"`
+	N                     int     `json:"n"`
+	ConvergenceSeconds    float64 `json:"convergenceSeconds"`
+	WritesPerAppService   float64 `json:"writesPerAppService"`
+	IdleRSSBytes          int64   `json:"idleRssBytes"`
+	RSSBytes              int64   `json:"rssBytes"`
+	RSSPerAppServiceBytes float64 `json:"rssPerAppServiceBytes"`
+	// The Go heap (runtime.MemStats, after a collection): in use while
+	// idle and after convergence; allocated after convergence.
+	IdleHeapInuseBytes int64   `json:"idleHeapInuseBytes"`
+	HeapInuseBytes     int64   `json:"heapInuseBytes"`
+	HeapAllocBytes     int64   `json:"heapAllocBytes"`
+	CPUSeconds         float64 `json:"cpuSeconds"`
+	BinaryBytes        int64   `json:"binaryBytes"`
 }
 
 // Canaries: N AppServices of two replicas behind an HTTPRoute, each with a
@@ -360,45 +421,63 @@ func run(o options) (*Results, error) {
 		Controller:    o.controllerArgs,
 		ControllerEnv: o.controllerEnv,
 	}
-	largest := slices.Max(o.sizes)
-	for _, n := range o.sizes {
-		runs := o.runs
-		if n >= 5000 {
-			runs = 1
+	if !o.skip["convergence"] {
+		largest := slices.Max(o.sizes)
+		for _, n := range o.sizes {
+			runs := o.runs
+			if n >= 5000 {
+				runs = 1
+			}
+			var limits, convs, backlogs []float64
+			var last Convergence
+			for i := range runs {
+				logf("limit, n=%d, run %d/%d", n, i+1, runs)
+				l, err := measureLimit(o, n)
+				if err != nil {
+					return nil, err
+				}
+				limits = append(limits, l)
+				logf("convergence, n=%d, run %d/%d", n, i+1, runs)
+				// The largest size's last run carries on into the restart.
+				c, err := measureConvergence(o, n, n == largest && i == runs-1 && !o.skip["steady"], res)
+				if err != nil {
+					return nil, err
+				}
+				convs = append(convs, c.ConvergenceSeconds)
+				last = c
+				logf("backlog, n=%d, run %d/%d", n, i+1, runs)
+				b, err := measureBacklog(o, n)
+				if err != nil {
+					return nil, err
+				}
+				backlogs = append(backlogs, b)
+			}
+			last.Runs = runs
+			last.LimitSeconds = median(limits)
+			last.ConvergenceSeconds = median(convs)
+			last.Ratio = last.ConvergenceSeconds / last.LimitSeconds
+			last.BacklogSeconds = median(backlogs)
+			last.BacklogRatio = last.BacklogSeconds / last.LimitSeconds
+			res.Convergence = append(res.Convergence, last)
+			logf("n=%d: limit %.2fs, convergence %.2fs (%.2fx), backlog %.2fs (%.2fx), %.2f writes/AppService, RSS %s",
+				n, last.LimitSeconds, last.ConvergenceSeconds, last.Ratio, last.BacklogSeconds, last.BacklogRatio, last.WritesPerAppService, mib(last.RSSBytes))
 		}
-		var limits, convs, backlogs []float64
-		var last Convergence
-		for i := range runs {
-			logf("limit, n=%d, run %d/%d", n, i+1, runs)
-			l, err := measureLimit(o, n)
-			if err != nil {
-				return nil, err
+	}
+	if !o.skip["peer"] {
+		for _, n := range o.peerSizes {
+			for _, which := range o.sides {
+				logf("%s, n=%d, side by side", which, n)
+				p, err := measurePeer(o, n, which)
+				if err != nil {
+					return nil, err
+				}
+				res.Peer = append(res.Peer, p)
+				logf("%s, n=%d: convergence %.2fs, %.2f writes/AppService, idle RSS %s, RSS %s (%.1f KiB/AppService), "+
+					"heap in use %s idle, %s after, CPU %.1fs",
+					which, n, p.ConvergenceSeconds, p.WritesPerAppService, mib(p.IdleRSSBytes), mib(p.RSSBytes),
+					p.RSSPerAppServiceBytes/1024, mib(p.IdleHeapInuseBytes), mib(p.HeapInuseBytes), p.CPUSeconds)
 			}
-			limits = append(limits, l)
-			logf("convergence, n=%d, run %d/%d", n, i+1, runs)
-			// The largest size's last run carries on into the restart.
-			c, err := measureConvergence(o, n, n == largest && i == runs-1 && !o.skip["steady"], res)
-			if err != nil {
-				return nil, err
-			}
-			convs = append(convs, c.ConvergenceSeconds)
-			last = c
-			logf("backlog, n=%d, run %d/%d", n, i+1, runs)
-			b, err := measureBacklog(o, n)
-			if err != nil {
-				return nil, err
-			}
-			backlogs = append(backlogs, b)
 		}
-		last.Runs = runs
-		last.LimitSeconds = median(limits)
-		last.ConvergenceSeconds = median(convs)
-		last.Ratio = last.ConvergenceSeconds / last.LimitSeconds
-		last.BacklogSeconds = median(backlogs)
-		last.BacklogRatio = last.BacklogSeconds / last.LimitSeconds
-		res.Convergence = append(res.Convergence, last)
-		logf("n=%d: limit %.2fs, convergence %.2fs (%.2fx), backlog %.2fs (%.2fx), %.2f writes/AppService, RSS %s",
-			n, last.LimitSeconds, last.ConvergenceSeconds, last.Ratio, last.BacklogSeconds, last.BacklogRatio, last.WritesPerAppService, mib(last.RSSBytes))
 	}
 	if !o.skip["latency"] {
 		logf("latency at 50/s")
@@ -1663,6 +1742,151 @@ func installCRD(o options, e *env) error {
 	return harness.WaitForCRD(context.Background(), e.apps, ctrl, time.Minute)
 }
 
+// measurePeer runs one controller, which is "appservice-controller" (this
+// one) or "peer" (test/bench/peer: the controller kubebuilder's scaffold
+// and controller-runtime give a user who writes their own, for the same
+// CRD), over n AppServices created live, as measureConvergence does, so
+// that the two can be set side by side: what this controller's own
+// machinery (its trimmed caches, its writes) buys against the usual way
+// of writing one. Each gets a fresh control plane, the same identity and
+// the same flags for its metrics and profiles; this one also gets
+// -controller-args and -controller-env, the peer nothing more. The peer
+// does not install the CRD: this controller does, first, and is stopped.
+//
+// It reads, 10 s after the controller is ready and again 10 s after
+// convergence, the RSS and the Go heap in use (from the heap profile,
+// after a collection), and at the end the CPU time; the convergence time
+// from the first create and the writes per AppService from the audit log,
+// as measureConvergence does. It saves the heap profile after convergence
+// (heap-<spec>-<N>-<which>.pb.gz), and reports the binary's size.
+func measurePeer(o options, n int, which string) (PeerRun, error) {
+	r := PeerRun{Controller: which, N: n}
+	bin := o.controller
+	if which == sidePeer {
+		bin = o.peer
+	} else if which != sideOurs {
+		return r, fmt.Errorf("measurePeer: unknown controller %q", which)
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return r, err
+	}
+	r.BinaryBytes = fi.Size()
+	e, err := newEnv(o, fmt.Sprintf("peer-%s-%d", which, n))
+	if err != nil {
+		return r, err
+	}
+	defer e.cluster.Stop()
+	var ctrl *harness.Controller
+	if which == sidePeer {
+		ctrl, err = startPeer(o, e)
+	} else {
+		ctrl, err = startController(o, e)
+	}
+	if err != nil {
+		return r, err
+	}
+	defer stop(ctrl)
+	if _, err := waitReady(ctrl); err != nil {
+		return r, err
+	}
+	time.Sleep(settle)
+	if r.IdleRSSBytes, _, err = ctrl.Usage(); err != nil {
+		return r, err
+	}
+	if r.IdleHeapInuseBytes, _, err = heapStats(ctrl); err != nil {
+		return r, err
+	}
+	tr, err := newTracker(e)
+	if err != nil {
+		return r, err
+	}
+	defer tr.close()
+
+	ctx := context.Background()
+	start := time.Now()
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return r, err
+	}
+	if err := tr.waitAll(n, 15*time.Minute); err != nil {
+		return r, err
+	}
+	r.ConvergenceSeconds = time.Since(start).Seconds()
+	writes, err := e.cluster.Writes(controllerUser, start)
+	if err != nil {
+		return r, err
+	}
+	r.WritesPerAppService = float64(len(writes)) / float64(n)
+	time.Sleep(settle)
+	if r.RSSBytes, r.CPUSeconds, err = ctrl.Usage(); err != nil {
+		return r, err
+	}
+	r.RSSPerAppServiceBytes = float64(r.RSSBytes-r.IdleRSSBytes) / float64(n)
+	if r.HeapInuseBytes, r.HeapAllocBytes, err = heapStats(ctrl); err != nil {
+		return r, err
+	}
+	return r, saveHeapProfile(ctrl, filepath.Join(o.out, fmt.Sprintf("heap-%s-%d-%s.pb.gz", specKind, n, which)))
+}
+
+// startPeer installs the CRD (with this controller, stopped again) and
+// starts the peer as startController starts this controller: the same
+// identity, the same flags for its metrics and profiles, and no other flag
+// or environment.
+func startPeer(o options, e *env) (*harness.Controller, error) {
+	if err := installCRD(o, e); err != nil {
+		return nil, err
+	}
+	kubeconfig, err := e.cluster.MintUser(controllerUser, "system:masters")
+	if err != nil {
+		return nil, err
+	}
+	p, err := harness.NewController("peer", o.peer, filepath.Join(e.cluster.LogDir, "peer.log"),
+		"-kubeconfig", kubeconfig, "-profiling", "-metrics-secure=false")
+	if err != nil {
+		return nil, err
+	}
+	return p, p.Start()
+}
+
+// heapStats reads the Go heap in use and allocated (runtime.MemStats'
+// HeapInuse and HeapAlloc) from the controller's heap profile in text,
+// after a collection.
+func heapStats(p *harness.Controller) (inuse, alloc int64, err error) {
+	code, body, err := p.Get(p.MetricsAddr, "/debug/pprof/heap?gc=1&debug=1")
+	if err != nil {
+		return 0, 0, err
+	}
+	if code != http.StatusOK {
+		return 0, 0, fmt.Errorf("heap profile: %d %s", code, body)
+	}
+	var foundInuse, foundAlloc bool
+	for line := range strings.Lines(body) {
+		name, value, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(line, "#")), " = ")
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch name {
+		case "HeapInuse":
+			dst, foundInuse = &inuse, true
+		case "HeapAlloc":
+			dst, foundAlloc = &alloc, true
+		default:
+			continue
+		}
+		if *dst, err = strconv.ParseInt(strings.TrimSpace(value), 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("heap profile: %q: %v", strings.TrimSpace(line), err)
+		}
+	}
+	if !foundInuse || !foundAlloc {
+		return 0, 0, fmt.Errorf("heap profile: no HeapInuse or HeapAlloc")
+	}
+	return inuse, alloc, nil
+}
+
 // measureLatency creates AppServices at a steady rate and records how long
 // each took until its Deployment existed.
 func measureLatency(o options, rate float64, d time.Duration) (Latency, error) {
@@ -1992,69 +2216,80 @@ func (r *Results) markdown() string {
 	if len(r.ControllerEnv) > 0 {
 		fmt.Fprintf(&b, " Controller environment: %s.", strings.Join(r.ControllerEnv, " "))
 	}
-	b.WriteString("\n\n")
-	b.WriteString("| AppServices | runs | limit (s) | convergence, created live (s) | ratio | convergence, backlog (s) | ratio | " +
-		"writes / AppService | RSS | RSS / AppService | CPU (s) |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, c := range r.Convergence {
-		fmt.Fprintf(&b, "| %d | %d | %.2f | %.2f | %.2f× | %.2f | %.2f× | %.2f | %s | %.1f KiB | %.1f |\n",
-			c.N, c.Runs, c.LimitSeconds, c.ConvergenceSeconds, c.Ratio, c.BacklogSeconds, c.BacklogRatio,
-			c.WritesPerAppService, mib(c.RSSBytes), c.RSSPerAppServiceByte/1024, c.CPUSeconds)
+	b.WriteString("\n")
+	if len(r.Convergence) > 0 {
+		b.WriteString("\n| AppServices | runs | limit (s) | convergence, created live (s) | ratio | convergence, backlog (s) | ratio | " +
+			"writes / AppService | RSS | RSS / AppService | CPU (s) |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, c := range r.Convergence {
+			fmt.Fprintf(&b, "| %d | %d | %.2f | %.2f | %.2f× | %.2f | %.2f× | %.2f | %s | %.1f KiB | %.1f |\n",
+				c.N, c.Runs, c.LimitSeconds, c.ConvergenceSeconds, c.Ratio, c.BacklogSeconds, c.BacklogRatio,
+				c.WritesPerAppService, mib(c.RSSBytes), c.RSSPerAppServiceByte/1024, c.CPUSeconds)
+		}
 	}
-	fmt.Fprintf(&b, "\n| measure | result |\n|---|---|\n")
-	fmt.Fprintf(&b, "| create → Deployment at %.0f/s (%d AppServices) | p50 %.0f ms, p99 %.0f ms, max %.0f ms |\n",
-		r.Latency.RatePerSecond, r.Latency.Count, r.Latency.P50Seconds*1000, r.Latency.P99Seconds*1000, r.Latency.MaxSeconds*1000)
-	fmt.Fprintf(&b, "| of which the AppService's create request (until the API server answered) | p50 %.0f ms, p99 %.0f ms |\n",
-		r.Latency.CreateP50Seconds*1000, r.Latency.CreateP99Seconds*1000)
-	fmt.Fprintf(&b, "| steady state, %d AppServices, %.0f s, resync every %.0f s | %d writes = %.2f writes / AppService / hour |\n",
-		r.Steady.N, r.Steady.WindowSeconds, r.Steady.ResyncPeriodSeconds, r.Steady.Writes, r.Steady.WritesPerAppServicePerHour)
-	fmt.Fprintf(&b, "| restart over %d AppServices in sync | ready in %.2f s, %d writes |\n", r.Restart.N, r.Restart.ReadySeconds, r.Restart.Writes)
-	fmt.Fprintf(&b, "| RSS, %d AppServices: empty cluster vs %d unrelated Deployments + Services | %s vs %s (%+.1f%%) |\n",
-		r.Unrelated.N, r.Unrelated.Unrelated, mib(r.Unrelated.RSSEmptyBytes), mib(r.Unrelated.RSSCrowdedBytes), r.Unrelated.DifferencePct)
+	// The measures' table, without the rows of the measures left out.
+	var m strings.Builder
+	if l := r.Latency; l.Count > 0 {
+		fmt.Fprintf(&m, "| create → Deployment at %.0f/s (%d AppServices) | p50 %.0f ms, p99 %.0f ms, max %.0f ms |\n",
+			l.RatePerSecond, l.Count, l.P50Seconds*1000, l.P99Seconds*1000, l.MaxSeconds*1000)
+		fmt.Fprintf(&m, "| of which the AppService's create request (until the API server answered) | p50 %.0f ms, p99 %.0f ms |\n",
+			l.CreateP50Seconds*1000, l.CreateP99Seconds*1000)
+	}
+	if s := r.Steady; s.N > 0 {
+		fmt.Fprintf(&m, "| steady state, %d AppServices, %.0f s, resync every %.0f s | %d writes = %.2f writes / AppService / hour |\n",
+			s.N, s.WindowSeconds, s.ResyncPeriodSeconds, s.Writes, s.WritesPerAppServicePerHour)
+	}
+	if rs := r.Restart; rs.N > 0 {
+		fmt.Fprintf(&m, "| restart over %d AppServices in sync | ready in %.2f s, %d writes |\n", rs.N, rs.ReadySeconds, rs.Writes)
+	}
+	if u := r.Unrelated; u.N > 0 {
+		fmt.Fprintf(&m, "| RSS, %d AppServices: empty cluster vs %d unrelated Deployments + Services | %s vs %s (%+.1f%%) |\n",
+			u.N, u.Unrelated, mib(u.RSSEmptyBytes), mib(u.RSSCrowdedBytes), u.DifferencePct)
+	}
 	for _, obj := range r.Objects {
-		fmt.Fprintf(&b, "| %s of one AppService: JSON (without managedFields); encoded in the cache; Go heap whole vs as cached | %d; %d; %.0f vs %.0f bytes |\n",
+		fmt.Fprintf(&m, "| %s of one AppService: JSON (without managedFields); encoded in the cache; Go heap whole vs as cached | %d; %d; %.0f vs %.0f bytes |\n",
 			obj.Kind, obj.JSONBytes, obj.CachedBytes, obj.HeapBytes, obj.CachedHeapBytes)
 	}
 	if c := r.CRDCost; c.N > 0 {
-		fmt.Fprintf(&b, "| create %d AppServices vs %d Deployments of the same Pod template, 16 clients, no controller | %.2f s vs %.2f s (%.2f×) |\n",
+		fmt.Fprintf(&m, "| create %d AppServices vs %d Deployments of the same Pod template, 16 clients, no controller | %.2f s vs %.2f s (%.2f×) |\n",
 			c.N, c.N, c.AppServicesSeconds, c.DeploymentsSeconds, c.Ratio)
-		fmt.Fprintf(&b, "| the API server's mean time per create: AppService vs Deployment; "+
+		fmt.Fprintf(&m, "| the API server's mean time per create: AppService vs Deployment; "+
 			"its CPU in the AppServices' CEL rules, OpenAPI schema | %.1f ms vs %.1f ms; %.0f%%, %.0f%% |\n",
 			c.AppServiceCreateMillis, c.DeploymentCreateMillis, 100*c.CELShare, 100*c.SchemaShare)
 		v := c.Validation
-		fmt.Fprintf(&b, "| one AppService validated offline: OpenAPI schema; CEL rules (cost units, rules evaluated; allocations) | "+
+		fmt.Fprintf(&m, "| one AppService validated offline: OpenAPI schema; CEL rules (cost units, rules evaluated; allocations) | "+
 			"%.0f µs; %.0f µs (%d, %d rules; %.0f allocations, %.0f KiB) |\n",
 			v.SchemaMicros, v.CELMicros, v.CELCost, v.CELRules, v.CELAllocs, v.CELAllocBytes/1024)
 		for _, r := range v.TopRules {
 			rule := strings.ReplaceAll(strings.Join(strings.Fields(r.Rule), " "), "|", "\\|")
-			fmt.Fprintf(&b, "| CEL rule alone, at `%s`: `%s` | %.1f µs, cost %d |\n", r.Path, rule, r.Micros, r.Cost)
+			fmt.Fprintf(&m, "| CEL rule alone, at `%s`: `%s` | %.1f µs, cost %d |\n", r.Path, rule, r.Micros, r.Cost)
 		}
 	}
 	if a := r.Activities; a.N > 0 {
-		fmt.Fprintf(&b, "| %d Activities created at once, each run by its Job to Succeeded: time; writes / Activity; RSS, RSS / Activity | "+
+		fmt.Fprintf(&m, "| %d Activities created at once, each run by its Job to Succeeded: time; writes / Activity; RSS, RSS / Activity | "+
 			"%.1f s; %.2f; %s, %.1f KiB |\n", a.N, a.SucceededSeconds, a.WritesPerActivity, mib(a.RSSBytes), a.RSSPerActivityByte/1024)
-		fmt.Fprintf(&b, "| restart over %d finished Activities, %.0f s | %d writes |\n", a.N, a.RestartWindowSeconds, a.RestartWrites)
+		fmt.Fprintf(&m, "| restart over %d finished Activities, %.0f s | %d writes |\n", a.N, a.RestartWindowSeconds, a.RestartWrites)
 	}
 	for _, cr := range r.ConfigRollouts {
 		limit := fmt.Sprintf("a cap of %d", cr.Cap)
 		if cr.Cap == 0 {
 			limit = "no cap"
 		}
-		fmt.Fprintf(&b, "| one edit of a ConfigMap %d AppServices read, %s: time until all rolled out; most rolling at once | %.1f s; %d |\n",
+		fmt.Fprintf(&m, "| one edit of a ConfigMap %d AppServices read, %s: time until all rolled out; most rolling at once | %.1f s; %d |\n",
 			cr.N, limit, cr.Seconds, cr.Peak)
 	}
 	if c := r.Canaries; c.N > 0 {
-		fmt.Fprintf(&b, "| %d canaries of three steps (10%%, 50%%, 100%%, no pause) started at once: spec change to the first weighted traffic, "+
+		fmt.Fprintf(&m, "| %d canaries of three steps (10%%, 50%%, 100%%, no pause) started at once: spec change to the first weighted traffic, "+
 			"median and slowest; until all promoted | %.1f s, %.1f s; %.1f s |\n", c.N, c.FirstWeightMedian, c.FirstWeightMax, c.PromotedSeconds)
 		writes := make([]string, 0, len(c.Writes))
 		for _, k := range slices.Sorted(maps.Keys(c.Writes)) {
 			writes = append(writes, fmt.Sprintf("%s %.1f", k, float64(c.Writes[k])/float64(c.N)))
 		}
-		fmt.Fprintf(&b, "| writes per canary of three steps: all; of the children (%s) | %.1f; %.1f |\n",
+		fmt.Fprintf(&m, "| writes per canary of three steps: all; of the children (%s) | %.1f; %.1f |\n",
 			strings.Join(writes, ", "), c.WritesPerCanary, c.ChildWritesPerCanary)
 	}
 	if c := r.Config; c.N > 0 {
-		fmt.Fprintf(&b, "| RSS, %d AppServices with rolloutOnConfigChange: alone vs %d unrelated ConfigMaps + %d Secrets of %d KiB "+
+		fmt.Fprintf(&m, "| RSS, %d AppServices with rolloutOnConfigChange: alone vs %d unrelated ConfigMaps + %d Secrets of %d KiB "+
 			"in another namespace vs in theirs | %s vs %s (%+.1f%%) vs %s (%+.1f%%, %.0f bytes per object) |\n",
 			c.N, c.Unrelated, c.Unrelated, c.ObjectBytes>>10, mib(c.RSSAloneBytes), mib(c.RSSOtherNamespaceBytes), c.OtherNamespacePct,
 			mib(c.RSSSameNamespaceBytes), c.SameNamespacePct, c.SameNamespacePerObject)
@@ -2062,8 +2297,78 @@ func (r *Results) markdown() string {
 		for _, k := range slices.Sorted(maps.Keys(c.WritesPerChange)) {
 			writes = append(writes, fmt.Sprintf("%d %s", c.WritesPerChange[k], k))
 		}
-		fmt.Fprintf(&b, "| writes per config change (one AppService's ConfigMap: its data; its labels only) | %s; %d |\n",
+		fmt.Fprintf(&m, "| writes per config change (one AppService's ConfigMap: its data; its labels only) | %s; %d |\n",
 			strings.Join(writes, ", "), c.WritesPerLabelEdit)
+	}
+	if m.Len() > 0 {
+		b.WriteString("\n| measure | result |\n|---|---|\n")
+		b.WriteString(m.String())
+	}
+	b.WriteString(r.peerMarkdown())
+	return b.String()
+}
+
+// peerMarkdown is the section of measurePeer's runs: one table, a row per
+// measure and, per N, this controller, the peer and their ratio.
+func (r *Results) peerMarkdown() string {
+	if len(r.Peer) == 0 {
+		return ""
+	}
+	type pair struct{ ours, peer *PeerRun }
+	var ns []int
+	runs := map[int]*pair{}
+	for i := range r.Peer {
+		p := &r.Peer[i]
+		if runs[p.N] == nil {
+			runs[p.N] = &pair{}
+			ns = append(ns, p.N)
+		}
+		if p.Controller == sidePeer {
+			runs[p.N].peer = p
+		} else {
+			runs[p.N].ours = p
+		}
+	}
+	const oneDecimal, twoDecimals = "%.1f", "%.2f"
+	rows := []struct {
+		name, format string
+		value        func(p *PeerRun) float64
+	}{
+		{"convergence, created live (s)", twoDecimals, func(p *PeerRun) float64 { return p.ConvergenceSeconds }},
+		{"writes / AppService", twoDecimals, func(p *PeerRun) float64 { return p.WritesPerAppService }},
+		{"idle RSS (MiB)", oneDecimal, func(p *PeerRun) float64 { return float64(p.IdleRSSBytes) / (1 << 20) }},
+		{"RSS / AppService (KiB)", oneDecimal, func(p *PeerRun) float64 { return p.RSSPerAppServiceBytes / 1024 }},
+		{"Go heap in use, idle (MB)", oneDecimal, func(p *PeerRun) float64 { return float64(p.IdleHeapInuseBytes) / 1e6 }},
+		{"Go heap in use, after convergence (MB)", oneDecimal, func(p *PeerRun) float64 { return float64(p.HeapInuseBytes) / 1e6 }},
+		{"RSS after convergence (MiB)", oneDecimal, func(p *PeerRun) float64 { return float64(p.RSSBytes) / (1 << 20) }},
+		{"CPU (s)", oneDecimal, func(p *PeerRun) float64 { return p.CPUSeconds }},
+		{"binary size (MB)", oneDecimal, func(p *PeerRun) float64 { return float64(p.BinaryBytes) / 1e6 }},
+	}
+	var b strings.Builder
+	b.WriteString("\n### The peer (controller-runtime, kubebuilder's scaffold)\n\n")
+	b.WriteString("N AppServices created live, each controller alone on a fresh control plane (test/bench/peer; ratio: ours / peer).\n\n")
+	b.WriteString("| measure |")
+	for _, n := range ns {
+		fmt.Fprintf(&b, " ours, %d | peer, %d | ratio |", n, n)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|---:|---:|", len(ns)) + "\n")
+	for _, row := range rows {
+		fmt.Fprintf(&b, "| %s |", row.name)
+		for _, n := range ns {
+			ours, peer := runs[n].ours, runs[n].peer
+			cell := func(p *PeerRun) string {
+				if p == nil {
+					return "–"
+				}
+				return fmt.Sprintf(row.format, row.value(p))
+			}
+			ratio := "–"
+			if ours != nil && peer != nil && row.value(peer) != 0 {
+				ratio = fmt.Sprintf("%.2f×", row.value(ours)/row.value(peer))
+			}
+			fmt.Fprintf(&b, " %s | %s | %s |", cell(ours), cell(peer), ratio)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
