@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/metrics"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	listers "example.com/appservice-controller/pkg/generated/listers/app/v1"
 )
@@ -63,10 +64,14 @@ func decodeAppService(obj any) (*appv1.AppService, error) {
 }
 
 // appServiceLister is the generated AppServiceLister's interface over the
-// encoded cache: each AppService it returns is decoded for the caller.
+// encoded cache: each AppService it returns is decoded for the caller. It
+// is also metrics.AppServices.
 type appServiceLister struct{ indexer cache.Indexer }
 
-var _ listers.AppServiceLister = appServiceLister{}
+var (
+	_ listers.AppServiceLister = appServiceLister{}
+	_ metrics.AppServices      = appServiceLister{}
+)
 
 // newAppServiceLister lists the AppServices of informer's cache.
 func newAppServiceLister(informer cache.SharedIndexInformer) appServiceLister {
@@ -85,6 +90,19 @@ func (l appServiceLister) List(selector labels.Selector) (ret []*appv1.AppServic
 		}
 	})
 	return ret, err
+}
+
+// Each calls visit with each AppService, decoded for that call alone: the
+// per-object metrics read them so (metrics.AppServices).
+func (l appServiceLister) Each(visit func(*appv1.AppService)) error {
+	for _, obj := range l.indexer.List() {
+		as, err := decodeAppService(obj)
+		if err != nil {
+			return err
+		}
+		visit(as)
+	}
+	return nil
 }
 
 // AppServices returns the lister of one namespace's AppServices.

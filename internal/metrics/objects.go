@@ -77,7 +77,7 @@ var (
 
 // Objects is where the per-object series are read from.
 type Objects struct {
-	AppServices listers.AppServiceLister
+	AppServices AppServices
 	Activities  listers.ActivityLister
 	// Active reports whether this process should report the objects: its
 	// caches have synced and it leads (a standby reports none, so that
@@ -85,6 +85,29 @@ type Objects struct {
 	Active func() bool
 	// Logger logs what a scrape could not read.
 	Logger klog.Logger
+}
+
+// AppServices is where a scrape reads the AppServices: the controller's
+// cache keeps them encoded, and Each decodes one at a time, so that a scrape
+// never holds them all decoded at once (5000 realistic AppServices would be
+// 30 MB of heap, and the runtime would keep that memory after the scrape).
+type AppServices interface {
+	// Each calls visit with each AppService; visit must not keep it or
+	// modify it.
+	Each(visit func(*appv1.AppService)) error
+}
+
+// ListedAppServices visits the AppServices of a lister (of AppServices
+// cached whole).
+type ListedAppServices struct{ Lister listers.AppServiceLister }
+
+// Each calls visit with each AppService of the lister.
+func (l ListedAppServices) Each(visit func(*appv1.AppService)) error {
+	all, err := l.Lister.List(labels.Everything())
+	for _, as := range all {
+		visit(as)
+	}
+	return err
 }
 
 // objectCollector is the collector of the per-object series, registered
@@ -129,11 +152,7 @@ func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 	gauge := func(d *basemetrics.Desc, v float64, labelValues ...string) {
 		ch <- basemetrics.NewLazyConstMetric(d, basemetrics.GaugeValue, v, labelValues...)
 	}
-	appServices, err := o.AppServices.List(labels.Everything())
-	if err != nil {
-		o.Logger.Error(err, "Listing AppServices for /metrics")
-	}
-	for _, as := range appServices {
+	err := o.AppServices.Each(func(as *appv1.AppService) {
 		ns, name := as.Namespace, as.Name
 		state, reason := appServiceState(as)
 		gauge(appServiceInfo, 1, ns, name, state, reason)
@@ -141,6 +160,9 @@ func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 		gauge(appServiceReadyReplicas, float64(as.Status.ReadyReplicas), ns, name)
 		gauge(appServiceGenerationLag, float64(max(0, as.Generation-as.Status.ObservedGeneration)), ns, name)
 		gauge(appServiceSuspended, boolValue(as.Spec.Suspend != nil && *as.Spec.Suspend), ns, name)
+	})
+	if err != nil {
+		o.Logger.Error(err, "Reading AppServices for /metrics")
 	}
 	activities, err := o.Activities.List(labels.Everything())
 	if err != nil {

@@ -31,6 +31,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 
+	"example.com/appservice-controller/internal/children"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	listers "example.com/appservice-controller/pkg/generated/listers/app/v1"
 )
@@ -96,7 +97,7 @@ func TestObjects(t *testing.T) {
 	collector := func(active bool) *objectCollector {
 		c := &objectCollector{}
 		c.source.Store(&Objects{
-			AppServices: listers.NewAppServiceLister(appIndex), Activities: listers.NewActivityLister(actIndex),
+			AppServices: ListedAppServices{listers.NewAppServiceLister(appIndex)}, Activities: listers.NewActivityLister(actIndex),
 			Active: func() bool { return active }, Logger: klog.Background(),
 		})
 		return c
@@ -207,11 +208,27 @@ func BenchmarkScrape(b *testing.B) {
 	}
 }
 
+// encodedAppServices are AppServices as the controller's cache keeps them
+// (children.Encode, appservices.go at the root), decoded one at a time.
+type encodedAppServices []*children.Cached
+
+func (e encodedAppServices) Each(visit func(*appv1.AppService)) error {
+	for _, c := range e {
+		as, err := children.Decode[*appv1.AppService](c)
+		if err != nil {
+			return err
+		}
+		visit(as)
+	}
+	return nil
+}
+
 // benchObjects are 5000 AppServices and 5000 Activities, Ready and
-// Succeeded, in 50 namespaces.
+// Succeeded, in 50 namespaces; the AppServices encoded as the controller
+// caches them.
 func benchObjects(b *testing.B) *Objects {
 	b.Helper()
-	appIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	var appServices encodedAppServices
 	actIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	for i := range 5000 {
 		as := &appv1.AppService{
@@ -228,12 +245,14 @@ func benchObjects(b *testing.B) *Objects {
 			Status: appv1.ActivityStatus{Prosta: appv1.ActivitySucceeded, ExitCode: new(int32(0)),
 				StartTime: &metav1.Time{Time: time.Unix(1e9, 0)}, CompletionTime: &metav1.Time{Time: time.Unix(1e9+60, 0)}},
 		}
-		if err := appIndex.Add(as); err != nil {
+		encoded, err := children.Encode(as)
+		if err != nil {
 			b.Fatal(err)
 		}
+		appServices = append(appServices, encoded)
 		if err := actIndex.Add(a); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return &Objects{AppServices: listers.NewAppServiceLister(appIndex), Activities: listers.NewActivityLister(actIndex), Active: func() bool { return true }, Logger: klog.Background()}
+	return &Objects{AppServices: appServices, Activities: listers.NewActivityLister(actIndex), Active: func() bool { return true }, Logger: klog.Background()}
 }
