@@ -112,8 +112,9 @@ type options struct {
 	// of AppServices measurePeer runs both controllers over.
 	peer      string
 	peerSizes []int
-	// sides are the controllers of the side-by-side runs.
-	sides []string
+	// sides are the controllers of the side-by-side runs, peerSpecs their
+	// specs.
+	sides, peerSpecs []string
 }
 
 // The AppServices' specs -spec chooses from.
@@ -133,6 +134,8 @@ func main() {
 	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
 	flag.StringVar(&o.peer, "peer", "bin/peer", "The peer's binary (go build -o bin/peer ./test/bench/peer), for the side-by-side runs.")
 	flag.StringVar(&peerSizes, "peer-sizes", "1000,5000", "Numbers of AppServices for the side-by-side runs against the peer.")
+	peerSpecs := flag.String("peer-specs", specMinimal+","+specRealistic+","+specEveryChild,
+		"The specs of the side-by-side runs against the peer, comma-separated (the peer makes a Deployment and a Service of any).")
 	sides := flag.String("sides", sideOurs+","+sidePeer, "The controllers of the side-by-side runs, comma-separated: "+
 		"appservice-controller, peer, or both (to measure one again).")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
@@ -173,6 +176,14 @@ func main() {
 			fatalf("bad -sides %q", *sides)
 		}
 		o.sides = append(o.sides, strings.TrimSpace(side))
+	}
+	for _, spec := range strings.Split(*peerSpecs, ",") {
+		switch spec = strings.TrimSpace(spec); spec {
+		case specRealistic, specMinimal, specEveryChild, specSidecar:
+			o.peerSpecs = append(o.peerSpecs, spec)
+		default:
+			fatalf("bad -peer-specs %q", *peerSpecs)
+		}
 	}
 	o.controllerArgs = strings.Fields(args)
 	o.controllerEnv = strings.Fields(env)
@@ -241,6 +252,7 @@ type Results struct {
 // Controller is "appservice-controller" or "peer".
 type PeerRun struct {
 	Controller            string  `json:"controller"`
+	Spec                  string  `json:"spec"`
 	N                     int     `json:"n"`
 	ConvergenceSeconds    float64 `json:"convergenceSeconds"`
 	WritesPerAppService   float64 `json:"writesPerAppService"`
@@ -464,19 +476,8 @@ func run(o options) (*Results, error) {
 		}
 	}
 	if !o.skip["peer"] {
-		for _, n := range o.peerSizes {
-			for _, which := range o.sides {
-				logf("%s, n=%d, side by side", which, n)
-				p, err := measurePeer(o, n, which)
-				if err != nil {
-					return nil, err
-				}
-				res.Peer = append(res.Peer, p)
-				logf("%s, n=%d: convergence %.2fs, %.2f writes/AppService, idle RSS %s, RSS %s (%.1f KiB/AppService), "+
-					"heap in use %s idle, %s after, CPU %.1fs",
-					which, n, p.ConvergenceSeconds, p.WritesPerAppService, mib(p.IdleRSSBytes), mib(p.RSSBytes),
-					p.RSSPerAppServiceBytes/1024, mib(p.IdleHeapInuseBytes), mib(p.HeapInuseBytes), p.CPUSeconds)
-			}
+		if err := measurePeers(o, res); err != nil {
+			return nil, err
 		}
 	}
 	if !o.skip["latency"] {
@@ -1742,6 +1743,33 @@ func installCRD(o options, e *env) error {
 	return harness.WaitForCRD(context.Background(), e.apps, ctrl, time.Minute)
 }
 
+// measurePeers runs measurePeer for each spec of -peer-specs, each N of
+// -peer-sizes and each controller of -sides, into res.
+func measurePeers(o options, res *Results) error {
+	// Each spec of -peer-specs in turn: appService(i) and newEnv read
+	// specKind.
+	saved := specKind
+	for _, spec := range o.peerSpecs {
+		specKind = spec
+		for _, n := range o.peerSizes {
+			for _, which := range o.sides {
+				logf("%s, %s, n=%d, side by side", which, spec, n)
+				p, err := measurePeer(o, n, which)
+				if err != nil {
+					return err
+				}
+				res.Peer = append(res.Peer, p)
+				logf("%s, %s, n=%d: convergence %.2fs, %.2f writes/AppService, idle RSS %s, RSS %s (%.1f KiB/AppService), "+
+					"heap in use %s idle, %s after, CPU %.1fs",
+					which, spec, n, p.ConvergenceSeconds, p.WritesPerAppService, mib(p.IdleRSSBytes), mib(p.RSSBytes),
+					p.RSSPerAppServiceBytes/1024, mib(p.IdleHeapInuseBytes), mib(p.HeapInuseBytes), p.CPUSeconds)
+			}
+		}
+	}
+	specKind = saved
+	return nil
+}
+
 // measurePeer runs one controller, which is "appservice-controller" (this
 // one) or "peer" (test/bench/peer: the controller kubebuilder's scaffold
 // and controller-runtime give a user who writes their own, for the same
@@ -1760,7 +1788,7 @@ func installCRD(o options, e *env) error {
 // as measureConvergence does. It saves the heap profile after convergence
 // (heap-<spec>-<N>-<which>.pb.gz), and reports the binary's size.
 func measurePeer(o options, n int, which string) (PeerRun, error) {
-	r := PeerRun{Controller: which, N: n}
+	r := PeerRun{Controller: which, Spec: specKind, N: n}
 	bin := o.controller
 	if which == sidePeer {
 		bin = o.peer
@@ -2315,18 +2343,27 @@ func (r *Results) peerMarkdown() string {
 		return ""
 	}
 	type pair struct{ ours, peer *PeerRun }
-	var ns []int
-	runs := map[int]*pair{}
+	type key struct {
+		spec string
+		n    int
+	}
+	var specs []string
+	sizes := map[string][]int{}
+	runs := map[key]*pair{}
 	for i := range r.Peer {
 		p := &r.Peer[i]
-		if runs[p.N] == nil {
-			runs[p.N] = &pair{}
-			ns = append(ns, p.N)
+		k := key{p.Spec, p.N}
+		if runs[k] == nil {
+			runs[k] = &pair{}
+			if len(sizes[p.Spec]) == 0 {
+				specs = append(specs, p.Spec)
+			}
+			sizes[p.Spec] = append(sizes[p.Spec], p.N)
 		}
 		if p.Controller == sidePeer {
-			runs[p.N].peer = p
+			runs[k].peer = p
 		} else {
-			runs[p.N].ours = p
+			runs[k].ours = p
 		}
 	}
 	const oneDecimal, twoDecimals = "%.1f", "%.2f"
@@ -2347,26 +2384,30 @@ func (r *Results) peerMarkdown() string {
 	var b strings.Builder
 	b.WriteString("\n### The peer (controller-runtime, kubebuilder's scaffold)\n\n")
 	b.WriteString("N AppServices created live, each controller alone on a fresh control plane (test/bench/peer; ratio: ours / peer).\n\n")
-	b.WriteString("| measure |")
-	for _, n := range ns {
-		fmt.Fprintf(&b, " ours, %d | peer, %d | ratio |", n, n)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---:|---:|---:|", len(ns)) + "\n")
-	for _, row := range rows {
-		fmt.Fprintf(&b, "| %s |", row.name)
+	for _, spec := range specs {
+		ns := sizes[spec]
+		fmt.Fprintf(&b, "#### %s\n\n| measure |", spec)
 		for _, n := range ns {
-			ours, peer := runs[n].ours, runs[n].peer
-			cell := func(p *PeerRun) string {
-				if p == nil {
-					return "–"
+			fmt.Fprintf(&b, " ours, %d | peer, %d | ratio |", n, n)
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---:|---:|---:|", len(ns)) + "\n")
+		for _, row := range rows {
+			fmt.Fprintf(&b, "| %s |", row.name)
+			for _, n := range ns {
+				ours, peer := runs[key{spec, n}].ours, runs[key{spec, n}].peer
+				cell := func(p *PeerRun) string {
+					if p == nil {
+						return "–"
+					}
+					return fmt.Sprintf(row.format, row.value(p))
 				}
-				return fmt.Sprintf(row.format, row.value(p))
+				ratio := "–"
+				if ours != nil && peer != nil && row.value(peer) != 0 {
+					ratio = fmt.Sprintf("%.2f×", row.value(ours)/row.value(peer))
+				}
+				fmt.Fprintf(&b, " %s | %s | %s |", cell(ours), cell(peer), ratio)
 			}
-			ratio := "–"
-			if ours != nil && peer != nil && row.value(peer) != 0 {
-				ratio = fmt.Sprintf("%.2f×", row.value(ours)/row.value(peer))
-			}
-			fmt.Fprintf(&b, " %s | %s | %s |", cell(ours), cell(peer), ratio)
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	}
