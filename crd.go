@@ -17,10 +17,12 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -73,6 +75,11 @@ func lastApplied(manifest []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return lastAppliedJSON(data)
+}
+
+// lastAppliedJSON is lastApplied of a manifest already converted to JSON.
+func lastAppliedJSON(data []byte) (string, error) {
 	obj := &unstructured.Unstructured{}
 	if err := obj.UnmarshalJSON(data); err != nil {
 		return "", err
@@ -97,9 +104,9 @@ type embeddedCRD struct {
 // name is the CRD's name: PLURAL.GROUP.
 func (c embeddedCRD) name() string { return c.resource.Resource + "." + c.resource.Group }
 
-// embeddedCRDs are the CRDs of both kinds, the AppService's and the
-// Activity's.
-var crds = []embeddedCRD{
+// ourCRDs are the CRDs of both kinds, the AppService's and the Activity's
+// (TestOurCRDs checks the names against the embedded YAML).
+var ourCRDs = []embeddedCRD{
 	{yaml: crdYAML, resource: appv1.SchemeGroupVersion.WithResource("appservices")},
 	{yaml: activityCRDYAML, resource: appv1.SchemeGroupVersion.WithResource("activities")},
 }
@@ -108,7 +115,7 @@ var crdResource = apiextensionsv1.SchemeGroupVersion.WithResource("customresourc
 
 // ensureCRDs installs the CRDs of both kinds with ensureCRD.
 func ensureCRDs(ctx context.Context, client apiextensionsclient.Interface, md metadata.Interface, timeout time.Duration) error {
-	for _, crd := range crds {
+	for _, crd := range ourCRDs {
 		if err := ensureCRD(ctx, client, md, crd, timeout); err != nil {
 			return err
 		}
@@ -134,15 +141,23 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, md met
 		if served(client.Discovery(), crd.resource) {
 			return nil
 		}
-		return waitEstablished(ctx, client, crd.name(), timeout)
+		return waitEstablished(ctx, client, crd, timeout)
 	}
 	// Not there, not current, or its metadata could not be read: the
 	// whole CRD is read (and any error reported) below.
-	want := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(crd.yaml, want); err != nil {
+	// The YAML is converted once: the typed CRD and kubectl's annotation are
+	// both read from the JSON (as yaml.UnmarshalStrict would read it).
+	data, err := yaml.YAMLToJSONStrict(crd.yaml)
+	if err != nil {
 		return fmt.Errorf("decoding the embedded CRD: %w", err)
 	}
-	applied, err := lastApplied(crd.yaml)
+	want := &apiextensionsv1.CustomResourceDefinition{}
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(want); err != nil {
+		return fmt.Errorf("decoding the embedded CRD: %w", err)
+	}
+	applied, err := lastAppliedJSON(data)
 	if err != nil {
 		return fmt.Errorf("encoding the embedded CRD as kubectl would: %w", err)
 	}
@@ -189,7 +204,7 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, md met
 	if err != nil {
 		return fmt.Errorf("installing CRD %s: %w", want.Name, err)
 	}
-	return waitEstablished(ctx, client, want.Name, timeout)
+	return waitEstablished(ctx, client, crd, timeout)
 }
 
 // served reports whether the API server serves resource (discovery lists
@@ -207,18 +222,28 @@ func served(d discovery.DiscoveryInterface, resource schema.GroupVersionResource
 	return false
 }
 
-// waitEstablished waits until the CRD called name is Established, and fails
-// at once if its names are not accepted.
-func waitEstablished(ctx context.Context, client apiextensionsclient.Interface, name string, timeout time.Duration) error {
+// waitEstablished waits until the API server serves crd, and fails at once
+// if its names are not accepted. It asks discovery every 100 ms, and reads
+// the CRD whole (200 KB of schema to decode) at most once a second, for its
+// conditions.
+func waitEstablished(ctx context.Context, client apiextensionsclient.Interface, crd embeddedCRD, timeout time.Duration) error {
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	var lastRead time.Time
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+		if served(client.Discovery(), crd.resource) {
+			return true, nil
+		}
+		if time.Since(lastRead) < time.Second {
+			return false, nil
+		}
+		lastRead = time.Now()
+		live, err := crds.Get(ctx, crd.name(), metav1.GetOptions{})
 		if err != nil {
 			return false, nil //nolint:nilerr // keep polling through transient errors until the timeout
 		}
-		for _, c := range crd.Status.Conditions {
+		for _, c := range live.Status.Conditions {
 			if c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse {
-				return false, fmt.Errorf("CRD %s: names not accepted: %s", name, c.Message)
+				return false, fmt.Errorf("CRD %s: names not accepted: %s", crd.name(), c.Message)
 			}
 			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
 				return true, nil

@@ -63,9 +63,9 @@ func TestEnsureCRD(t *testing.T) {
 			served: true},
 		{name: "current, not served yet: read whole until Established", hash: current, lastApplied: applied, wantReads: 1},
 		{name: "current, without kubectl's annotation (an earlier version's install): updated once", hash: current,
-			served: true, wantWrites: []string{"update"}, wantReads: 2},
+			served: true, wantWrites: []string{"update"}, wantReads: 1},
 		{name: "stale: updated", hash: "an-older-binary", lastApplied: `{"a user's":"apply"}` + "\n", served: true,
-			wantWrites: []string{"update"}, wantReads: 2},
+			wantWrites: []string{"update"}, wantReads: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestEnsureCRD(t *testing.T) {
 				ObjectMeta: installed.ObjectMeta,
 			})
 
-			if err := ensureCRD(context.Background(), client, md, crds[0], 5*time.Second); err != nil {
+			if err := ensureCRD(context.Background(), client, md, ourCRDs[0], 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
 			var writes []string
@@ -128,6 +128,43 @@ func TestEnsureCRD(t *testing.T) {
 				t.Errorf("last-applied annotation changed without a write: %q", got.Annotations[corev1.LastAppliedConfigAnnotation])
 			}
 		})
+	}
+}
+
+// TestEnsureCRDNamesNotAccepted: a CRD whose names the API server did not
+// accept is an error at once, not a wait until the timeout.
+func TestEnsureCRDNamesNotAccepted(t *testing.T) {
+	installed := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(crdYAML, installed); err != nil {
+		t.Fatal(err)
+	}
+	installed.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{
+		{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionFalse, Message: "the plural is taken"},
+	}
+	scheme := metadatafake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := ensureCRD(context.Background(), apiextensionsfake.NewClientset(installed),
+		metadatafake.NewSimpleMetadataClient(scheme), ourCRDs[0], time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "names not accepted: the plural is taken") || time.Since(start) > 10*time.Second {
+		t.Errorf("ensureCRD = %v after %s, want the names not accepted at once", err, time.Since(start))
+	}
+}
+
+// TestOurCRDs: the names ensureCRD reads a CRD by, and asks discovery
+// for, are the embedded CRDs' own.
+func TestOurCRDs(t *testing.T) {
+	for _, c := range ourCRDs {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(c.yaml, crd); err != nil {
+			t.Fatal(err)
+		}
+		if crd.Name != c.name() || crd.Spec.Group != c.resource.Group || crd.Spec.Names.Plural != c.resource.Resource ||
+			len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != c.resource.Version {
+			t.Errorf("%s: ensureCRD knows it as %s (%v)", crd.Name, c.name(), c.resource)
+		}
 	}
 }
 
