@@ -132,6 +132,8 @@ var docPackages = map[string]string{
 	"klog":             "k8s.io/klog/v2",
 	"status":           "sigs.k8s.io/cli-utils/pkg/kstatus/status",
 	"children":         "example.com/appservice-controller/internal/children",
+	"metrics":          "example.com/appservice-controller/internal/metrics",
+	"controllerutil":   "sigs.k8s.io/controller-runtime/pkg/controller/controllerutil",
 	"owner":            "example.com/appservice-controller/internal/owner",
 	"activity":         "example.com/appservice-controller/internal/activity",
 	"canary":           "example.com/appservice-controller/internal/canary",
