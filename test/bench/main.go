@@ -1111,29 +1111,10 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 	if c.BaselineRSSBytes, _, err = ctrl.Usage(); err != nil {
 		return c, err
 	}
-	tr, err := newTracker(e)
-	if err != nil {
+	if c.ConvergenceSeconds, c.WritesPerAppService, err = createAndConverge(e, n, 10*time.Minute); err != nil {
 		return c, err
 	}
-	defer tr.close()
-
 	ctx := context.Background()
-	start := time.Now()
-	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return c, err
-	}
-	if err := tr.waitAll(n, 10*time.Minute); err != nil {
-		return c, err
-	}
-	c.ConvergenceSeconds = time.Since(start).Seconds()
-	writes, err := e.cluster.Writes(controllerUser, start)
-	if err != nil {
-		return c, err
-	}
-	c.WritesPerAppService = float64(len(writes)) / float64(n)
 	time.Sleep(settle)
 	if c.RSSBytes, c.CPUSeconds, err = ctrl.Usage(); err != nil {
 		return c, err
@@ -1164,7 +1145,7 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 	}
 	since := ctrl.Started()
 	time.Sleep(window)
-	writes, err = e.cluster.Writes(controllerUser, since)
+	writes, err := e.cluster.Writes(controllerUser, since)
 	if err != nil {
 		return c, err
 	}
@@ -1175,6 +1156,34 @@ func measureConvergence(o options, n int, last bool, res *Results) (Convergence,
 		WritesPerAppServicePerHour:  float64(len(writes)) / float64(n) / window.Hours(),
 	}
 	return c, nil
+}
+
+// createAndConverge creates n AppServices with 16 clients and waits until
+// every Deployment, Service and status exists, watched by a tracker: the
+// seconds from the first create, and the controller's writes per
+// AppService in the audit log since then.
+func createAndConverge(e *env, n int, timeout time.Duration) (seconds, writesPerAppService float64, err error) {
+	tr, err := newTracker(e)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer tr.close()
+	start := time.Now()
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(context.Background(), appService(i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return 0, 0, err
+	}
+	if err := tr.waitAll(n, timeout); err != nil {
+		return 0, 0, err
+	}
+	seconds = time.Since(start).Seconds()
+	writes, err := e.cluster.Writes(controllerUser, start)
+	if err != nil {
+		return 0, 0, err
+	}
+	return seconds, float64(len(writes)) / float64(n), nil
 }
 
 // measureActivities creates n Activities at once on a cluster that runs
@@ -1825,29 +1834,9 @@ func measurePeer(o options, n int, which string) (PeerRun, error) {
 	if r.IdleHeapInuseBytes, _, err = heapStats(ctrl); err != nil {
 		return r, err
 	}
-	tr, err := newTracker(e)
-	if err != nil {
+	if r.ConvergenceSeconds, r.WritesPerAppService, err = createAndConverge(e, n, 15*time.Minute); err != nil {
 		return r, err
 	}
-	defer tr.close()
-
-	ctx := context.Background()
-	start := time.Now()
-	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, appService(i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return r, err
-	}
-	if err := tr.waitAll(n, 15*time.Minute); err != nil {
-		return r, err
-	}
-	r.ConvergenceSeconds = time.Since(start).Seconds()
-	writes, err := e.cluster.Writes(controllerUser, start)
-	if err != nil {
-		return r, err
-	}
-	r.WritesPerAppService = float64(len(writes)) / float64(n)
 	time.Sleep(settle)
 	if r.RSSBytes, r.CPUSeconds, err = ctrl.Usage(); err != nil {
 		return r, err
