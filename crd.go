@@ -138,9 +138,6 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, md met
 	if live, err := md.Resource(crdResource).Get(ctx, crd.name(), metav1.GetOptions{}); err == nil &&
 		live.Annotations[crdHashAnnotation] == hash && live.Annotations[corev1.LastAppliedConfigAnnotation] != "" {
 		logger.V(2).Info("CRD is current", "crd", crd.name())
-		if served(client.Discovery(), crd.resource) {
-			return nil
-		}
 		return waitEstablished(ctx, client, crd, timeout)
 	}
 	// Not there, not current, or its metadata could not be read: the

@@ -97,19 +97,6 @@ type AppServices interface {
 	Each(visit func(*appv1.AppService)) error
 }
 
-// ListedAppServices visits the AppServices of a lister (of AppServices
-// cached whole).
-type ListedAppServices struct{ Lister listers.AppServiceLister }
-
-// Each calls visit with each AppService of the lister.
-func (l ListedAppServices) Each(visit func(*appv1.AppService)) error {
-	all, err := l.Lister.List(labels.Everything())
-	for _, as := range all {
-		visit(as)
-	}
-	return err
-}
-
 // objectCollector is the collector of the per-object series, registered
 // once (the registry is the process's); ReportObjects gives it its
 // source.

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	basemetrics "k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -97,7 +98,7 @@ func TestObjects(t *testing.T) {
 	collector := func(active bool) *objectCollector {
 		c := &objectCollector{}
 		c.source.Store(&Objects{
-			AppServices: ListedAppServices{listers.NewAppServiceLister(appIndex)}, Activities: listers.NewActivityLister(actIndex),
+			AppServices: listedAppServices{listers.NewAppServiceLister(appIndex)}, Activities: listers.NewActivityLister(actIndex),
 			Active: func() bool { return active }, Logger: klog.Background(),
 		})
 		return c
@@ -206,6 +207,17 @@ func BenchmarkScrape(b *testing.B) {
 			b.Fatalf("/metrics = %d, without the last AppService", rec.Code)
 		}
 	}
+}
+
+// listedAppServices visits the AppServices of a lister, cached whole.
+type listedAppServices struct{ lister listers.AppServiceLister }
+
+func (l listedAppServices) Each(visit func(*appv1.AppService)) error {
+	all, err := l.lister.List(labels.Everything())
+	for _, as := range all {
+		visit(as)
+	}
+	return err
 }
 
 // encodedAppServices are AppServices as the controller's cache keeps them
