@@ -81,4 +81,21 @@ grep -hE '^ *--- (PASS|FAIL): Test' "$out/serial.log" "$out/parallel.log" |
   awk '$2 > t[$1] {t[$1] = $2} $3 == "FAIL" {f[$1] = 1}
        END {for (n in t) printf "%8.1f s  %s%s\n", t[n], n, (n in f ? " (FAIL)" : "")}' |
   sort -rn | head -10
+# Last, so that the tail of a long log shows it: what each failed test
+# logged (its own lines of go test -v's output, which interleaves the
+# parallel tests; a subtest's lines count as its test's), at most its last
+# 40 lines.
+for group in serial parallel; do
+  awk '
+    /^=== (RUN|CONT|NAME|PAUSE) / { split($3, name, "/"); cur = name[1]; next }
+    /^ *--- FAIL: / { split($3, name, "/"); failed[name[1]] = 1; next }
+    /^ *--- (PASS|SKIP): / { next }
+    /^    / && cur != "" { n[cur]++; line[cur, n[cur]] = $0 }
+    END {
+      for (t in failed) {
+        printf "e2e (%s group): what %s logged\n", group, t
+        for (i = (n[t] > 40 ? n[t] - 39 : 1); i <= n[t]; i++) print line[t, i]
+      }
+    }' group="$group" "$out/$group.log"
+done
 exit "$status"

@@ -269,16 +269,20 @@ func (t *Throttle) Waiting(key cache.ObjectName) bool {
 
 // inProgressLocked counts the config rollouts under way: those the
 // Deployments show, and those admitted that they do not show yet.
+//
+// The Deployments' cache moves on while it counts, so the order matters.
+// The admissions it shows are dropped first, and the Deployments counted
+// after: a write that shows up in between is then counted twice (a place
+// held a moment too long), never missed (a place given twice). Counted
+// the other way round, a write shown between the count and the check was
+// in neither, and the cap let one more through.
 func (t *Throttle) inProgressLocked() int {
-	n := t.rolling()
 	for key, a := range t.admitted {
 		if t.shows(key, a.digest) || t.now().Sub(a.at) > admittedFor {
 			delete(t.admitted, key)
-			continue
 		}
-		n++
 	}
-	return n
+	return t.rolling() + len(t.admitted)
 }
 
 func (t *Throttle) queueLocked() []Waiting {

@@ -214,3 +214,41 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("Max = %d", th.Max())
 	}
 }
+
+// TestThrottleCacheMovesWhileCounting: the Deployments' cache shows an
+// admitted rollout's write in the middle of a count, between one look at
+// it and the next. Whichever look comes first, the rollout is counted, and
+// the cap holds.
+func TestThrottleCacheMovesWhileCounting(t *testing.T) {
+	// The cache shows a's write from the second look at it on.
+	shown, armed := false, false
+	look := func() {
+		if armed {
+			shown = true
+		}
+	}
+	th := NewThrottle(1,
+		func() int {
+			defer look()
+			if shown {
+				return 1
+			}
+			return 0
+		},
+		func(k cache.ObjectName, _ string) bool {
+			defer look()
+			return shown && k == key("a")
+		},
+		func(cache.ObjectName) {})
+	th.now = func() time.Time { return t0 }
+	if th.Admit(key("a"), "v2", t0) != Go {
+		t.Fatal("a refused the only place")
+	}
+	armed = true
+	if got := th.Admit(key("b"), "v2", t0.Add(time.Second)); got != Wait {
+		t.Errorf("b, while a's write shows up mid-count: %v, want Wait (a cap of 1)", got)
+	}
+	if !shown {
+		t.Fatal("the cache never moved: the test did not test the race")
+	}
+}

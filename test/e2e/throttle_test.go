@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -127,15 +128,17 @@ func TestConfigRolloutThrottle(t *testing.T) {
 	}
 	peak, queuedSeen := 0, false
 	waitDeployments(t, p, kube, ns, func(list []appsv1.Deployment) error {
-		rolling := 0
+		var rolling []string
 		for _, d := range list {
 			if d.Spec.Template.Annotations[appv1.AnnotationConfigDigest] != first && midRollout(&d) {
-				rolling++
+				rolling = append(rolling, fmt.Sprintf("%s (generation %d, observed %d, %d updated, %d replicas)",
+					d.Name, d.Generation, d.Status.ObservedGeneration, d.Status.UpdatedReplicas, d.Status.Replicas))
 			}
 		}
-		peak = max(peak, rolling)
-		if rolling > maxRollouts {
-			t.Errorf("%d Deployments rolling at once for a config change, over the cap of %d", rolling, maxRollouts)
+		peak = max(peak, len(rolling))
+		if len(rolling) > maxRollouts {
+			t.Errorf("%d Deployments rolling at once for a config change, over the cap of %d: %s",
+				len(rolling), maxRollouts, strings.Join(rolling, "; "))
 		}
 		if !queuedSeen {
 			list, err := apps.AppV1().AppServices(ns).List(ctx, metav1.ListOptions{})
@@ -163,18 +166,19 @@ func TestConfigRolloutThrottle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perDeployment := map[string]int{}
+	perDeployment := map[string][]string{}
 	for _, w := range writes {
 		if w.ObjectRef != nil && w.ObjectRef.Resource == "deployments" && w.ObjectRef.Namespace == ns {
-			perDeployment[w.ObjectRef.Name]++
+			perDeployment[w.ObjectRef.Name] = append(perDeployment[w.ObjectRef.Name],
+				w.RequestReceivedTimestamp.Sub(since).Round(time.Millisecond).String()+" "+w.String())
 		}
 	}
 	if len(perDeployment) != n {
 		t.Errorf("the controller wrote %d Deployments, want %d", len(perDeployment), n)
 	}
-	for name, count := range perDeployment {
-		if count != 1 {
-			t.Errorf("Deployment %s written %d times, want once", name, count)
+	for name, ws := range perDeployment {
+		if len(ws) != 1 {
+			t.Errorf("Deployment %s written %d times, want once: %s", name, len(ws), strings.Join(ws, "; "))
 		}
 	}
 }
