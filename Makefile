@@ -232,4 +232,4 @@ bench: build ## Benchmarks against a local control plane, and side by side with 
 	go build -o bin/peer ./test/bench/peer
 	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go run ./test/bench -controller $(BIN) -peer bin/peer -out _output/bench $(BENCH_FLAGS)
 	go test -run '^$$' -bench '^Benchmark(Objects|Scrape)$$' -benchmem ./internal/metrics
-	go test -run '^$$' -bench '^BenchmarkAppServiceCache$$' -benchmem .
+	go test -run '^$$' -bench '^BenchmarkDecode$$' -benchmem ./internal/appcache

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
+	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/configrollout"
 	"example.com/appservice-controller/internal/owner"
@@ -98,7 +99,7 @@ var configIndexers = cache.Indexers{
 // AppService that cannot be decoded, which only a bug could make, is
 // reported and left out of the indexes).
 func indexedAppService(obj any) *appv1.AppService {
-	as, err := decodeAppService(obj)
+	as, err := appcache.Decode(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return nil

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
+	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
 	"example.com/appservice-controller/internal/owner"
@@ -282,6 +283,32 @@ func TestConfigDigestMissingAndUnreadable(t *testing.T) {
 				t.Errorf("error %v: want a %s error that needs the user", err, appv1.ReasonConfigUnreadable)
 			}
 		})
+	}
+}
+
+// TestConfigIndexesReadEncoded: the config watch's indexes read the
+// AppServices as the informer caches them, encoded (appcache.Transform).
+func TestConfigIndexesReadEncoded(t *testing.T) {
+	informer := cache.NewSharedIndexInformer(nil, &appv1.AppService{}, 0, cache.Indexers{})
+	if err := informer.AddIndexers(configIndexers); err != nil {
+		t.Fatal(err)
+	}
+	web, other, plain := fixtures.RealisticAppService("web"), fixtures.RealisticAppService("other"), fixtures.RealisticAppService("plain")
+	other.Namespace = "elsewhere"
+	plain.Namespace, plain.Spec.RolloutOnConfigChange = "elsewhere", false
+	for _, as := range []*appv1.AppService{web, other, plain} {
+		cached, err := appcache.Transform(as.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixtures.MustAdd(t, informer.GetIndexer(), cached)
+	}
+	readers, err := informer.GetIndexer().ByIndex(configRefIndex, configKey{kind: children.ConfigMapRef, namespace: web.Namespace, name: "settings"}.String())
+	if err != nil || len(readers) != 1 {
+		t.Errorf("the config index by the ConfigMap web reads: %d AppServices, %v; want 1", len(readers), err)
+	}
+	if users, err := informer.GetIndexer().ByIndex(configNamespaceIndex, "elsewhere"); err != nil || len(users) != 1 {
+		t.Errorf("the config index by namespace: %d AppServices, %v; want 1 (other; plain has no rolloutOnConfigChange)", len(users), err)
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/configrollout"
@@ -127,7 +128,7 @@ func NewController(
 	c := &Controller{
 		kubeClient:        kubeClient,
 		appClient:         appClient,
-		appServicesLister: newAppServiceLister(appServiceInformer.Informer()),
+		appServicesLister: appcache.NewLister(appServiceInformer.Informer().GetIndexer()),
 		cachesSynced:      []cache.InformerSynced{appServiceInformer.Informer().HasSynced},
 		queue:             owner.NewQueue("appservices"),
 		recorder:          recorder,

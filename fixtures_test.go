@@ -43,6 +43,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 
+	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -341,7 +342,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	}
 	// The AppServices as the informer's transform caches them: encoded.
 	for _, as := range f.appServices {
-		cached, err := cacheAppService(as.DeepCopy())
+		cached, err := appcache.Transform(as.DeepCopy())
 		if err != nil {
 			f.t.Fatal(err)
 		}

@@ -47,7 +47,6 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -70,6 +69,7 @@ import (
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"example.com/appservice-controller/internal/activity"
+	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/leader"
 	"example.com/appservice-controller/internal/metrics"
@@ -249,7 +249,8 @@ func run(ctx context.Context, o options) error {
 	// this process leads and its caches have synced.
 	var leading atomic.Bool
 	appServices, acts := f.apps.App().V1().AppServices(), f.apps.App().V1().Activities()
-	metrics.ReportObjects(metrics.Objects{AppServices: newAppServiceLister(appServices.Informer()), Activities: acts.Lister(), Logger: klog.FromContext(ctx),
+	metrics.ReportObjects(metrics.Objects{
+		AppServices: appcache.NewLister(appServices.Informer().GetIndexer()), Activities: acts.Lister(), Logger: klog.FromContext(ctx),
 		Active: func() bool {
 			return leading.Load() && appServices.Informer().HasSynced() && acts.Informer().HasSynced()
 		}})
@@ -424,10 +425,10 @@ type informerFactories struct {
 // newInformerFactories returns the factories for o's namespace. The child
 // informers see only objects carrying our label, and keep only what the
 // controller reads of them (children.Trim: the owned fields, the metadata
-// claiming needs, the status it reports). The AppServices are kept whole
-// but for their managedFields, which the controller never reads, and
-// which in a big cluster are a large share of an object's size, and
-// encoded (appservices.go).
+// claiming needs, the status it reports). The AppServices lose only their
+// managedFields, which the controller never reads and which in a big
+// cluster are a large share of an object's size, and are kept encoded
+// (appcache.Transform).
 func newInformerFactories(c *clients, o options) informerFactories {
 	return informerFactories{
 		kube: kubeinformers.NewSharedInformerFactoryWithOptions(c.kube, o.resync,
@@ -444,7 +445,7 @@ func newInformerFactories(c *clients, o options) informerFactories {
 		),
 		apps: informers.NewSharedInformerFactoryWithOptions(c.apps, o.resync,
 			informers.WithNamespace(o.namespace),
-			informers.WithTransform(cacheAppService),
+			informers.WithTransform(appcache.Transform),
 		),
 		gateway: gatewayinformers.NewSharedInformerFactoryWithOptions(c.gateway, o.resync,
 			gatewayinformers.WithNamespace(o.namespace),
@@ -488,14 +489,6 @@ func buildConfig(masterURL, kubeconfig string) (*rest.Config, error) {
 	overrides := &clientcmd.ConfigOverrides{}
 	overrides.ClusterInfo.Server = masterURL
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
-}
-
-// stripManagedFields drops an object's managedFields before it is cached.
-func stripManagedFields(obj interface{}) (interface{}, error) {
-	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 // shutdownBroadcaster stops the event broadcaster, which sends the Events it

@@ -28,13 +28,8 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 
-	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-
-	"example.com/appservice-controller/internal/fixtures"
 )
 
 // Every client shares one rate limiter, so --kube-api-qps bounds the
@@ -56,20 +51,6 @@ func TestClientConfigs(t *testing.T) {
 	}
 	if !strings.HasSuffix(kubeCfg.UserAgent, "(host_1234)") {
 		t.Errorf("user agent %q does not carry the identity", kubeCfg.UserAgent)
-	}
-}
-
-// The caches keep no managedFields; tombstones pass through untouched.
-func TestStripManagedFields(t *testing.T) {
-	d := fixtures.LiveDeployment()
-	d.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	got, err := stripManagedFields(d)
-	if err != nil || got.(*appsv1.Deployment).ManagedFields != nil {
-		t.Errorf("managedFields kept: %v, %v", got, err)
-	}
-	tombstone := cache.DeletedFinalStateUnknown{Key: "default/x", Obj: fixtures.LiveDeployment()}
-	if got, err := stripManagedFields(tombstone); err != nil || got != tombstone {
-		t.Errorf("tombstone changed: %v, %v", got, err)
 	}
 }
 

@@ -25,14 +25,13 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	basemetrics "k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/klog/v2"
 
-	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/appcache"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	listers "example.com/appservice-controller/pkg/generated/listers/app/v1"
 )
@@ -98,7 +97,7 @@ func TestObjects(t *testing.T) {
 	collector := func(active bool) *objectCollector {
 		c := &objectCollector{}
 		c.source.Store(&Objects{
-			AppServices: listedAppServices{listers.NewAppServiceLister(appIndex)}, Activities: listers.NewActivityLister(actIndex),
+			AppServices: appcache.NewLister(appIndex), Activities: listers.NewActivityLister(actIndex),
 			Active: func() bool { return active }, Logger: klog.Background(),
 		})
 		return c
@@ -209,38 +208,12 @@ func BenchmarkScrape(b *testing.B) {
 	}
 }
 
-// listedAppServices visits the AppServices of a lister, cached whole.
-type listedAppServices struct{ lister listers.AppServiceLister }
-
-func (l listedAppServices) Each(visit func(*appv1.AppService)) error {
-	all, err := l.lister.List(labels.Everything())
-	for _, as := range all {
-		visit(as)
-	}
-	return err
-}
-
-// encodedAppServices are AppServices as the controller's cache keeps them
-// (children.Encode, appservices.go at the root), decoded one at a time.
-type encodedAppServices []*children.Cached
-
-func (e encodedAppServices) Each(visit func(*appv1.AppService)) error {
-	for _, c := range e {
-		as, err := children.Decode[*appv1.AppService](c)
-		if err != nil {
-			return err
-		}
-		visit(as)
-	}
-	return nil
-}
-
 // benchObjects are 5000 AppServices and 5000 Activities, Ready and
 // Succeeded, in 50 namespaces; the AppServices encoded as the controller
 // caches them.
 func benchObjects(b *testing.B) *Objects {
 	b.Helper()
-	var appServices encodedAppServices
+	appIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	actIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	for i := range 5000 {
 		as := &appv1.AppService{
@@ -257,14 +230,16 @@ func benchObjects(b *testing.B) *Objects {
 			Status: appv1.ActivityStatus{Prosta: appv1.ActivitySucceeded, ExitCode: new(int32(0)),
 				StartTime: &metav1.Time{Time: time.Unix(1e9, 0)}, CompletionTime: &metav1.Time{Time: time.Unix(1e9+60, 0)}},
 		}
-		encoded, err := children.Encode(as)
+		encoded, err := appcache.Transform(as)
 		if err != nil {
 			b.Fatal(err)
 		}
-		appServices = append(appServices, encoded)
+		if err := appIndex.Add(encoded); err != nil {
+			b.Fatal(err)
+		}
 		if err := actIndex.Add(a); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return &Objects{AppServices: appServices, Activities: listers.NewActivityLister(actIndex), Active: func() bool { return true }, Logger: klog.Background()}
+	return &Objects{AppServices: appcache.NewLister(appIndex), Activities: listers.NewActivityLister(actIndex), Active: func() bool { return true }, Logger: klog.Background()}
 }

@@ -137,6 +137,7 @@ var docPackages = map[string]string{
 	"owner":            "example.com/appservice-controller/internal/owner",
 	"activity":         "example.com/appservice-controller/internal/activity",
 	"canary":           "example.com/appservice-controller/internal/canary",
+	"appcache":         "example.com/appservice-controller/internal/appcache",
 	"configrollout":    "example.com/appservice-controller/internal/configrollout",
 	"leader":           "example.com/appservice-controller/internal/leader",
 	"servers":          "example.com/appservice-controller/internal/servers",

@@ -38,6 +38,7 @@ var mayImport = map[string][]string{
 	"internal/owner":         {"internal/children", "internal/metrics", "pkg/apis/app/v1"},
 	"internal/activity":      {"internal/owner", "internal/children", "pkg/apis/app/v1", "pkg/generated/..."},
 	"internal/children":      {"pkg/apis/app/v1"},
+	"internal/appcache":      {"internal/children", "pkg/apis/app/v1", "pkg/generated/..."},
 	"internal/configrollout": {"pkg/apis/app/v1"},
 	"internal/canary":        {"pkg/apis/app/v1"},
 	"internal/fixtures":      {"pkg/apis/app/v1"},
