@@ -69,17 +69,9 @@ const crdHashAnnotation = "app.example.com/crd-sha256"
 // so that a user's later `kubectl apply -f artifacts/examples` (the design
 // card's use) finds them its own: unchanged, and no warning that the
 // annotation is missing. The e2e test proves the two agree byte for byte:
-// kubectl reports the CRDs unchanged.
-func lastApplied(manifest []byte) (string, error) {
-	data, err := yaml.YAMLToJSON(manifest)
-	if err != nil {
-		return "", err
-	}
-	return lastAppliedJSON(data)
-}
-
-// lastAppliedJSON is lastApplied of a manifest already converted to JSON.
-func lastAppliedJSON(data []byte) (string, error) {
+// kubectl reports the CRDs unchanged. It takes the manifest converted to
+// JSON, as ensureCRD has it already.
+func lastApplied(data []byte) (string, error) {
 	obj := &unstructured.Unstructured{}
 	if err := obj.UnmarshalJSON(data); err != nil {
 		return "", err
@@ -128,9 +120,11 @@ func ensureCRDs(ctx context.Context, client apiextensionsclient.Interface, md me
 //
 // A start where the installed CRD is current, as every start but an
 // upgrade's is, reads the CRD's metadata alone and asks discovery whether
-// its resource is served: a CRD's schema is 200 KB of JSON, and decoding
-// it (and the embedded YAML) would be most of what an idle controller's
-// heap ever held, which the runtime keeps long after it is garbage.
+// its resource is served. The metadata still carries kubectl's
+// last-applied annotation, the whole CRD as one JSON string; what this
+// saves is decoding the schema (200 KB of JSON) into Go structs, and the
+// embedded YAML: that would be most of what an idle controller's heap
+// ever held, which the runtime keeps long after it is garbage.
 func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, md metadata.Interface, crd embeddedCRD, timeout time.Duration) error {
 	logger := klog.FromContext(ctx)
 	sum := sha256.Sum256(crd.yaml)
@@ -142,8 +136,9 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, md met
 	}
 	// Not there, not current, or its metadata could not be read: the
 	// whole CRD is read (and any error reported) below.
-	// The YAML is converted once: the typed CRD and kubectl's annotation are
-	// both read from the JSON (as yaml.UnmarshalStrict would read it).
+	// The YAML is converted once, strictly (duplicate keys refused), and
+	// the typed CRD (unknown fields refused) and kubectl's annotation are
+	// both read from that JSON.
 	data, err := yaml.YAMLToJSONStrict(crd.yaml)
 	if err != nil {
 		return fmt.Errorf("decoding the embedded CRD: %w", err)
@@ -154,7 +149,7 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, md met
 	if err := decoder.Decode(want); err != nil {
 		return fmt.Errorf("decoding the embedded CRD: %w", err)
 	}
-	applied, err := lastAppliedJSON(data)
+	applied, err := lastApplied(data)
 	if err != nil {
 		return fmt.Errorf("encoding the embedded CRD as kubectl would: %w", err)
 	}

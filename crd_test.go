@@ -46,10 +46,7 @@ import (
 func TestEnsureCRD(t *testing.T) {
 	sum := sha256.Sum256(crdYAML)
 	current := hex.EncodeToString(sum[:])
-	applied, err := lastApplied(crdYAML)
-	if err != nil {
-		t.Fatal(err)
-	}
+	applied := lastAppliedYAML(t, crdYAML)
 	tests := []struct {
 		name        string
 		hash        string
@@ -177,10 +174,7 @@ func TestOurCRDs(t *testing.T) {
 func TestLastApplied(t *testing.T) {
 	for name, data := range embeddedCRDs() {
 		t.Run(name, func(t *testing.T) {
-			got, err := lastApplied(data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := lastAppliedYAML(t, data)
 			body, found := strings.CutSuffix(got, "\n")
 			if !found || strings.Contains(body, "\n") {
 				t.Errorf("not one line of JSON and a newline: %.80q...", got)
@@ -209,12 +203,22 @@ func TestLastApplied(t *testing.T) {
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    " + corev1.LastAppliedConfigAnnotation + ": old\n    a: <b>\n",
 			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"a":"\u003cb\u003e"},"name":"x"}}` + "\n"},
 	} {
-		got, err := lastApplied([]byte(tc.manifest))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fixtures.CheckEqual(t, "last applied", tc.want, got)
+		fixtures.CheckEqual(t, "last applied", tc.want, lastAppliedYAML(t, []byte(tc.manifest)))
 	}
+}
+
+// lastAppliedYAML is lastApplied of a YAML manifest.
+func lastAppliedYAML(t *testing.T, manifest []byte) string {
+	t.Helper()
+	data, err := yaml.YAMLToJSON(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, err := lastApplied(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return applied
 }
 
 // TestCRDFitsKubectlApply: `kubectl apply -f artifacts/examples/crd.yaml`

@@ -90,7 +90,8 @@ type Objects struct {
 // AppServices is where a scrape reads the AppServices: the controller's
 // cache keeps them encoded, and Each decodes one at a time, so that a scrape
 // never holds them all decoded at once (5000 realistic AppServices would be
-// 30 MB of heap, and the runtime would keep that memory after the scrape).
+// about 26 MB of heap, 5254 bytes each, and the runtime would keep that
+// memory after the scrape).
 type AppServices interface {
 	// Each calls visit with each AppService; visit must not keep it or
 	// modify it.

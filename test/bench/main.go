@@ -1757,7 +1757,7 @@ func installCRD(o options, e *env) error {
 func measurePeers(o options, res *Results) error {
 	// Each spec of -peer-specs in turn: appService(i) and newEnv read
 	// specKind.
-	saved := specKind
+	defer func(saved string) { specKind = saved }(specKind)
 	for _, spec := range o.peerSpecs {
 		specKind = spec
 		for _, n := range o.peerSizes {
@@ -1775,7 +1775,6 @@ func measurePeers(o options, res *Results) error {
 			}
 		}
 	}
-	specKind = saved
 	return nil
 }
 
