@@ -199,19 +199,24 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, md met
 	return waitEstablished(ctx, client, crd, timeout)
 }
 
-// served reports whether the API server serves resource (discovery lists
-// a CRD's resource once it is Established).
-func served(d discovery.DiscoveryInterface, resource schema.GroupVersionResource) bool {
+// served reports whether the API server serves resource, as discovery
+// lists it (a CRD's resource once it is Established; the Gateway API's
+// HTTPRoutes once it is installed). A group version it does not serve at
+// all is not an error.
+func served(d discovery.DiscoveryInterface, resource schema.GroupVersionResource) (bool, error) {
 	list, err := d.ServerResourcesForGroupVersion(resource.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, err
 	}
 	for _, r := range list.APIResources {
 		if r.Name == resource.Resource {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // waitEstablished waits until the API server serves crd, and fails at once
@@ -222,7 +227,9 @@ func waitEstablished(ctx context.Context, client apiextensionsclient.Interface, 
 	crds := client.ApiextensionsV1().CustomResourceDefinitions()
 	var lastRead time.Time
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if served(client.Discovery(), crd.resource) {
+		// Discovery that fails is asked again; reading the CRD reports
+		// what is wrong with the API server.
+		if ok, _ := served(client.Discovery(), crd.resource); ok {
 			return true, nil
 		}
 		if time.Since(lastRead) < time.Second {

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -84,23 +84,6 @@ func newRouteInformer(d discovery.DiscoveryInterface, g *GatewayAPI, handler cac
 	return &routeInformer{discovery: d, client: client, factory: factory, cache: c, synced: informer.HasSynced}, nil
 }
 
-// served asks discovery whether the cluster serves HTTPRoutes.
-func (r *routeInformer) served() (bool, error) {
-	resources, err := r.discovery.ServerResourcesForGroupVersion(children.HTTPRouteGroupVersion.String())
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	for _, res := range resources.APIResources {
-		if res.Name == "httproutes" {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // run lets the informer start, on ctx's lifetime: at once if the cluster
 // serves HTTPRoutes, later (startIfServed) otherwise. It returns the
 // informer's HasSynced when it started.
@@ -132,8 +115,9 @@ func (r *routeInformer) startIfServed(ctx context.Context, force bool) (bool, er
 		return false, nil
 	}
 	r.lastCheck = time.Now()
-	served, err := r.served()
-	if err != nil || !served {
+	gv := children.HTTPRouteGroupVersion
+	ok, err := served(r.discovery, schema.GroupVersionResource{Group: gv.Group, Version: gv.Version, Resource: "httproutes"})
+	if err != nil || !ok {
 		return false, err
 	}
 	klog.FromContext(ctx).Info("The cluster serves HTTPRoutes: starting their informer")
