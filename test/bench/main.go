@@ -157,25 +157,12 @@ func main() {
 	for _, s := range strings.Split(*skip, ",") {
 		o.skip[strings.TrimSpace(s)] = true
 	}
-	for _, s := range strings.Split(sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			fatalf("bad -sizes %q", sizes)
-		}
-		o.sizes = append(o.sizes, n)
-	}
-	for _, s := range strings.Split(peerSizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			fatalf("bad -peer-sizes %q", peerSizes)
-		}
-		o.peerSizes = append(o.peerSizes, n)
-	}
+	o.sizes, o.peerSizes = parseSizes("-sizes", sizes), parseSizes("-peer-sizes", peerSizes)
 	for _, side := range strings.Split(*sides, ",") {
 		if side = strings.TrimSpace(side); side != sideOurs && side != sidePeer {
 			fatalf("bad -sides %q", *sides)
 		}
-		o.sides = append(o.sides, strings.TrimSpace(side))
+		o.sides = append(o.sides, side)
 	}
 	for _, spec := range strings.Split(*peerSpecs, ",") {
 		switch spec = strings.TrimSpace(spec); spec {
@@ -212,6 +199,19 @@ func main() {
 		fatalf("%v", err)
 	}
 	fmt.Print("\n" + md)
+}
+
+// parseSizes reads the comma-separated AppService counts of the flag name.
+func parseSizes(name, value string) []int {
+	var sizes []int
+	for _, s := range strings.Split(value, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fatalf("bad %s %q", name, value)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
 }
 
 func fatalf(format string, args ...any) {
