@@ -203,8 +203,9 @@ func main() {
 
 // parseSizes reads the comma-separated AppService counts of the flag name.
 func parseSizes(name, value string) []int {
-	var sizes []int
-	for _, s := range strings.Split(value, ",") {
+	fields := strings.Split(value, ",")
+	sizes := make([]int, 0, len(fields))
+	for _, s := range fields {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
 			fatalf("bad %s %q", name, value)
