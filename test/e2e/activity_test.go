@@ -70,9 +70,17 @@ func TestActivity(t *testing.T) {
 		if ref := metav1.GetControllerOf(job); ref == nil || ref.Kind != "Activity" || ref.UID != act.UID {
 			t.Errorf("the Job's controller is %+v", ref)
 		}
-		if slices.Contains(job.Finalizers, appv1.FinalizerActivityStatus) {
-			t.Errorf("the Job of a finished Activity is still held: %v", job.Finalizers)
-		}
+		// The finalizer goes in the write after the status's.
+		eventually(t, 30*time.Second, func() error {
+			j, err := kube.BatchV1().Jobs(ns).Get(context.Background(), act.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if slices.Contains(j.Finalizers, appv1.FinalizerActivityStatus) {
+				return fmt.Errorf("the Job of a finished Activity is still held: %v", j.Finalizers)
+			}
+			return nil
+		})
 		if *job.Spec.BackoffLimit != 0 || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 			t.Errorf("the Job retries: backoffLimit %d, restartPolicy %s", *job.Spec.BackoffLimit, job.Spec.Template.Spec.RestartPolicy)
 		}
@@ -115,10 +123,25 @@ func TestActivity(t *testing.T) {
 	t.Run("a run past its deadline fails", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t)
-		act := createActivity(t, ns, "too-long", appv1.ActivitySpec{Command: "sleep 3600", ActiveDeadlineSeconds: new(int64(3))})
-		waitActivity(t, ns, act.Name, appv1.ActivityRunning)
+		// Running lasts until the deadline: the status's phases are judged
+		// from what a watch recorded, not read while it lasts.
+		phases := record[*appv1.Activity](t, apps.AppV1().Activities(ns).Watch, "too-long")
+		act := createActivity(t, ns, "too-long", appv1.ActivitySpec{Command: "sleep 3600", ActiveDeadlineSeconds: new(int64(20))})
 		done := waitActivity(t, ns, act.Name, appv1.ActivityFailed)
 		checkCondition(t, done, appv1.ConditionFailed, metav1.ConditionTrue, "DeadlineExceeded")
+		// It ran until the deadline ended it.
+		phases.wait(t, time.Minute, func(vs []version[*appv1.Activity]) error {
+			var seen []appv1.ActivityPhase
+			for _, v := range vs {
+				if p := v.obj.Status.Prosta; p != "" && (len(seen) == 0 || seen[len(seen)-1] != p) {
+					seen = append(seen, p)
+				}
+			}
+			if i := slices.Index(seen, appv1.ActivityRunning); i < 0 || !slices.Contains(seen[i:], appv1.ActivityFailed) {
+				return fmt.Errorf("the Activity's phases went %v, want Running, then Failed", seen)
+			}
+			return nil
+		})
 	})
 
 	t.Run("the spec cannot be edited", func(t *testing.T) {

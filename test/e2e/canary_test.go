@@ -21,21 +21,20 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -69,7 +68,6 @@ func TestCanary(t *testing.T) {
 }
 
 func testCanaryPromote(t *testing.T) {
-	ctx := context.Background()
 	ns := newNamespace(t)
 	const name = "shop"
 	spec := canarySpec(appv1.CanaryStep{Weight: 10, PauseSeconds: 2}, appv1.CanaryStep{Weight: 50, PauseSeconds: 30}, appv1.CanaryStep{Weight: 100, PauseSeconds: 5})
@@ -82,55 +80,13 @@ func testCanaryPromote(t *testing.T) {
 		t.Fatalf("status.canary of a new AppService with spec.canary: %+v, want the stable template's hash", as.Status.Canary)
 	}
 	oldHash := as.Status.Canary.StableTemplateHash
-	stable, err := getDeployment(ns, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	weights := watchRouteWeights(t, ns, name)
-	edges := watchCanaryEdges(t, ns, name)
+	// The steps last seconds (the first pause is 2 s): what they did is
+	// judged from what the watches recorded, once the canary is done.
+	rec := recordCanary(t, ns, name)
+	budget := record[*policyv1.PodDisruptionBudget](t, kube.PolicyV1().PodDisruptionBudgets(ns).Watch, name)
 	since := time.Now()
 
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
-	for i, step := range []struct{ weight, replicas int32 }{{10, 1}, {50, 2}, {100, 4}} {
-		waitCanaryWeight(t, ns, name, int32(i), step.weight)
-		if kstatusOf(t, ns, name) != status.InProgressStatus {
-			t.Errorf("step %d: kstatus says %s, want InProgress", i+1, kstatusOf(t, ns, name))
-		}
-		c := checkCanaryDeployment(t, ns, name, step.replicas, "nginx:1.28")
-		if containerNamed(c, "proxy") == nil && !slices.ContainsFunc(c.Spec.Template.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == "proxy" }) {
-			t.Errorf("step %d: the canary's Pods lost the sidecar", i+1)
-		}
-		// The stable Deployment is as it was: not one write, and its
-		// budget counts its own Pods only.
-		d, err := getDeployment(ns, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Generation != stable.Generation || appImage(d) != "nginx:1.27" {
-			t.Errorf("step %d: the stable Deployment at generation %d, image %s; want %d and nginx:1.27", i+1, d.Generation, appImage(d), stable.Generation)
-		}
-		pdb, err := kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if pdb.Status.ExpectedPods != 4 {
-			t.Errorf("step %d: the PodDisruptionBudget expects %d Pods, want the 4 stable ones", i+1, pdb.Status.ExpectedPods)
-		}
-		if i == 1 {
-			// Mid-pause (30 s): two syncs, a resync among them, and
-			// not one write.
-			pause := time.Now()
-			waitSyncs(t, ns, name, 2)
-			for _, w := range canaryWrites(t, pause, ns) {
-				t.Errorf("write by the controller during a canary's pause: %s", w)
-			}
-			if as, err := getAppService(ns, name); err != nil {
-				t.Fatal(err)
-			} else if *as.Status.Canary.Step != 1 {
-				t.Fatalf("the pause ended before the check did: status.canary %+v", as.Status.Canary)
-			}
-		}
-	}
 
 	// Promoted: every Pod runs the new template behind the one Service.
 	as = waitCanaryDone(t, ns, name)
@@ -144,15 +100,83 @@ func testCanaryPromote(t *testing.T) {
 		t.Errorf("the stable Deployment once promoted: %v, image %s, want nginx:1.28", err, appImage(d))
 	}
 	checkCanaryGone(t, ns, name)
-	eventually(t, 30*time.Second, func() error {
-		if got, want := weights(), []int32{0, 10, 50, 100, 0}; !slices.Equal(got, want) {
-			return fmt.Errorf("the route's canary weights went %v, want %v", got, want)
+	rec.waitWeights(t, 0, 10, 50, 100, 0)
+	edges := rec.waitEdges(t, "0@0%", "0@10%", "1@10%", "1@50%", "2@50%", "2@100%", "3@100%")
+
+	// Each step's weight went to the route once all of the step's Pods
+	// were available (its weight of the 4 stable replicas, rounded up), and
+	// the canary's Pods ran the new template, with the sidecar.
+	rec.checkStepsServed(t, map[int32]int32{10: 1, 50: 2, 100: 4})
+	var replicas []int32
+	for _, v := range rec.canary.snapshot() {
+		d := v.obj
+		if n := *d.Spec.Replicas; len(replicas) == 0 || replicas[len(replicas)-1] != n {
+			replicas = append(replicas, n)
 		}
-		return nil
-	})
-	if got, want := edges(), []string{"0@0%", "0@10%", "1@10%", "1@50%", "2@50%", "2@100%", "3@100%"}; !slices.Equal(got, want) {
-		t.Errorf("the canary's edges went %v, want %v", got, want)
+		if appImage(d) != "nginx:1.28" || (containerNamed(d, "proxy") == nil &&
+			!slices.ContainsFunc(d.Spec.Template.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == "proxy" })) {
+			t.Errorf("the canary's Deployment (resourceVersion %d) runs %s, sidecar %v: want nginx:1.28 and the sidecar", v.rv, appImage(d), containerNamed(d, "proxy"))
+		}
+		if l := d.Spec.Template.Labels; l[appv1.LabelCanary] != name || l[appv1.LabelAppService] != "" {
+			t.Errorf("the canary's Pod labels %v: want %s and not %s", l, appv1.LabelCanary, appv1.LabelAppService)
+		}
 	}
+	if want := []int32{1, 2, 4}; !slices.Equal(replicas, want) {
+		t.Errorf("the canary's replicas went %v, want %v", replicas, want)
+	}
+
+	// kstatus read InProgress all along the canary: every version of the
+	// AppService with a canary under way.
+	for _, v := range rec.app.snapshot() {
+		if c := v.obj.Status.Canary; c != nil && c.CanaryTemplateHash != "" {
+			if k := kstatusOfObject(t, v.obj); k != status.InProgressStatus {
+				t.Errorf("kstatus says %s of status.canary %s (resourceVersion %d), want InProgress", k, canaryString(c), v.rv)
+			}
+		}
+	}
+
+	// The stable Deployment kept its template until the last step's pause
+	// had begun: one change of its spec, to the new image, after the status
+	// recorded 2@100%. Its budget counted its own Pods only until then.
+	var changes []version[*appsv1.Deployment]
+	stable := rec.stable.snapshot()
+	for i, v := range stable {
+		if i > 0 && v.obj.Generation != stable[i-1].obj.Generation {
+			changes = append(changes, v)
+		}
+	}
+	last := edges["2@100%"]
+	if len(changes) != 1 || changes[0].rv < last.v.rv || appImage(changes[0].obj) != "nginx:1.28" {
+		for _, c := range changes {
+			t.Logf("the stable Deployment at generation %d, image %s, resourceVersion %d", c.obj.Generation, appImage(c.obj), c.rv)
+		}
+		t.Fatalf("the stable Deployment's spec changed %d times; want once, to nginx:1.28, after the status recorded 2@100%% (resourceVersion %d)", len(changes), last.v.rv)
+	}
+	expected := int32(0)
+	for _, v := range budget.snapshot() {
+		if v.rv < changes[0].rv {
+			expected = max(expected, v.obj.Status.ExpectedPods)
+		}
+	}
+	if expected != 4 {
+		t.Errorf("the PodDisruptionBudget expected up to %d Pods before the promotion, want the 4 stable ones", expected)
+	}
+
+	// During the 30 s pause of the second step, from the moment its edge
+	// was recorded to the next edge: not one write, and syncs all the same
+	// (a resync among them). A status update refused for a conflict wrote
+	// nothing: it comes from a sync that began before the cache had the
+	// edge's own status write, and is retried on the fresh status.
+	paused, next := edges["1@50%"].v.at, edges["2@50%"].v.obj.Status.Canary.StepStartTime.Time
+	for _, w := range canaryWrites(t, paused, ns) {
+		if w.RequestReceivedTimestamp.Before(next) && (w.ResponseStatus == nil || w.ResponseStatus.Code != http.StatusConflict) {
+			t.Errorf("write by the controller during a canary's pause: %s", w)
+		}
+	}
+	if syncs := syncsBetween(loggedSyncs(t, ns, name), paused, next); syncs < 2 {
+		t.Errorf("%d syncs during the pause (%s to %s), want 2 at least", syncs, paused.Format(time.StampMicro), next.Format(time.StampMicro))
+	}
+
 	for _, reason := range []string{appv1.ReasonCanaryStep, appv1.ReasonCanaryPromoted} {
 		n := 0
 		for _, e := range events(t, ns, name, reason) {
@@ -165,7 +189,7 @@ func testCanaryPromote(t *testing.T) {
 	t.Logf("writes of a canary of three steps: %s", summarize(canaryWrites(t, since, ns)))
 
 	// In line again: not one write.
-	waitSyncs(t, ns, name, 1)
+	waitInLine(t, ns, name)
 	steady := time.Now()
 	waitSyncs(t, ns, name, 2)
 	for _, w := range canaryWrites(t, steady, ns) {
@@ -188,12 +212,16 @@ func testCanaryDeadline(t *testing.T) {
 	spec.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
 	createAppService(t, ns, name, spec)
 	waitAvailable(t, ns, name, 2)
+	rec := recordCanary(t, ns, name)
 
-	// Pods that start and never become ready.
+	// Pods that start and never become ready: the canary's Deployment
+	// lives for the progress deadline (10 s), then goes.
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "example.com/never-ready:1" })
-	eventually(t, time.Minute, func() error {
-		_, err := getDeployment(ns, children.CanaryName(&appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name}}))
-		return err
+	rec.canary.wait(t, time.Minute, func(vs []version[*appsv1.Deployment]) error {
+		if len(vs) == 0 {
+			return fmt.Errorf("no canary Deployment %s", children.CanaryName(&appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+		}
+		return nil
 	})
 	as := waitStalled(t, ns, name, appv1.ReasonCanaryAborted, "not available within the progress deadline")
 	if k := kstatusOf(t, ns, name); k != status.FailedStatus {
@@ -209,18 +237,23 @@ func testCanaryDeadline(t *testing.T) {
 		t.Errorf("the stable Deployment after the abort: %v, %d available, image %s; want 2 of nginx:1.27", err, d.Status.AvailableReplicas, appImage(d))
 	}
 
-	// The running image again: nothing to canary, nothing aborted.
-	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.27" })
+	// The running image again: nothing to canary, nothing aborted. A
+	// deadline a loaded machine meets, for the canary that follows.
+	updateAppService(t, ns, name, func(as *appv1.AppService) {
+		as.Spec.Image, as.Spec.ProgressDeadlineSeconds = "nginx:1.27", int32p(120)
+	})
 	waitCanaryDone(t, ns, name)
-	// A config change goes out as a canary.
+	// A config change goes out as a canary: its first step (a 5 s pause)
+	// is routed, then it is promoted.
 	if _, err := kube.CoreV1().ConfigMaps(ns).Update(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "b"},
 	}, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitCanaryWeight(t, ns, name, 0, 20)
+	rec.waitEdges(t, "0@0%", "0@0%", "0@20%", "1@20%", "1@100%", "2@100%")
 	waitCanaryDone(t, ns, name)
 	checkCanaryGone(t, ns, name)
+	rec.waitWeights(t, 0, 20, 100, 0)
 }
 
 func testCanaryAbort(t *testing.T) {
@@ -228,10 +261,11 @@ func testCanaryAbort(t *testing.T) {
 	const name = "undo"
 	createAppService(t, ns, name, canarySpec(appv1.CanaryStep{Weight: 50, PauseSeconds: 600}, appv1.CanaryStep{Weight: 100}))
 	waitAvailable(t, ns, name, 1)
-	weights := watchRouteWeights(t, ns, name)
+	rec := recordCanary(t, ns, name)
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
-	waitCanaryWeight(t, ns, name, 0, 50)
-	checkCanaryDeployment(t, ns, name, 1, "nginx:1.28")
+	// The first step's pause (600 s) outlasts the test.
+	rec.waitEdges(t, "0@0%", "0@50%")
+	rec.checkStepsServed(t, map[int32]int32{50: 1})
 
 	since := time.Now()
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Canary.Abort = true })
@@ -250,12 +284,11 @@ func testCanaryAbort(t *testing.T) {
 	if routeWrites != 1 {
 		t.Errorf("%d writes of the HTTPRoute to abort, want one", routeWrites)
 	}
-	if got, want := weights(), []int32{0, 50, 0}; !slices.Equal(got, want) {
-		t.Errorf("the route's canary weights went %v, want %v", got, want)
-	}
+	rec.waitWeights(t, 0, 50, 0)
 
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Canary.Abort = false })
-	waitCanaryWeight(t, ns, name, 0, 50)
+	rec.waitEdges(t, "0@0%", "0@50%", "0@0%", "0@50%")
+	rec.waitWeights(t, 0, 50, 0, 50)
 }
 
 // TestCanaryRestart: the controller killed (SIGKILL) at each edge of a
@@ -274,15 +307,14 @@ func TestCanaryRestart(t *testing.T) {
 	createAppService(t, ns, name, canarySpec(
 		appv1.CanaryStep{Weight: 10, PauseSeconds: 8}, appv1.CanaryStep{Weight: 50, PauseSeconds: 8}, appv1.CanaryStep{Weight: 100}))
 	waitAvailable(t, ns, name, 1)
-	weights := watchRouteWeights(t, ns, name)
-	edges := watchCanaryEdges(t, ns, name)
+	rec := recordCanary(t, ns, name)
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 
 	// Killed as soon as each of the first six edges is recorded: step i's
 	// Pods asked for, then its weight routed (its pause begun).
 	for k := 1; k <= 6; k++ {
-		eventually(t, 2*time.Minute, func() error {
-			if got := edges(); len(got) < k {
+		rec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
+			if got := edgeNames(canaryEdges(vs)); len(got) < k {
 				return fmt.Errorf("edges so far %v, waiting for edge %d", got, k)
 			}
 			return nil
@@ -298,67 +330,202 @@ func TestCanaryRestart(t *testing.T) {
 	// next process then finds the stable Pods on the canary's template and,
 	// once they have rolled out, ends the canary without ever recording
 	// 3@100% (the route kept 100% until then: the weights below).
+	rec.waitWeights(t, 0, 10, 50, 100, 0)
+	rec.waitDone(t)
 	want := []string{"0@0%", "0@10%", "1@10%", "1@50%", "2@50%", "2@100%", "3@100%"}
-	if got := edges(); !slices.Equal(got, want) && !slices.Equal(got, want[:6]) {
+	if got := edgeNames(canaryEdges(rec.app.snapshot())); !slices.Equal(got, want) && !slices.Equal(got, want[:6]) {
 		t.Errorf("the canary's edges went %v, want %v", got, want)
 	}
-	eventually(t, 30*time.Second, func() error {
-		if got, want := weights(), []int32{0, 10, 50, 100, 0}; !slices.Equal(got, want) {
-			return fmt.Errorf("the route's canary weights went %v, want %v", got, want)
+	rec.checkStepsServed(t, map[int32]int32{10: 1, 50: 1, 100: 1})
+}
+
+// canaryRecord is what watches recorded of an AppService's canary, from
+// before the test changed its template until the test ends: the
+// AppService, its HTTPRoute, and its stable and canary Deployments.
+type canaryRecord struct {
+	app            *recording[version[*appv1.AppService]]
+	route          *recording[version[*gatewayv1.HTTPRoute]]
+	stable, canary *recording[version[*appsv1.Deployment]]
+}
+
+func recordCanary(t *testing.T, ns, name string) *canaryRecord {
+	t.Helper()
+	deployments := kube.AppsV1().Deployments(ns).Watch
+	r := &canaryRecord{
+		app:    record[*appv1.AppService](t, apps.AppV1().AppServices(ns).Watch, name),
+		route:  record[*gatewayv1.HTTPRoute](t, gatewayAPI(t).GatewayV1().HTTPRoutes(ns).Watch, name),
+		stable: record[*appsv1.Deployment](t, deployments, name),
+		canary: record[*appsv1.Deployment](t, deployments, children.CanaryName(&appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name}})),
+	}
+	// No traffic lost: every version of the route that sends the canary
+	// traffic came while the canary had an available Pod.
+	t.Cleanup(func() { r.checkServed(t) })
+	return r
+}
+
+// canaryEdge is an edge of the canary: a step's stage began, as
+// "STEP@WEIGHT%", in version v of the AppService (the first that says so).
+type canaryEdge struct {
+	name string
+	v    version[*appv1.AppService]
+}
+
+// canaryEdges are the canary's edges in the AppService's versions, once
+// for each time a step's stage began (status.canary's stepStartTime).
+func canaryEdges(versions []version[*appv1.AppService]) []canaryEdge {
+	var edges []canaryEdge
+	seen := map[string]bool{}
+	for _, v := range versions {
+		c := v.obj.Status.Canary
+		if c == nil || c.Step == nil || c.StepStartTime == nil {
+			continue
+		}
+		edge := fmt.Sprintf("%d@%d%%", *c.Step, c.Weight)
+		if key := edge + " " + c.StepStartTime.String(); !seen[key] {
+			seen[key] = true
+			edges = append(edges, canaryEdge{edge, v})
+		}
+	}
+	return edges
+}
+
+func edgeNames(edges []canaryEdge) []string {
+	names := make([]string, len(edges))
+	for i, e := range edges {
+		names[i] = e.name
+	}
+	return names
+}
+
+// waitEdges waits until the canary's edges are want, and returns each
+// edge's last occurrence by name. Edges that cannot become want fail the
+// test at once.
+func (r *canaryRecord) waitEdges(t *testing.T, want ...string) map[string]canaryEdge {
+	t.Helper()
+	vs := r.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
+		return wantPrefix(t, "the canary's edges", edgeNames(canaryEdges(vs)), want)
+	})
+	byName := map[string]canaryEdge{}
+	for _, e := range canaryEdges(vs) {
+		byName[e.name] = e
+	}
+	return byName
+}
+
+// waitDone waits until the AppService's record shows no canary under way
+// (the promotion or the abort recorded).
+func (r *canaryRecord) waitDone(t *testing.T) {
+	t.Helper()
+	r.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
+		if len(vs) == 0 {
+			return fmt.Errorf("no version of the AppService recorded")
+		}
+		if c := vs[len(vs)-1].obj.Status.Canary; c == nil || c.CanaryTemplateHash != "" {
+			return fmt.Errorf("status.canary %s, want no canary under way", canaryString(c))
 		}
 		return nil
 	})
 }
 
-// watchCanaryEdges watches the AppService until the test ends and returns
-// the canary's edges it recorded so far, each as "STEP@WEIGHT%" once for
-// each time the step's stage began (status.canary's stepStartTime).
-func watchCanaryEdges(t *testing.T, ns, name string) func() []string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := apps.AppV1().AppServices(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
-	if err != nil {
-		t.Fatal(err)
+// routeWeight is the canary's weight in a version of the route: its second
+// backend's (0 with one backend).
+func routeWeight(r *gatewayv1.HTTPRoute) int32 {
+	if len(r.Spec.Rules) > 0 && len(r.Spec.Rules[0].BackendRefs) == 2 {
+		return *r.Spec.Rules[0].BackendRefs[1].Weight
 	}
-	var edges sequence[string]
-	seen := map[string]bool{}
-	go func() {
-		for ev := range w.ResultChan() {
-			as, ok := ev.Object.(*appv1.AppService)
-			if !ok || as.Status.Canary == nil || as.Status.Canary.Step == nil || as.Status.Canary.StepStartTime == nil {
-				continue
-			}
-			c := as.Status.Canary
-			edge := fmt.Sprintf("%d@%d%%", *c.Step, c.Weight)
-			if key := edge + " " + c.StepStartTime.String(); !seen[key] {
-				seen[key] = true
-				edges.update(func(e []string) []string { return append(e, edge) })
-			}
+	return 0
+}
+
+// weightChanges are the versions of the route that changed the canary's
+// weight (the first version among them).
+func (r *canaryRecord) weightChanges() []version[*gatewayv1.HTTPRoute] {
+	var changes []version[*gatewayv1.HTTPRoute]
+	for _, v := range r.route.snapshot() {
+		if len(changes) == 0 || routeWeight(changes[len(changes)-1].obj) != routeWeight(v.obj) {
+			changes = append(changes, v)
 		}
-	}()
-	return edges.snapshot
+	}
+	return changes
 }
 
-// sequence is what a watch saw so far, for the test to read while the
-// watch goes on.
-type sequence[T any] struct {
-	mu    sync.Mutex
-	items []T
+func weightsOf(changes []version[*gatewayv1.HTTPRoute]) []int32 {
+	weights := make([]int32, len(changes))
+	for i, v := range changes {
+		weights[i] = routeWeight(v.obj)
+	}
+	return weights
 }
 
-// update replaces the items with what f makes of them.
-func (s *sequence[T]) update(f func([]T) []T) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.items = f(s.items)
+// waitWeights waits until the route's canary weights went want,
+// consecutive repeats once. Weights that cannot become want fail the test
+// at once.
+func (r *canaryRecord) waitWeights(t *testing.T, want ...int32) {
+	t.Helper()
+	r.route.wait(t, time.Minute, func([]version[*gatewayv1.HTTPRoute]) error {
+		return wantPrefix(t, "the route's canary weights", weightsOf(r.weightChanges()), want)
+	})
 }
 
-// snapshot is a copy of the items.
-func (s *sequence[T]) snapshot() []T {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.items)
+// checkServed checks that every version of the route that sends the canary
+// traffic came while the canary's Deployment had an available Pod: its
+// version before the route's, in the order of their writes, not the one
+// there is when the test reads it.
+func (r *canaryRecord) checkServed(t *testing.T) {
+	t.Helper()
+	canary := r.canary.snapshot()
+	for _, v := range r.route.snapshot() {
+		weight := routeWeight(v.obj)
+		if weight == 0 {
+			continue
+		}
+		if d, ok := before(canary, v.rv); !ok || d.deleted || d.obj.Status.AvailableReplicas == 0 {
+			t.Errorf("the route sends the canary %d%% (resourceVersion %d) while its Deployment has no available Pod", weight, v.rv)
+		}
+	}
+}
+
+// checkStepsServed checks that each step's weight went to the route once
+// all of its Pods were available: when the route changed to weight w, the
+// canary's Deployment asked for replicas[w] Pods, and had them available.
+func (r *canaryRecord) checkStepsServed(t *testing.T, replicas map[int32]int32) {
+	t.Helper()
+	canary := r.canary.snapshot()
+	for _, v := range r.weightChanges() {
+		weight := routeWeight(v.obj)
+		if weight == 0 {
+			continue
+		}
+		want := replicas[weight]
+		d, ok := before(canary, v.rv)
+		if !ok || d.deleted || *d.obj.Spec.Replicas != want || d.obj.Status.AvailableReplicas < want {
+			t.Errorf("the route sent the canary %d%% (resourceVersion %d) before its %d Pods were available: its Deployment then %s",
+				weight, v.rv, want, deploymentString(d, ok))
+		}
+	}
+}
+
+func deploymentString(v version[*appsv1.Deployment], ok bool) string {
+	switch {
+	case !ok:
+		return "did not exist"
+	case v.deleted:
+		return "was deleted"
+	}
+	return fmt.Sprintf("asked for %d Pods, %d available (resourceVersion %d)", *v.obj.Spec.Replicas, v.obj.Status.AvailableReplicas, v.rv)
+}
+
+// wantPrefix is nil when got is want, an error while got is a prefix of
+// it, and fails the test at once otherwise: what a watch recorded is not
+// undone.
+func wantPrefix[T comparable](t *testing.T, what string, got, want []T) error {
+	t.Helper()
+	if len(got) > len(want) || !slices.Equal(got, want[:len(got)]) {
+		t.Fatalf("%s went %v, want %v", what, got, want)
+	}
+	if len(got) < len(want) {
+		return fmt.Errorf("%s went %v so far, want %v", what, got, want)
+	}
+	return nil
 }
 
 // restartController kills the suite's controller and starts it again.
@@ -410,79 +577,6 @@ func gatewayAPI(t *testing.T) gatewayclient.Interface {
 	return gatewayclient.NewForConfigOrDie(adminConfig(t))
 }
 
-// watchRouteWeights watches the AppService's HTTPRoute until the test ends
-// and returns what it saw so far: the canary's weight in each version of
-// the route (0 with one backend), consecutive repeats once. A version that
-// sends the canary traffic while its Deployment has no available Pod fails
-// the test.
-func watchRouteWeights(t *testing.T, ns, name string) func() []int32 {
-	t.Helper()
-	var seen sequence[int32]
-	var lost []string
-	done := make(chan struct{})
-	// Last (cleanups run in reverse): once the watch below has stopped.
-	t.Cleanup(func() {
-		<-done
-		for _, l := range lost {
-			t.Error(l)
-		}
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := gatewayAPI(t).GatewayV1().HTTPRoutes(ns).Watch(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
-	})
-	if err != nil {
-		close(done)
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			r, ok := ev.Object.(*gatewayv1.HTTPRoute)
-			if !ok {
-				continue
-			}
-			weight := int32(0)
-			if len(r.Spec.Rules) > 0 && len(r.Spec.Rules[0].BackendRefs) == 2 {
-				weight = *r.Spec.Rules[0].BackendRefs[1].Weight
-			}
-			if weight > 0 {
-				// No traffic lost: a weighted canary has a Pod to serve it.
-				if d, err := getDeployment(ns, name+"-canary"); err != nil || d.Status.AvailableReplicas == 0 {
-					lost = append(lost, fmt.Sprintf("the route sends the canary %d%% (resourceVersion %s) while its Deployment has no available Pod: %v",
-						weight, r.ResourceVersion, err))
-				}
-			}
-			seen.update(func(w []int32) []int32 {
-				if len(w) > 0 && w[len(w)-1] == weight {
-					return w
-				}
-				return append(w, weight)
-			})
-		}
-	}()
-	return seen.snapshot
-}
-
-// waitCanaryWeight waits until the AppService's canary is at step (its
-// index) with weight routed, and the HTTPRoute says so: the canary's
-// Service gets weight while its Pods are available.
-func waitCanaryWeight(t *testing.T, ns, name string, step, weight int32) {
-	t.Helper()
-	eventually(t, 2*time.Minute, func() error {
-		as, err := getAppService(ns, name)
-		if err != nil {
-			return err
-		}
-		c := as.Status.Canary
-		if c == nil || c.Step == nil || *c.Step != step || c.Weight != weight || as.Status.ObservedGeneration != as.Generation {
-			return fmt.Errorf("status.canary %s, want step %d at %d%%", canaryString(c), step, weight)
-		}
-		return nil
-	})
-}
-
 // waitCanaryDone waits until no canary is under way: the stable
 // Deployment runs the spec's template on every replica, the AppService is
 // Ready.
@@ -528,29 +622,6 @@ func waitStalled(t *testing.T, ns, name, reason, msg string) *appv1.AppService {
 	return as
 }
 
-// checkCanaryDeployment waits until the canary's Deployment runs image
-// at replicas, every one available, and checks its Pods' labels.
-func checkCanaryDeployment(t *testing.T, ns, name string, replicas int32, image string) *appsv1.Deployment {
-	t.Helper()
-	var d *appsv1.Deployment
-	eventually(t, time.Minute, func() error {
-		var err error
-		if d, err = getDeployment(ns, name+"-canary"); err != nil {
-			return err
-		}
-		if *d.Spec.Replicas != replicas || appImage(d) != image || d.Status.AvailableReplicas != replicas {
-			return fmt.Errorf("the canary's Deployment at %d replicas (%d available) of %s, want %d of %s",
-				*d.Spec.Replicas, d.Status.AvailableReplicas, appImage(d), replicas, image)
-		}
-		return nil
-	})
-	l := d.Spec.Template.Labels
-	if l[appv1.LabelCanary] != name || l[appv1.LabelAppService] != "" {
-		t.Errorf("the canary's Pod labels %v: want %s and not %s", l, appv1.LabelCanary, appv1.LabelAppService)
-	}
-	return d
-}
-
 // checkCanaryGone waits until the canary's Deployment and Service are
 // gone and the route has one backend, the Service.
 func checkCanaryGone(t *testing.T, ns, name string) {
@@ -579,11 +650,17 @@ func checkCanaryGone(t *testing.T, ns, name string) {
 // kstatusOf is what kstatus concludes of the live AppService.
 func kstatusOf(t *testing.T, ns, name string) status.Status {
 	t.Helper()
-	u, err := dynamic.NewForConfigOrDie(adminConfig(t)).Resource(appServicesGVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	as, err := getAppService(ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := status.Compute(u)
+	return kstatusOfObject(t, as)
+}
+
+// kstatusOfObject is what kstatus concludes of a version of an AppService.
+func kstatusOfObject(t *testing.T, as *appv1.AppService) status.Status {
+	t.Helper()
+	res, err := status.Compute(appServiceUnstructured(t, as))
 	if err != nil {
 		t.Fatal(err)
 	}

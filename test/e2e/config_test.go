@@ -131,7 +131,7 @@ func TestConfigChangeRollsPods(t *testing.T) {
 	// one nobody reads: nothing written.
 	quiet := func(what string, changes ...func() error) {
 		t.Helper()
-		waitQuiet(t, ns)
+		waitInLine(t, ns, "web")
 		before := replicaSets(t, ns)
 		since := time.Now()
 		for _, change := range changes {
@@ -139,7 +139,8 @@ func TestConfigChangeRollsPods(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(5 * time.Second) // the syncs those events queue take milliseconds
+		// The syncs those events queue, and a resync.
+		waitSyncs(t, ns, "web", 2)
 		for _, w := range controllerWrites(t, since, ns) {
 			t.Errorf("%s: write by the controller: %s", what, w)
 		}
@@ -197,18 +198,6 @@ func waitRolledOut(t *testing.T, ns, name string) {
 		}
 		if c := condition(as, appv1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != as.Generation {
 			return fmt.Errorf("Ready is %+v", c)
-		}
-		return nil
-	})
-}
-
-// waitQuiet waits until the controller has written nothing in ns for 3 s:
-// a rollout's last status writes are behind.
-func waitQuiet(t *testing.T, ns string) {
-	t.Helper()
-	eventually(t, time.Minute, func() error {
-		if w := controllerWrites(t, time.Now().Add(-3*time.Second), ns); len(w) > 0 {
-			return fmt.Errorf("%d writes by the controller in the last 3 s, the last %s", len(w), w[len(w)-1])
 		}
 		return nil
 	})

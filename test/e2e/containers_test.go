@@ -103,7 +103,7 @@ func TestSidecarsAndInitContainers(t *testing.T) {
 
 	// A sidecar's image change rolls the Pods: a new ReplicaSet, one
 	// update, an Event naming the field.
-	waitQuiet(t, ns)
+	waitInLine(t, ns, "shop")
 	before, since := replicaSets(t, ns), time.Now()
 	updateAppService(t, ns, "shop", func(as *appv1.AppService) { as.Spec.Sidecars[0].Image = "fluent/fluent-bit:3.2" })
 	eventually(t, 30*time.Second, func() error {

@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -506,15 +507,15 @@ func TestDeletionRaces(t *testing.T) {
 		if err := apps.AppV1().AppServices(ns).Delete(ctx, "leaving", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		// Give the controller time to see the deletionTimestamp (it writes
-		// nothing that would show when it has).
-		time.Sleep(3 * time.Second)
+		// Two syncs since, so that the controller has seen the
+		// deletionTimestamp (it writes nothing that would show when it has).
+		waitSyncs(t, ns, "leaving", 2)
 		since := time.Now()
 		if err := kube.AppsV1().Deployments(ns).Delete(ctx, "leaving", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		// Past a resync (10 s here).
-		time.Sleep(12 * time.Second)
+		waitSyncs(t, ns, "leaving", 2)
 		if _, err := getDeployment(ns, "leaving"); !apierrors.IsNotFound(err) {
 			t.Errorf("the Deployment of an AppService being deleted came back (%v)", err)
 		}
@@ -577,7 +578,7 @@ func TestDeletionRaces(t *testing.T) {
 		if err := patchD([]byte(`{"spec":{"replicas":3}}`)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(12 * time.Second)
+		waitSyncs(t, ns, "child", 2)
 		for _, w := range controllerWrites(t, since, ns) {
 			if w.ObjectRef != nil && w.ObjectRef.Resource == "deployments" {
 				t.Errorf("the controller wrote to a Deployment being deleted: %s", w)
@@ -610,8 +611,12 @@ func TestDeletionRaces(t *testing.T) {
 
 // 7. Poison: AppServices whose children the API server refuses at run time
 // (a quota forbids Deployments and Services in their namespace; a nodePort
-// someone else holds) fail alone: 100 healthy AppServices converge as fast
-// beside 10 poisoned ones as without them, and the poisoned ones say why.
+// someone else holds) fail alone: 100 healthy AppServices converge beside
+// 10 poisoned ones, each of which is tried again with the queue's backoff,
+// not in a loop; and the poisoned ones say why. How fast the healthy ones
+// converge, with and without, is logged: beside the suite's other groups it
+// is no measure (a time belongs in make bench), how often a key is synced
+// is.
 func TestPoisonInput(t *testing.T) {
 	serial(t)
 	const healthy, poisoned = 100, 10
@@ -628,8 +633,7 @@ func TestPoisonInput(t *testing.T) {
 		return time.Since(start)
 	}
 
-	// Best of two runs each, against the noise of a shared machine.
-	baseline := min(measure(t, newNamespace(t)), measure(t, newNamespace(t)))
+	baseline := measure(t, newNamespace(t))
 
 	quotaNS := newNamespace(t)
 	if _, err := kube.CoreV1().ResourceQuotas(quotaNS).Create(ctx, &corev1.ResourceQuota{
@@ -650,17 +654,31 @@ func TestPoisonInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	takenPort := holder.Spec.Ports[0].NodePort
+	poisonedAt := time.Now()
 	for i := range poisoned / 2 {
 		createAppService(t, quotaNS, fmt.Sprintf("quota-%d", i), healthySpec(i))
 		createAppService(t, portNS, fmt.Sprintf("port-%d", i), appv1.AppServiceSpec{
 			Size: int32p(0), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80, NodePort: takenPort}},
 		})
 	}
-	withPoison := min(measure(t, newNamespace(t)), measure(t, newNamespace(t)))
+	withPoison := measure(t, newNamespace(t))
 	t.Logf("100 healthy AppServices converged in %s alone and %s beside %d poisoned ones",
 		baseline.Round(time.Millisecond), withPoison.Round(time.Millisecond), poisoned)
-	if limit := baseline*3/2 + 2*time.Second; withPoison > limit {
-		t.Errorf("with poisoned AppServices present convergence took %s, more than %s (1.5× %s + 2 s)", withPoison, limit, baseline)
+
+	// Since they were created, each poisoned AppService was synced at most
+	// as often as the queue's backoff allows a key that always fails (5 ms,
+	// doubling at each failure: log2(T/5 ms) + 1 tries in T), plus a resync
+	// every 10 s and its status's changes. A retry loop would sync it
+	// hundreds of times.
+	since := time.Since(poisonedAt)
+	bound := int(math.Log2(float64(since/(5*time.Millisecond)))) + 1 + int(since/(10*time.Second)) + 3
+	for i := range poisoned / 2 {
+		for _, key := range [][2]string{{quotaNS, fmt.Sprintf("quota-%d", i)}, {portNS, fmt.Sprintf("port-%d", i)}} {
+			if syncs := syncsOf(t, key[0], key[1]); syncs > bound {
+				t.Errorf("%s/%s synced %d times in the %s since it was created, more than the backoff allows (%d)",
+					key[0], key[1], syncs, since.Round(time.Second), bound)
+			}
+		}
 	}
 
 	for i := range poisoned / 2 {

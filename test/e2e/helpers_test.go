@@ -132,18 +132,21 @@ func createAppService(t *testing.T, ns, name string, spec appv1.AppServiceSpec) 
 }
 
 // updateAppService applies mutate to the latest AppService, retrying on
-// conflicts with the controller's status writes.
-func updateAppService(t *testing.T, ns, name string, mutate func(*appv1.AppService)) {
+// conflicts with the controller's status writes, and returns what the API
+// server stored.
+func updateAppService(t *testing.T, ns, name string, mutate func(*appv1.AppService)) *appv1.AppService {
 	t.Helper()
+	var updated *appv1.AppService
 	eventually(t, 30*time.Second, func() error {
 		as, err := apps.AppV1().AppServices(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		mutate(as)
-		_, err = apps.AppV1().AppServices(ns).Update(context.Background(), as, metav1.UpdateOptions{})
+		updated, err = apps.AppV1().AppServices(ns).Update(context.Background(), as, metav1.UpdateOptions{})
 		return err
 	})
+	return updated
 }
 
 // createTheirDeployment creates a Deployment that someone else made: not
@@ -220,6 +223,63 @@ func waitAvailable(t *testing.T, ns, name string, replicas int32) *appv1.AppServ
 		return nil
 	})
 	return as
+}
+
+// inLine is nil when the Deployment's rollout is over, as its controller
+// said last (its generation observed, Progressing: NewReplicaSetAvailable),
+// and the AppService's status mirrors that last word: the replica counts
+// and the Available and Progressing conditions. Until then either may still
+// write: kube-controller-manager its last status update of the Deployment,
+// which can come seconds late on a loaded machine, and the controller the
+// AppService's mirror of it.
+func inLine(as *appv1.AppService, d *appsv1.Deployment) error {
+	progressing := deploymentCondition(d, appsv1.DeploymentProgressing)
+	switch {
+	case d.Status.ObservedGeneration != d.Generation:
+		return fmt.Errorf("Deployment %s: generation %d observed of %d", d.Name, d.Status.ObservedGeneration, d.Generation)
+	case progressing == nil || progressing.Reason != "NewReplicaSetAvailable":
+		return fmt.Errorf("Deployment %s: still rolling out: Progressing is %+v", d.Name, progressing)
+	case as.Status.ObservedGeneration != as.Generation:
+		return fmt.Errorf("AppService %s: observedGeneration %d, generation %d", as.Name, as.Status.ObservedGeneration, as.Generation)
+	case as.Status.Replicas != d.Status.Replicas || as.Status.UpdatedReplicas != d.Status.UpdatedReplicas ||
+		as.Status.ReadyReplicas != d.Status.ReadyReplicas || as.Status.AvailableReplicas != d.Status.AvailableReplicas:
+		return fmt.Errorf("AppService %s: status %+v, not the Deployment's %+v", as.Name, as.Status, d.Status)
+	}
+	for typ, from := range map[string]appsv1.DeploymentConditionType{
+		appv1.ConditionAvailable: appsv1.DeploymentAvailable, appv1.ConditionProgressing: appsv1.DeploymentProgressing,
+	} {
+		c, dc := condition(as, typ), deploymentCondition(d, from)
+		if dc != nil && (c == nil || c.Reason != dc.Reason || c.Message != dc.Message) {
+			return fmt.Errorf("AppService %s: %s is %+v, the Deployment's %+v", as.Name, typ, c, *dc)
+		}
+	}
+	return nil
+}
+
+// waitInLine waits until the AppService and its Deployment are in line
+// (inLine): neither is written again until something changes.
+func waitInLine(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, 90*time.Second, func() error {
+		d, err := getDeployment(ns, name)
+		if err != nil {
+			return err
+		}
+		as, err := getAppService(ns, name)
+		if err != nil {
+			return err
+		}
+		return inLine(as, d)
+	})
+}
+
+func deploymentCondition(d *appsv1.Deployment, typ appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == typ {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // waitDegraded waits until the AppService is Degraded with the reason and a

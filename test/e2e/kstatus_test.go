@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -41,6 +42,20 @@ import (
 )
 
 var appServicesGVR = schema.GroupVersionResource{Group: "app.example.com", Version: "v1", Resource: "appservices"}
+
+// appServiceUnstructured is an AppService as the API serves it to a
+// generic client such as kstatus or Argo CD: unstructured, with its kind.
+func appServiceUnstructured(t *testing.T, as *appv1.AppService) *unstructured.Unstructured {
+	t.Helper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{Object: u}
+	obj.SetAPIVersion(appv1.SchemeGroupVersion.String())
+	obj.SetKind("AppService")
+	return obj
+}
 
 // TestKstatus asks kstatus itself (sigs.k8s.io/cli-utils, what Flux's
 // health checks and kpt use), and Argo CD's health check
@@ -85,29 +100,35 @@ func TestKstatus(t *testing.T) {
 		return res, u, err
 	}
 	// observed waits until the controller has written the status of the
-	// AppService's current generation; then kstatus must say want, and
-	// Argo CD wantArgo.
-	observed := func(phase, name string, want status.Status, wantArgo string) {
+	// AppService's generation gen; then kstatus must say want of the first
+	// status written for it, and Argo CD wantArgo. That status lasts only
+	// as long as the rollout: it is judged from what a watch recorded, not
+	// read when the test gets to it.
+	recorded := map[string]*recording[version[*appv1.AppService]]{}
+	for _, name := range []string{"app", "blocked"} {
+		recorded[name] = record[*appv1.AppService](t, apps.AppV1().AppServices(ns).Watch, name)
+	}
+	observed := func(phase, name string, gen int64, want status.Status, wantArgo string) {
 		t.Helper()
-		var res *status.Result
-		var obj *unstructured.Unstructured
-		eventually(t, time.Minute, func() error {
-			r, u, err := compute(name)
-			if err != nil {
-				return err
+		var first *appv1.AppService
+		recorded[name].wait(t, time.Minute, func(vs []version[*appv1.AppService]) error {
+			for _, v := range vs {
+				if v.obj.Generation == gen && v.obj.Status.ObservedGeneration == gen {
+					first = v.obj
+					return nil
+				}
 			}
-			gen, _, _ := unstructured.NestedInt64(u.Object, "metadata", "generation")
-			seen, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-			if seen != gen {
-				return fmt.Errorf("status.observedGeneration %d, generation %d", seen, gen)
-			}
-			res, obj = r, u
-			return nil
+			return fmt.Errorf("no status of generation %d of %s recorded", gen, name)
 		})
+		u := appServiceUnstructured(t, first)
+		res, err := status.Compute(u)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if res.Status != want {
 			t.Fatalf("%s: kstatus says %s (%s), want %s", phase, res.Status, res.Message, want)
 		}
-		argo(phase, obj, wantArgo)
+		argo(phase, u, wantArgo)
 		t.Logf("%s: %s (%s)", phase, res.Status, res.Message)
 	}
 	// becomes waits until kstatus says want; then Argo CD must say wantArgo.
@@ -132,10 +153,10 @@ func TestKstatus(t *testing.T) {
 	// Pods that count as available only after 15 s ready: the rollout
 	// takes long enough to be seen in progress.
 	spec := appv1.AppServiceSpec{Size: int32p(2), Image: "nginx:1.27", MinReadySeconds: int32p(15)}
-	createAppService(t, ns, "app", spec)
-	observed("just created", "app", status.InProgressStatus, "Progressing")
+	as := createAppService(t, ns, "app", spec)
+	observed("just created", "app", as.Generation, status.InProgressStatus, "Progressing")
 	becomes("all Pods available", "app", status.CurrentStatus, "Healthy", 2*time.Minute)
-	as, err := getAppService(ns, "app")
+	as, err = getAppService(ns, "app")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +168,8 @@ func TestKstatus(t *testing.T) {
 	}
 	statusColumn(t, ns, "app", appv1.ReasonRolloutComplete)
 
-	updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
-	observed("mid-rollout after an image change", "app", status.InProgressStatus, "Progressing")
+	as = updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	observed("mid-rollout after an image change", "app", as.Generation, status.InProgressStatus, "Progressing")
 	becomes("rolled out", "app", status.CurrentStatus, "Healthy", 2*time.Minute)
 
 	// Suspended is what was asked: Current once at 0 replicas, and
@@ -159,15 +180,15 @@ func TestKstatus(t *testing.T) {
 	if out, err := kubectl("wait", "--for=condition=Suspended", "appsvc/app", "-n", ns, "--timeout=10s"); err != nil {
 		t.Fatalf("kubectl wait --for=condition=Suspended: %v: %s", err, out)
 	}
-	updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Suspend = new(false) })
-	observed("resuming", "app", status.InProgressStatus, "Progressing")
+	as = updateAppService(t, ns, "app", func(as *appv1.AppService) { as.Spec.Suspend = new(false) })
+	observed("resuming", "app", as.Generation, status.InProgressStatus, "Progressing")
 	becomes("resumed", "app", status.CurrentStatus, "Healthy", 2*time.Minute)
 
 	// An unowned Deployment of the AppService's name: only the user can
 	// resolve that.
 	theirs := createTheirDeployment(t, ns, "blocked")
-	createAppService(t, ns, "blocked", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
-	observed("an unowned Deployment of its name", "blocked", status.FailedStatus, "Degraded")
+	as = createAppService(t, ns, "blocked", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
+	observed("an unowned Deployment of its name", "blocked", as.Generation, status.FailedStatus, "Degraded")
 	as, err = getAppService(ns, "blocked")
 	if err != nil {
 		t.Fatal(err)

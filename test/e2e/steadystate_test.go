@@ -72,6 +72,7 @@ func TestNoWritesInSteadyState(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAvailable(t, ns, scaled, 2)
+	waitInLine(t, ns, scaled)
 
 	// Activities in every state a restart can find them in: finished
 	// (Succeeded, Failed), running, pending on a node that does not exist,
@@ -392,6 +393,14 @@ func createEveryShape(t *testing.T, ns string, n int, shape func(i int) *appv1.A
 		if err != nil {
 			return err
 		}
+		deployments, err := kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		byName := map[string]*appsv1.Deployment{}
+		for i := range deployments.Items {
+			byName[deployments.Items[i].Name] = &deployments.Items[i]
+		}
 		for _, as := range list.Items {
 			// Available, and every child in line (an HTTPRoute waits
 			// for the controller to discover the Gateway API installed
@@ -404,6 +413,15 @@ func createEveryShape(t *testing.T, ns string, n int, shape func(i int) *appv1.A
 			if as.Status.ObservedGeneration != as.Generation || avail == nil || avail.Status != metav1.ConditionTrue ||
 				degraded == nil || degraded.Status != metav1.ConditionFalse || as.Status.AvailableReplicas != want || as.Status.Replicas != want {
 				return fmt.Errorf("%s not converged: %+v", as.Name, as.Status)
+			}
+			// And in line: no status update of its Deployment is still
+			// to come, and none of the AppService's.
+			d, ok := byName[as.Name]
+			if !ok {
+				return fmt.Errorf("%s has no Deployment", as.Name)
+			}
+			if err := inLine(&as, d); err != nil {
+				return err
 			}
 		}
 		return nil

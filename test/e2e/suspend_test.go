@@ -21,12 +21,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -129,8 +126,8 @@ func deploymentVersion(t *testing.T, ns, name string) string {
 }
 
 // waitSuspended waits until the AppService's Deployment is at 0 replicas
-// and its status says so: Suspended, Ready as asked, and the Deployment's
-// last conditions mirrored (the controller has seen its final state).
+// and its status says so: Suspended, Ready as asked, and in line with the
+// Deployment's last state (inLine).
 func waitSuspended(t *testing.T, ns, name string) {
 	t.Helper()
 	eventually(t, time.Minute, func() error {
@@ -155,17 +152,7 @@ func waitSuspended(t *testing.T, ns, name string) {
 		case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != appv1.ReasonSuspended:
 			return fmt.Errorf("Ready is %+v, want True, Suspended", ready)
 		}
-		for typ, from := range map[string]appsv1.DeploymentConditionType{
-			appv1.ConditionAvailable: appsv1.DeploymentAvailable, appv1.ConditionProgressing: appsv1.DeploymentProgressing,
-		} {
-			c := condition(as, typ)
-			for _, dc := range d.Status.Conditions {
-				if dc.Type == from && (c == nil || c.Reason != dc.Reason || c.Message != dc.Message) {
-					return fmt.Errorf("%s is %+v, the Deployment's %s", typ, c, dc)
-				}
-			}
-		}
-		return nil
+		return inLine(as, d)
 	})
 }
 
@@ -200,16 +187,5 @@ func waitSyncs(t *testing.T, ns, name string, n int) {
 // logged ("Synced", at -v=2).
 func syncsOf(t *testing.T, ns, name string) int {
 	t.Helper()
-	data, err := os.ReadFile(ctrl.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := fmt.Sprintf(`appservice=%q`, ns+"/"+name)
-	n := 0
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if strings.Contains(line, `"Synced"`) && strings.Contains(line, key) {
-			n++
-		}
-	}
-	return n
+	return len(loggedSyncs(t, ns, name))
 }
