@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
-# Runs the end-to-end tests (test/e2e) as two groups at once, each a process
-# of the test binary with a control plane and a controller of its own:
+# Runs the end-to-end tests (test/e2e) as three groups at once, each a
+# process of the test binary with a control plane and a controller of its
+# own:
 #
-#   serial     the tests that must run alone (they stop or restart the
-#              controller, its API server or etcd, run a second replica on
-#              its Lease, count every write in the cluster, or time
-#              themselves against a baseline), one after the other;
+#   serial-1,  the tests that must run alone (they stop or restart the
+#   serial-2   controller, its API server or etcd, run a second replica on
+#              its Lease, or count every write in the cluster), one after
+#              the other, in the lane each names: two lanes of about the
+#              same length, which wait on leases and resyncs more than they
+#              compute;
 #   parallel   every other test, side by side in namespaces of their own
 #              (or on control planes of their own), E2E_PARALLEL at a time.
 #
-# Each test names its group with its first statement (serial(t) or
+# Each test names its group with its first statement (serial(t, lane) or
 # parallel(t); TestEveryTestHasAGroup checks). The test binary and the
-# controller are built once, for both.
+# controller are built once, for all.
 #
 # Usage: hack/test-e2e.sh [-v] [go test flags for the binary, e.g. -test.run X]
-#   -v                   stream both groups' verbose output, each line
+#   -v                   stream the groups' verbose output, each line
 #                        prefixed with its group; without it, a group's
 #                        output is printed only when it fails
 #   APPSERVICE_BIN_DIR   the control plane's binaries (else ensure-binaries.sh)
 #   E2E_PARALLEL         tests of the parallel group at once (default 8)
+#   E2E_LOAD             busy processes per core beside the tests (default
+#                        0): a test that passes only on an idle machine
+#                        fails here before it fails on a new machine
+#                        (make test-e2e-loaded)
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,27 +63,51 @@ run() {
   )
 }
 
+# The load, once everything is built: E2E_LOAD loops per core that only
+# burn CPU, at the tests' own priority, until the tests end.
+load=()
+stop_load() { if (( ${#load[@]} )); then kill "${load[@]}" 2> /dev/null || true; fi; }
+trap stop_load EXIT
+for ((i = 0; i < ${E2E_LOAD:-0} * $(nproc); i++)); do
+  ( while :; do :; done ) &
+  load+=($!)
+done
+(( ${#load[@]} == 0 )) || echo "e2e: ${#load[@]} busy processes beside the tests (E2E_LOAD=$E2E_LOAD per core)"
+
 start=$SECONDS
-run serial & serial=$!
-run parallel -test.parallel="${E2E_PARALLEL:-8}" & parallel=$!
+groups=(serial-1 serial-2 parallel)
+declare -A pids
+for group in "${groups[@]}"; do
+  flags=()
+  [[ $group != parallel ]] || flags=(-test.parallel="${E2E_PARALLEL:-8}")
+  # Each group's time, from the shell's clock, for the summary.
+  (
+    s=$SECONDS
+    rc=0
+    run "$group" ${flags[@]+"${flags[@]}"} || rc=$?
+    echo $((SECONDS - s)) > "$out/$group.seconds"
+    exit "$rc"
+  ) &
+  pids[$group]=$!
+done
 status=0
-for group in serial parallel; do
-  pid=${!group}
-  if wait "$pid"; then
-    echo "ok    e2e ($group group): $(grep -cE '^--- PASS: ' "$out/$group.log") passed, $(grep -cE '^--- SKIP: ' "$out/$group.log") in the other group"
+for group in "${groups[@]}"; do
+  if wait "${pids[$group]}"; then
+    echo "ok    e2e ($group group, $(cat "$out/$group.seconds") s): $(grep -cE '^--- PASS: ' "$out/$group.log") passed, $(grep -cE '^--- SKIP: ' "$out/$group.log") in the other groups"
   else
     status=1
     $verbose || cat "$out/$group.log"
-    echo "FAIL  e2e ($group group): $(grep -E '^--- FAIL: ' "$out/$group.log" | tr '\n' ' ')"
+    echo "FAIL  e2e ($group group, $(cat "$out/$group.seconds" 2> /dev/null) s): $(grep -E '^--- FAIL: ' "$out/$group.log" | tr '\n' ' ')"
   fi
 done
-echo "e2e: $((SECONDS - start)) s (both groups; logs in ${out#"$ROOT"/})"
+echo "e2e: $((SECONDS - start)) s (all groups; logs in ${out#"$ROOT"/})"
 # The ten slowest tests, from go test's "--- PASS: TestX (12.34s)" lines. A
 # test whose subtests run in parallel reports its own function's time only:
 # it counts as long as its slowest subtest. Parallel tests overlap, so the
 # times add up to more than the run.
 echo "e2e: the ten slowest tests"
-grep -hE '^ *--- (PASS|FAIL): Test' "$out/serial.log" "$out/parallel.log" |
+for group in "${groups[@]}"; do cat "$out/$group.log"; done |
+  grep -hE '^ *--- (PASS|FAIL): Test' |
   sed -E 's/^ *--- (PASS|FAIL): ([^ /]+)[^ ]* \(([0-9.]+)s\)$/\2 \3 \1/' |
   awk '$2 > t[$1] {t[$1] = $2} $3 == "FAIL" {f[$1] = 1}
        END {for (n in t) printf "%8.1f s  %s%s\n", t[n], n, (n in f ? " (FAIL)" : "")}' |
@@ -85,7 +116,7 @@ grep -hE '^ *--- (PASS|FAIL): Test' "$out/serial.log" "$out/parallel.log" |
 # logged (its own lines of go test -v's output, which interleaves the
 # parallel tests; a subtest's lines count as its test's), at most its last
 # 40 lines.
-for group in serial parallel; do
+for group in "${groups[@]}"; do
   awk '
     /^=== (RUN|CONT|NAME|PAUSE) / { split($3, name, "/"); cur = name[1]; next }
     /^ *--- FAIL: / { split($3, name, "/"); failed[name[1]] = 1; next }

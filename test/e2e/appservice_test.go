@@ -719,7 +719,7 @@ func TestDeletionRemovesChildren(t *testing.T) {
 }
 
 func TestSIGTERMStopsPromptly(t *testing.T) {
-	serial(t)
+	serial(t, 1)
 	// Run first (go test -run), the suite's controller may still be
 	// starting: stop it once its workers run.
 	eventually(t, time.Minute, func() error {

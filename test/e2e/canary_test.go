@@ -297,7 +297,7 @@ func testCanaryAbort(t *testing.T) {
 // traffic to a canary without available Pods. Serial: it restarts the
 // suite's controller.
 func TestCanaryRestart(t *testing.T) {
-	serial(t)
+	serial(t, 2)
 	installGatewayAPI(t)
 	// A short lease, so that each restarted process takes over from the
 	// killed one in seconds rather than the default 15.

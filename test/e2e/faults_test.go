@@ -53,7 +53,7 @@ import (
 // 1. Crash mid-convergence: 1000 AppServices, the controller SIGKILLed
 // when about half have their children, started again.
 func TestCrashMidConvergence(t *testing.T) {
-	serial(t)
+	serial(t, 1)
 	const n = 1000
 	ns := newNamespace(t)
 	ctx := context.Background()
@@ -119,7 +119,7 @@ func TestCrashMidConvergence(t *testing.T) {
 // from the API server while changes are made: the same process reconnects,
 // and converges every change, with nothing created twice.
 func TestControlPlaneFaults(t *testing.T) {
-	serial(t)
+	serial(t, 1)
 	ctx := context.Background()
 	proxy := startCutProxy(t, strings.TrimPrefix(cluster.URL, "https://"))
 	// The renew deadline outlasts the outages below: a leader that cannot
@@ -201,7 +201,7 @@ func TestControlPlaneFaults(t *testing.T) {
 // A leader that cannot renew its lease within the renew deadline exits
 // (status 1) rather than go on writing beside a new leader.
 func TestLostLeaseExits(t *testing.T) {
-	serial(t)
+	serial(t, 1)
 	proxy := startCutProxy(t, strings.TrimPrefix(cluster.URL, "https://"))
 	p := swapController(t, "lease",
 		"-kubeconfig="+proxy.kubeconfig(t),
@@ -618,7 +618,7 @@ func TestDeletionRaces(t *testing.T) {
 // is no measure (a time belongs in make bench), how often a key is synced
 // is.
 func TestPoisonInput(t *testing.T) {
-	serial(t)
+	serial(t, 2)
 	const healthy, poisoned = 100, 10
 	ctx := context.Background()
 	healthySpec := func(int) appv1.AppServiceSpec {

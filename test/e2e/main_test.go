@@ -33,15 +33,18 @@ limitations under the License.
 // APPSERVICE_CONTROLLER_BIN names a controller binary built already (make
 // build); without it TestMain builds one.
 //
-// Every test declares its group with its first statement. serial(t): the
-// test stops or restarts the suite's controller, its API server or etcd,
-// runs a second replica on its Lease, counts every write in the cluster, or
-// measures a time against its own baseline, so it runs alone. parallel(t):
-// the test works in namespaces of its own (or on a control plane of its
-// own) and runs beside the others. In one process the serial tests run
-// first, one by one, then the parallel ones together. make test-e2e
-// (hack/test-e2e.sh) runs the two groups at once, as two processes with a
-// control plane each (APPSERVICE_E2E_GROUP=serial or parallel).
+// Every test declares its group with its first statement. serial(t, lane):
+// the test stops or restarts the suite's controller, its API server or
+// etcd, runs a second replica on its Lease, or counts every write in the
+// cluster, so it runs alone on its control plane, in one of two lanes.
+// parallel(t): the test works in namespaces of its own (or on a control
+// plane of its own) and runs beside the others. In one process the serial
+// tests run first, one by one, then the parallel ones together. make
+// test-e2e (hack/test-e2e.sh) runs each lane of serial tests and the
+// parallel group at once, as three processes with a control plane each
+// (APPSERVICE_E2E_GROUP=serial-1, serial-2 or parallel): the serial tests
+// wait on leases and resyncs more than they compute, and one lane of them
+// all would be the suite's longest path.
 //
 // It may import any package of this repository, the test helpers among them;
 // nothing imports it.
@@ -109,9 +112,9 @@ func runMain(m *testing.M) (code int) {
 	}
 
 	switch group {
-	case "", "serial", "parallel":
+	case "", "serial", "serial-1", "serial-2", "parallel":
 	default:
-		fmt.Fprintf(os.Stderr, "APPSERVICE_E2E_GROUP=%q: want serial, parallel or nothing (both)\n", group)
+		fmt.Fprintf(os.Stderr, "APPSERVICE_E2E_GROUP=%q: want serial (both lanes), serial-1, serial-2, parallel or nothing (all)\n", group)
 		return 1
 	}
 	// Keep the cluster's folder (logs, audit log) under _output for a
@@ -208,16 +211,21 @@ var (
 	controllerKubeconfig string
 )
 
-// group is the group of tests this process runs: "serial", "parallel" or,
-// when empty, both.
+// group is the group of tests this process runs: "serial" (both lanes),
+// "serial-1", "serial-2", "parallel" or, when empty, all.
 var group = os.Getenv("APPSERVICE_E2E_GROUP")
 
-// serial marks a test that must run alone on the suite's control plane
-// (see the package comment).
-func serial(t *testing.T) {
+// serial marks a test that must run alone on the suite's control plane, in
+// lane 1 or 2 (see the package comment). The lanes take about as long as
+// each other: a new serial test goes in the shorter one (hack/test-e2e.sh
+// prints each group's time).
+func serial(t *testing.T, lane int) {
 	t.Helper()
-	if group == "parallel" {
-		t.Skip("in the serial group, which another process runs (hack/test-e2e.sh)")
+	switch mine := fmt.Sprintf("serial-%d", lane); {
+	case lane != 1 && lane != 2:
+		t.Fatalf("serial lane %d: there are lanes 1 and 2", lane)
+	case group != "" && group != "serial" && group != mine:
+		t.Skipf("in the group %s, which another process runs (hack/test-e2e.sh)", mine)
 	}
 }
 
@@ -225,7 +233,7 @@ func serial(t *testing.T) {
 // own (see the package comment).
 func parallel(t *testing.T) {
 	t.Helper()
-	if group == "serial" {
+	if group != "" && group != "parallel" {
 		t.Skip("in the parallel group, which another process runs (hack/test-e2e.sh)")
 	}
 	t.Parallel()
@@ -248,9 +256,10 @@ func newControllerProcess(name string, extraArgs ...string) (*harness.Controller
 		}, extraArgs...)...)
 }
 
-// TestEveryTestHasAGroup: each test of the package starts with serial(t)
-// or parallel(t), so that hack/test-e2e.sh runs it in exactly one of its
-// two processes, and a new test says whether it may run beside the others.
+// TestEveryTestHasAGroup: each test of the package starts with
+// serial(t, lane) or parallel(t), so that hack/test-e2e.sh runs it in
+// exactly one of its processes, and a new test says whether it may run
+// beside the others.
 func TestEveryTestHasAGroup(t *testing.T) {
 	parallel(t)
 	files, err := filepath.Glob("*_test.go")
@@ -279,7 +288,7 @@ func TestEveryTestHasAGroup(t *testing.T) {
 				}
 			}
 			if !grouped {
-				t.Errorf("%s: %s does not start with serial(t) or parallel(t)", fset.Position(fn.Pos()), fn.Name.Name)
+				t.Errorf("%s: %s does not start with serial(t, lane) or parallel(t)", fset.Position(fn.Pos()), fn.Name.Name)
 			}
 		}
 	}

@@ -54,7 +54,7 @@ import (
 // leader's Lease renewals. A controller comparing the desired objects
 // naively with the defaulted live ones fails here.
 func TestNoWritesInSteadyState(t *testing.T) {
-	serial(t)
+	serial(t, 2)
 	if testing.Short() {
 		t.Skip("takes over a minute")
 	}

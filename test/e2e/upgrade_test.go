@@ -50,7 +50,7 @@ const upgradeFrom = "939b4388496550d77ce22206507139f70f101c7e"
 // made. A builder change that altered every template would roll every app
 // in the cluster at once on an upgrade: this is the test that says so.
 func TestUpgradeRestartsNoApp(t *testing.T) {
-	serial(t)
+	serial(t, 2)
 	earlier := buildAt(t, upgradeFrom)
 	ns := newNamespace(t)
 	setUpEveryShape(t, ns)
