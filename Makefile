@@ -13,6 +13,15 @@ CONTAINER_TOOL ?= docker
 
 GO_TEST_FLAGS ?=
 
+# One build configuration for every Go build and test below, the image's:
+# static (CGO_ENABLED=0) and without the checkout's paths (-trimpath). A
+# package built with other settings is compiled again; with these, the Go
+# build cache compiles each package once for the binary, the tests, the
+# image and the tools (hack/build-env.sh, which the hack/ensure-*.sh
+# scripts source, says the same).
+export CGO_ENABLED := 0
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
+
 # The version stamped into the binary (-version, appservice_controller_build_info),
 # in the variables the Kubernetes components use. It must start with vX.Y.Z:
 # component-base's metrics registry parses it. Untagged: v0.0.0-<commit>.

@@ -14,6 +14,8 @@
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$ROOT/hack/build-env.sh"
+
 KUBE_VERSION=v1.37.1
 ETCD_VERSION=v3.6.8
 KWOK_VERSION=v0.8.0
@@ -31,7 +33,7 @@ staged_build() { # dir [-o name] go-build-args...
   local tmp; tmp=$(mktemp -d "$BIN/.build.XXXXXX")
   local out="$tmp/"
   if [[ $1 == -o ]]; then out="$tmp/$2"; shift 2; fi
-  ( cd "$ROOT/hack/tools/$dir" && go build -trimpath -o "$out" "$@" )
+  ( cd "$ROOT/hack/tools/$dir" && go build -o "$out" "$@" )
   mv "$tmp"/* "$BIN/"
   rmdir "$tmp"
 }
@@ -59,7 +61,7 @@ fi
 if [[ ! -x "$BIN/kwok" || ! -d "$BIN/kwok-stages" ]]; then
   log "building kwok $KWOK_VERSION"
   tmp=$(mktemp -d "$BIN/.build.XXXXXX")
-  GOBIN="$tmp" GOFLAGS=-trimpath go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  GOBIN="$tmp" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
   # kwok refuses to start without stages; they ship in its module.
   src="$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
   mkdir -p "$tmp/kwok-stages"

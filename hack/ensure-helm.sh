@@ -9,6 +9,8 @@
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$ROOT/hack/build-env.sh"
+
 TOOLS="$ROOT/hack/tools/helm"
 HELM_VERSION=$(cd "$TOOLS" && go list -m -f '{{.Version}}' helm.sh/helm/v4)
 
@@ -19,7 +21,7 @@ if [[ ! -x "$BIN/helm" ]]; then
   mkdir -p "$BIN"
   tmp=$(mktemp -d "$BIN/.build.XXXXXX")
   # Helm's version comes from its own ldflags; stamp the pinned one.
-  ( cd "$TOOLS" && go build -trimpath \
+  ( cd "$TOOLS" && go build \
       -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
       -o "$tmp/helm" helm.sh/helm/v4/cmd/helm ) >&2
   mv "$tmp/helm" "$BIN/helm"

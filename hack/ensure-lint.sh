@@ -9,6 +9,8 @@
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$ROOT/hack/build-env.sh"
+
 TOOLS="$ROOT/hack/tools/lint"
 version() { (cd "$TOOLS" && go list -m -f '{{.Version}}' "$1"); }
 GOLANGCI_VERSION=$(version github.com/golangci/golangci-lint/v2)
@@ -22,7 +24,7 @@ build() { # name package ldflags
   [[ -x "$BIN/$1" ]] && return
   echo "ensure-lint: building $1 (a few minutes the first time)" >&2
   local tmp; tmp=$(mktemp -d "$BIN/.build.XXXXXX")
-  ( cd "$TOOLS" && go build -trimpath -ldflags "-s -w $3" -o "$tmp/$1" "$2" ) >&2
+  ( cd "$TOOLS" && go build -ldflags "-s -w $3" -o "$tmp/$1" "$2" ) >&2
   mv "$tmp/$1" "$BIN/$1"
   rmdir "$tmp"
 }
