@@ -221,12 +221,13 @@ undeploy: ## Remove what deploy created (the CRD and the AppServices stay: see u
 
 # Where make image writes the OCI image layout.
 IMAGE_DIR ?= _output/image
-# The platforms make image builds for.
-PLATFORMS ?= linux/amd64,linux/arm64
+# The platforms make image builds for (comma-separated); empty: a release's,
+# linux/amd64 and linux/arm64 (hack/image's default).
+PLATFORMS ?=
 
 .PHONY: image
 image: ## Build the image without a container engine (go-containerregistry): static binaries for PLATFORMS on an empty base, user 65532, as an OCI image layout in IMAGE_DIR, validated.
-	go run ./hack/image -out $(IMAGE_DIR) -platforms $(PLATFORMS) -ldflags "$(LDFLAGS)" -version $(VERSION) \
+	go run ./hack/image -out $(IMAGE_DIR) $(if $(PLATFORMS),-platforms $(PLATFORMS)) -ldflags "$(LDFLAGS)" -version $(VERSION) \
 	  -revision $$(git rev-parse HEAD 2>/dev/null) -created $(BUILD_DATE)
 
 .PHONY: image-push

@@ -19,8 +19,10 @@ limitations under the License.
 // (linux/amd64 and linux/arm64 by default) as the one layer on an empty
 // base, run as the non-root user 65532, with OCI labels, gathered in a
 // multi-platform image index and written as an OCI image layout. What it
-// wrote is read back and checked with the library's validation. With
-// -push, it pushes the layout it wrote earlier to a registry.
+// wrote is read back and checked: the library's validation, and, for each
+// platform, an image whose entrypoint is a static binary for its machine,
+// run as the non-root user. With -push, it pushes the layout it wrote
+// earlier to a registry.
 //
 //	go run ./hack/image -out _output/image -version v0.1.0 -ldflags "-X ..."
 //	go run ./hack/image -out _output/image -push registry.example.com/appservice-controller:v0.1.0
@@ -34,12 +36,14 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"debug/elf"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,7 +52,9 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/match"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -60,11 +66,20 @@ const (
 	// nonRoot is the user and group the container runs as: distroless's
 	// "nonroot", which the restricted Pod Security Standard accepts.
 	nonRoot = "65532:65532"
+	// defaultPlatforms are the platforms of a release image.
+	defaultPlatforms = "linux/amd64,linux/arm64"
 )
+
+// machines are the ELF machines of the architectures an image can be built
+// for.
+var machines = map[string]elf.Machine{
+	"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64, "arm": elf.EM_ARM,
+	"ppc64le": elf.EM_PPC64, "s390x": elf.EM_S390, "riscv64": elf.EM_RISCV,
+}
 
 func main() {
 	out := flag.String("out", "_output/image", "Directory of the OCI image layout.")
-	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "Comma-separated os/arch pairs to build for.")
+	platforms := flag.String("platforms", defaultPlatforms, "Comma-separated os/arch pairs to build for.")
 	ldflags := flag.String("ldflags", "", "Extra -ldflags for go build (the version stamp).")
 	version := flag.String("version", "v0.0.0", "The image's version: its label and the layout's reference name.")
 	revision := flag.String("revision", "", "The commit the image is built from (a label).")
@@ -135,6 +150,11 @@ func build(out string, platforms []string, ldflags, version, revision, created s
 	if err := validate.Index(written); err != nil {
 		return fmt.Errorf("the image in %s is not valid: %w", out, err)
 	}
+	for _, p := range platforms {
+		if err := checkImage(written, p); err != nil {
+			return fmt.Errorf("the image in %s: %s: %w", out, p, err)
+		}
+	}
 	digest, err := written.Digest()
 	if err != nil {
 		return err
@@ -203,6 +223,63 @@ func image(bin string, platform *v1.Platform, version, revision string, created 
 		"org.opencontainers.image.licenses":    "Apache-2.0",
 	}
 	return mutate.ConfigFile(img, cfg)
+}
+
+// checkImage checks the index's image for platform p: there is one, run as
+// nonRoot, whose entrypoint is a static binary for the platform's machine.
+func checkImage(index v1.ImageIndex, p string) error {
+	platform, err := v1.ParsePlatform(p)
+	if err != nil {
+		return err
+	}
+	machine, ok := machines[platform.Architecture]
+	if !ok {
+		return fmt.Errorf("no ELF machine known for %s", platform.Architecture)
+	}
+	imgs, err := partial.FindImages(index, match.Platforms(*platform))
+	if err != nil {
+		return err
+	}
+	if len(imgs) != 1 {
+		return fmt.Errorf("%d images, want 1", len(imgs))
+	}
+	cfg, err := imgs[0].ConfigFile()
+	if err != nil {
+		return err
+	}
+	if cfg.Config.User != nonRoot || !slices.Equal(cfg.Config.Entrypoint, []string{"/" + binary}) {
+		return fmt.Errorf("user %q, entrypoint %q: want %s, /%s", cfg.Config.User, cfg.Config.Entrypoint, nonRoot, binary)
+	}
+	// The image's one layer holds the binary.
+	rc := mutate.Extract(imgs[0])
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return fmt.Errorf("no %s in the image: %w", binary, err)
+		}
+		if h.Name != binary {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return err
+		}
+		f, err := elf.NewFile(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("%s: %w", binary, err)
+		}
+		if f.Machine != machine {
+			return fmt.Errorf("%s is for %s, want %s", binary, f.Machine, machine)
+		}
+		for _, prog := range f.Progs {
+			if prog.Type == elf.PT_INTERP {
+				return fmt.Errorf("%s is dynamically linked", binary)
+			}
+		}
+		return nil
+	}
 }
 
 // readIndex is the multi-platform index in the OCI layout at dir.
