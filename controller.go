@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -97,6 +98,9 @@ type Controller struct {
 	// (internal/configrollout, configs.go).
 	configRollouts *configrollout.Throttle
 	cachesSynced   []cache.InformerSynced
+	// statusWrites keeps a sync from deciding from an AppService the cache
+	// holds from before the controller's own last status write.
+	statusWrites owner.StatusWrites
 
 	// queue holds the keys of AppServices to sync. Keys, not objects: the
 	// worker always reads the latest state from the listers.
@@ -233,10 +237,17 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// owner references.
 		logger.V(4).Info("AppService no longer exists")
 		c.configRollouts.Done(key)
+		c.statusWrites.Forget(key)
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if c.statusWrites.Behind(as) {
+		// Its status (a canary's step and weight among it) is older than
+		// the one this controller wrote: the write's event queues the
+		// AppService again once the cache has it.
+		return fmt.Errorf("AppService %s: %w", key, owner.ErrCacheLag)
 	}
 	if as.DeletionTimestamp != nil {
 		// Being deleted (say, in foreground): do not recreate what the

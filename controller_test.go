@@ -26,10 +26,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
 
 	"example.com/appservice-controller/internal/fixtures"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -49,6 +51,33 @@ func TestSyncHandlerCreatesChildren(t *testing.T) {
 	}
 	if err := f.run(testKey); err != nil {
 		t.Fatalf("syncHandler: %v", err)
+	}
+}
+
+// TestSyncHandlerWaitsForItsOwnStatus: a sync that reads the AppService
+// from the cache before the controller's own last status write reached it
+// would decide from the status before that write (a canary's route back to
+// the step before): it writes nothing, and is retried as a stale view.
+func TestSyncHandlerWaitsForItsOwnStatus(t *testing.T) {
+	f := newFixture(t, fixtures.AppService())
+	_, ctx := ktesting.NewTestContext(t)
+	c := f.newController(ctx)
+	if err := c.syncHandler(ctx, testKey); err != nil {
+		t.Fatalf("syncHandler: %v", err)
+	}
+	if _, written := f.writtenStatus(); !written {
+		t.Fatal("the first sync wrote no status")
+	}
+	kube, app := len(f.kubeClient.Actions()), len(f.appClient.Actions())
+
+	// The cache still holds the version the status write replaced.
+	if err := c.syncHandler(ctx, testKey); !owner.IsStale(err) {
+		t.Errorf("syncHandler on the AppService before its own status write: %v, want a stale view", err)
+	}
+	for client, actions := range map[string][]core.Action{"kube": f.kubeClient.Actions()[kube:], "app": f.appClient.Actions()[app:]} {
+		if got := filterInformerActions(actions); len(got) > 0 {
+			t.Errorf("the %s client's actions of a sync on a stale AppService: %v, want none", client, got)
+		}
 	}
 }
 

@@ -299,6 +299,9 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	if apierrors.IsNotFound(err) {
 		return nil // deleted meanwhile: there is no status left to report in
 	}
+	if err == nil {
+		c.statusWrites.Wrote(as)
+	}
 	if err == nil && becameDegraded {
 		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)
 	}

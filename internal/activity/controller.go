@@ -92,6 +92,9 @@ type Controller struct {
 	activities   listers.ActivityLister
 	jobs         owner.ChildCache[*batchv1.Job]
 	cachesSynced []cache.InformerSynced
+	// statusWrites keeps a sync from deciding from an Activity the cache
+	// holds from before the controller's own last status write.
+	statusWrites owner.StatusWrites
 
 	// queue holds the keys of Activities to sync, apart from the
 	// AppServices': a burst of one kind does not hold up the other.
@@ -186,10 +189,17 @@ func (c *Controller) syncActivity(ctx context.Context, key cache.ObjectName) err
 		// with it, through their owner references, once the Job is
 		// released.
 		logger.V(4).Info("Activity no longer exists")
+		c.statusWrites.Forget(key)
 		return c.releaseJob(ctx, key, "")
 	}
 	if err != nil {
 		return err
+	}
+	if c.statusWrites.Behind(act) {
+		// Its status (the run's outcome among it) is older than the one
+		// this controller wrote: the write's event queues the Activity
+		// again once the cache has it.
+		return fmt.Errorf("Activity %s: %w", key, owner.ErrCacheLag)
 	}
 	if act.DeletionTimestamp != nil {
 		return c.releaseJob(ctx, key, "")
@@ -428,6 +438,7 @@ func (c *Controller) updateStatus(ctx context.Context, act *appv1.Activity, run 
 	if err != nil {
 		return false, err
 	}
+	c.statusWrites.Wrote(act)
 	oldStalled := meta.FindStatusCondition(act.Status.Conditions, appv1.ConditionStalled)
 	newStalled := meta.FindStatusCondition(status.Conditions, appv1.ConditionStalled)
 	switch {

@@ -19,6 +19,7 @@ package activity
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ import (
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	"example.com/appservice-controller/pkg/generated/clientset/versioned/fake"
 	appinformers "example.com/appservice-controller/pkg/generated/informers/externalversions"
@@ -334,6 +336,28 @@ func TestSyncActivityWritesNothingInLine(t *testing.T) {
 	}
 	if calls := f.calls(); len(calls) > 0 {
 		t.Errorf("calls in steady state: %v", calls)
+	}
+}
+
+// TestSyncActivityWaitsForItsOwnStatus: a sync that reads the Activity from
+// the cache before the controller's own last status write reached it makes
+// no call, and is retried as a stale view.
+func TestSyncActivityWaitsForItsOwnStatus(t *testing.T) {
+	job := liveJob(batchv1.JobStatus{StartTime: &started, Active: 1, Ready: new(int32(1))})
+	f := newActivityFixture(t, fixtures.Activity(), job)
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	n := len(f.calls())
+	if !slices.ContainsFunc(f.calls(), func(c string) bool { return strings.Contains(c, "activities/status") }) {
+		t.Fatalf("the first sync wrote no status: %v", f.calls())
+	}
+	// The cache still holds the version the status write replaced.
+	if err := f.sync(); !owner.IsStale(err) {
+		t.Errorf("a sync of the Activity before its own status write: %v, want a stale view", err)
+	}
+	if calls := f.calls()[n:]; len(calls) > 0 {
+		t.Errorf("calls of a sync on a stale Activity: %v", calls)
 	}
 }
 
