@@ -247,7 +247,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// Its status (a canary's step and weight among it) is older than
 		// the one this controller wrote: the write's event queues the
 		// AppService again once the cache has it.
-		return fmt.Errorf("AppService %s: %w", key, owner.ErrCacheLag)
+		return fmt.Errorf("the last status write of %s: %w", key, owner.ErrCacheLag)
 	}
 	if as.DeletionTimestamp != nil {
 		// Being deleted (say, in foreground): do not recreate what the

@@ -199,7 +199,7 @@ func (c *Controller) syncActivity(ctx context.Context, key cache.ObjectName) err
 		// Its status (the run's outcome among it) is older than the one
 		// this controller wrote: the write's event queues the Activity
 		// again once the cache has it.
-		return fmt.Errorf("Activity %s: %w", key, owner.ErrCacheLag)
+		return fmt.Errorf("the last status write of %s: %w", key, owner.ErrCacheLag)
 	}
 	if act.DeletionTimestamp != nil {
 		return c.releaseJob(ctx, key, "")

@@ -462,7 +462,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		// there: the controller owns only the keys it recorded.
 		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.PodAnnotations["example.com/note"] = "two" })
 		eventually(t, 30*time.Second, templateHas(nil, map[string]string{"example.com/note": "two", restartedAt: ""}))
-		waitSyncs(t, ns, "web", 2)
+		waitSyncs(t, ns, "web")
 		if err := templateHas(map[string]string{"tier": "web"}, map[string]string{restartedAt: ""})(); err != nil {
 			t.Fatalf("after a resync: %v", err)
 		}
@@ -610,7 +610,7 @@ func TestDriftIsRepaired(t *testing.T) {
 		}
 		since := time.Now()
 		// Past a resync (10 s in these tests): nothing is written back.
-		waitSyncs(t, ns, "drift", 2)
+		waitSyncs(t, ns, "drift")
 		d, err := getDeployment(ns, "drift")
 		if err != nil {
 			t.Fatal(err)
@@ -653,7 +653,7 @@ func TestUnownedObjectsAreLeftAlone(t *testing.T) {
 	// sync's create met the object (409 AlreadyExists, nothing written);
 	// once Degraded, the controller looks before it tries again.
 	degradedAt := time.Now()
-	waitSyncs(t, ns, "taken", 2)
+	waitSyncs(t, ns, "taken")
 	d2, err := getDeployment(ns, "taken")
 	if err != nil {
 		t.Fatal(err)

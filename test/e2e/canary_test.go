@@ -189,7 +189,7 @@ func testCanaryPromote(t *testing.T) {
 	// In line again: not one write.
 	waitInLine(t, ns, name)
 	steady := time.Now()
-	waitSyncs(t, ns, name, 2)
+	waitSyncs(t, ns, name)
 	for _, w := range canaryWrites(t, steady, ns) {
 		t.Errorf("write by the controller once promoted and in line: %s", w)
 	}

@@ -140,7 +140,7 @@ func TestConfigChangeRollsPods(t *testing.T) {
 			}
 		}
 		// The syncs those events queue, and a resync.
-		waitSyncs(t, ns, "web", 2)
+		waitSyncs(t, ns, "web")
 		for _, w := range controllerWrites(t, since, ns) {
 			t.Errorf("%s: write by the controller: %s", what, w)
 		}

@@ -509,13 +509,13 @@ func TestDeletionRaces(t *testing.T) {
 		}
 		// Two syncs since, so that the controller has seen the
 		// deletionTimestamp (it writes nothing that would show when it has).
-		waitSyncs(t, ns, "leaving", 2)
+		waitSyncs(t, ns, "leaving")
 		since := time.Now()
 		if err := kube.AppsV1().Deployments(ns).Delete(ctx, "leaving", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		// Past a resync (10 s here).
-		waitSyncs(t, ns, "leaving", 2)
+		waitSyncs(t, ns, "leaving")
 		if _, err := getDeployment(ns, "leaving"); !apierrors.IsNotFound(err) {
 			t.Errorf("the Deployment of an AppService being deleted came back (%v)", err)
 		}
@@ -578,7 +578,7 @@ func TestDeletionRaces(t *testing.T) {
 		if err := patchD([]byte(`{"spec":{"replicas":3}}`)); err != nil {
 			t.Fatal(err)
 		}
-		waitSyncs(t, ns, "child", 2)
+		waitSyncs(t, ns, "child")
 		for _, w := range controllerWrites(t, since, ns) {
 			if w.ObjectRef != nil && w.ObjectRef.Resource == "deployments" {
 				t.Errorf("the controller wrote to a Deployment being deleted: %s", w)
