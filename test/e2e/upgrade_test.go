@@ -33,14 +33,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/appservice-controller/internal/harness"
-	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// upgradeFrom is the earlier commit the upgrade test starts from: the
-// last one landed before the controller could suspend an app or throttle
-// config rollouts (2026-11-25). Move it forward now and then; the test
-// builds it from the repository's history.
-const upgradeFrom = "939b4388496550d77ce22206507139f70f101c7e"
+// upgradeFrom is the earlier commit the upgrade test starts from: the last
+// one landed before (2026-11-26), the release the current build replaces.
+// Move it forward now and then; the test builds it from the repository's
+// history, with the current build's dependencies where its go.mod names the
+// same (on a new machine, an older commit's other dependencies are compiled
+// from scratch: the one before this linked k8s.io/apiserver).
+const upgradeFrom = "ff8b75055c1db8d02605489248598092fe45d610"
 
 // TestUpgradeRestartsNoApp: the controller built from an earlier commit runs
 // a hundred AppServices of every shape until they are Available; replaced
@@ -59,12 +60,7 @@ func TestUpgradeRestartsNoApp(t *testing.T) {
 	// would), installs its own CRD, and makes the children.
 	old := swapControllerTo(t, "earlier", earlier)
 	const n = 90
-	createEveryShape(t, ns, n, func(i int) *appv1.AppService {
-		as := everyShape(i)
-		as.Spec.Suspend = nil // not fields of the earlier API
-		as.Spec.Canary = nil
-		return as
-	})
+	createEveryShape(t, ns, n, everyShape)
 	replicaSetsBefore := replicaSetUIDs(t, ns)
 	token := metricsToken(t, ns)
 
