@@ -103,19 +103,21 @@ endif
 # a step growing slower shows in every run (.ci/run prints them again at
 # the end, with the slowest end-to-end tests). Then those of
 # TEST_STEPS_AT_ONCE run at once (hack/make-at-once.sh), each with a
-# control plane of its own: the end-to-end tests wait on leases, resyncs
-# and API servers with a core to spare, which the others use.
-TEST_STEPS := vet lint verify helm-lint test-unit test-monitoring test-fuzz
-TEST_STEPS_AT_ONCE := test-e2e test-admission test-demo
+# control plane of its own, and those of TEST_STEPS_NICE beside them at a
+# lower priority: the end-to-end tests wait on leases, resyncs and API
+# servers with part of a core idle, which the others use.
+TEST_STEPS := vet lint verify helm-lint test-unit test-monitoring
+TEST_STEPS_AT_ONCE := test-e2e test-demo
+TEST_STEPS_NICE := test-admission test-fuzz
 
 .PHONY: test
-test: ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit (the docs' checks among them), the alert rules' tests, fuzz; then admission-property and end-to-end tests and the demo at once; each step's time.
+test: ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit (the docs' checks among them), the alert rules' tests; then end-to-end tests, the demo, admission-property tests and fuzzing at once; each step's time.
 	@for step in $(TEST_STEPS); do \
 	  start=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$step || { echo "make test: $$step failed after $$(( $$(date +%s) - start )) s" >&2; exit 1; }; \
 	  echo "make test: $$step took $$(( $$(date +%s) - start )) s"; \
 	done
-	@./hack/make-at-once.sh $(TEST_STEPS_AT_ONCE)
+	@./hack/make-at-once.sh $(TEST_STEPS_AT_ONCE) --nice $(TEST_STEPS_NICE)
 
 .PHONY: lint
 lint: ## golangci-lint (.golangci.yml; the e2e tests too) and logcheck (structured, contextual logging), built from their Go modules (hack/ensure-lint.sh).
