@@ -9,9 +9,10 @@
 # own, and the end-to-end tests wait on leases, resyncs and API servers for
 # minutes with part of a core idle. The targets after --nice run at a lower
 # priority (nice 10): they take what the others leave idle and never slow
-# them. The end-to-end tests are the longest, and the demo waits on states
-# that last seconds (a canary's steps), so both keep the normal priority;
-# the fuzzing and the admission property test only compute, and can wait.
+# them. Only a target with no deadline of its own can run so: the
+# end-to-end tests, the demo (which waits on canary steps that last
+# seconds) and the admission property test (whose API server must be ready
+# within 90 s) keep the normal priority; the fuzzing only computes.
 #
 # Usage: hack/make-at-once.sh TARGET... [--nice TARGET...]
 set -o errexit -o nounset -o pipefail
