@@ -60,6 +60,7 @@ func TestSyncHandlerCreatesChildren(t *testing.T) {
 // the step before): it writes nothing, and is retried as a stale view.
 func TestSyncHandlerWaitsForItsOwnStatus(t *testing.T) {
 	f := newFixture(t, fixtures.AppService())
+	f.appReactors = append(f.appReactors, reactor{"update", "appservices", fixtures.NewStatusVersion})
 	_, ctx := ktesting.NewTestContext(t)
 	c := f.newController(ctx)
 	if err := c.syncHandler(ctx, testKey); err != nil {

@@ -295,12 +295,12 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	// Never modify the cache's object: write a copy.
 	updated := as.DeepCopy()
 	updated.Status = status
-	_, err := c.appClient.AppV1().AppServices(as.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: owner.FieldManager})
+	written, err := c.appClient.AppV1().AppServices(as.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: owner.FieldManager})
 	if apierrors.IsNotFound(err) {
 		return nil // deleted meanwhile: there is no status left to report in
 	}
 	if err == nil {
-		c.statusWrites.Wrote(as)
+		c.statusWrites.Wrote(as, written)
 	}
 	if err == nil && becameDegraded {
 		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)

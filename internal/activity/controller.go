@@ -431,14 +431,14 @@ func (c *Controller) updateStatus(ctx context.Context, act *appv1.Activity, run 
 	}
 	updated := act.DeepCopy()
 	updated.Status = status
-	_, err := c.appClient.AppV1().Activities(act.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: owner.FieldManager})
+	written, err := c.appClient.AppV1().Activities(act.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: owner.FieldManager})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	c.statusWrites.Wrote(act)
+	c.statusWrites.Wrote(act, written)
 	oldStalled := meta.FindStatusCondition(act.Status.Conditions, appv1.ConditionStalled)
 	newStalled := meta.FindStatusCondition(status.Conditions, appv1.ConditionStalled)
 	switch {

@@ -345,6 +345,7 @@ func TestSyncActivityWritesNothingInLine(t *testing.T) {
 func TestSyncActivityWaitsForItsOwnStatus(t *testing.T) {
 	job := liveJob(batchv1.JobStatus{StartTime: &started, Active: 1, Ready: new(int32(1))})
 	f := newActivityFixture(t, fixtures.Activity(), job)
+	f.appClient.PrependReactor("update", "activities", fixtures.NewStatusVersion)
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}

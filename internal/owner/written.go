@@ -44,15 +44,22 @@ type StatusWrites struct {
 	replaced map[cache.ObjectName]string
 }
 
-// Wrote records a status write of obj, the version the write was made
-// from (as the cache held it).
-func (w *StatusWrites) Wrote(obj metav1.Object) {
+// Wrote records a status write: from is the version the write was made
+// from (as the cache held it), to what the API server returned. A write
+// the API server found to change nothing keeps the resourceVersion, and
+// sends no event: the cache already has it, and nothing is recorded.
+func (w *StatusWrites) Wrote(from, to metav1.Object) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	key := cache.MetaObjectToName(from)
+	if to.GetResourceVersion() == from.GetResourceVersion() {
+		delete(w.replaced, key)
+		return
+	}
 	if w.replaced == nil {
 		w.replaced = map[cache.ObjectName]string{}
 	}
-	w.replaced[cache.MetaObjectToName(obj)] = obj.GetResourceVersion()
+	w.replaced[key] = from.GetResourceVersion()
 }
 
 // Behind reports whether obj, read from the cache, is the version the last

@@ -25,7 +25,8 @@ import (
 
 // TestStatusWrites: the cache is behind while it shows the version the
 // last status write replaced; any other version ends the record, and so
-// does the owner's deletion.
+// do the owner's deletion and a write that changed nothing (the API server
+// returned the same version).
 func TestStatusWrites(t *testing.T) {
 	version := func(name, rv string) *metav1.ObjectMeta {
 		return &metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}
@@ -34,8 +35,8 @@ func TestStatusWrites(t *testing.T) {
 	if w.Behind(version("a", "1")) {
 		t.Error("behind before any write")
 	}
-	w.Wrote(version("a", "1"))
-	w.Wrote(version("b", "5"))
+	w.Wrote(version("a", "1"), version("a", "2"))
+	w.Wrote(version("b", "5"), version("b", "6"))
 	for _, tc := range []struct {
 		obj    *metav1.ObjectMeta
 		behind bool
@@ -53,5 +54,10 @@ func TestStatusWrites(t *testing.T) {
 	w.Forget(cache.ObjectName{Namespace: "ns", Name: "b"})
 	if w.Behind(version("b", "5")) {
 		t.Error("behind after the owner was forgotten")
+	}
+	w.Wrote(version("c", "7"), version("c", "8"))
+	w.Wrote(version("c", "8"), version("c", "8"))
+	if w.Behind(version("c", "8")) {
+		t.Error("behind after a write that changed nothing")
 	}
 }
