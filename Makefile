@@ -157,7 +157,7 @@ FUZZTIME ?=
 .PHONY: test-fuzz
 test-fuzz: ## Fuzz the builders (80000 inputs), then the status (100000), or each for FUZZTIME; a failing input is kept in that package's testdata/fuzz.
 	go test -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(or $(FUZZTIME),80000x) ./internal/children
-	go test -run '^$$' -fuzz '^FuzzStatus$$' -fuzztime $(or $(FUZZTIME),100000x) .
+	go test -run '^$$' -fuzz '^FuzzStatus$$' -fuzztime $(or $(FUZZTIME),100000x) ./internal/appstatus
 
 .PHONY: test-admission
 test-admission: ## Property tests: every AppService and Activity the CRDs admit yields children the API server accepts; and it finds each container rule removed.

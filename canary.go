@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"example.com/appservice-controller/internal/appstatus"
 	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -68,7 +69,7 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 	}
 	in.StableInLine = !found || !children.TemplateChanges(live, desired)
 	if found {
-		in.StableRolledOut = progress(s.as, live).done
+		in.StableRolledOut = appstatus.Progress(s.as, live).Done
 		if children.Autoscaled(s.as) {
 			in.StableReplicas = *children.AutoscaledReplicas(s.as, live.Spec.Replicas)
 		}
@@ -79,7 +80,7 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 	}
 	// Its Pods count only when it is ours and runs the spec's template.
 	if found && metav1.IsControlledBy(c, s.as) && !children.TemplateChanges(c, children.NewCanaryDeployment(s.as, desired, 1)) {
-		stuck := deploymentCondition(c, appsv1.DeploymentProgressing)
+		stuck := appstatus.DeploymentCondition(c, appsv1.DeploymentProgressing)
 		in.Pods = &canary.Pods{
 			Observed: c.Status.ObservedGeneration >= c.Generation, Replicas: ptr.Deref(c.Spec.Replicas, 1),
 			Total: c.Status.Replicas, Updated: c.Status.UpdatedReplicas, Available: c.Status.AvailableReplicas,

@@ -35,7 +35,7 @@ import (
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
-	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -390,12 +390,12 @@ func TestSyncHandlerAlreadyExists(t *testing.T) {
 				checkChildError(t, err, appv1.ReasonResourceExists)
 				return
 			}
-			if err == nil || !owner.IsStale(err) {
+			if err == nil || !syncerr.IsStale(err) {
 				t.Errorf("got error %v, want a stale-view one", err)
 			}
-			var ce *owner.ChildError
+			var ce *syncerr.ChildError
 			if errors.As(err, &ce) {
-				t.Errorf("got a *owner.ChildError (%v), want none", err)
+				t.Errorf("got a *syncerr.ChildError (%v), want none", err)
 			}
 		})
 	}
@@ -535,7 +535,7 @@ func TestSyncHandlerAdopts(t *testing.T) {
 			f.expectAppServiceGet()
 			if tc.apiAS != nil || tc.apiASGone {
 				err := f.run(testKey)
-				if err == nil || !owner.IsStale(err) {
+				if err == nil || !syncerr.IsStale(err) {
 					t.Errorf("got error %v, want a stale-view one: no adoption", err)
 				}
 				return
@@ -544,7 +544,7 @@ func TestSyncHandlerAdopts(t *testing.T) {
 			if tc.patchErr != nil {
 				f.kubeReactors = append(f.kubeReactors, errorReactor("patch", resource.Resource, tc.patchErr))
 				err := f.run(testKey)
-				if err == nil || !owner.IsStale(err) {
+				if err == nil || !syncerr.IsStale(err) {
 					t.Errorf("got error %v, want a stale-view one: retried, not Degraded", err)
 				}
 				return
@@ -615,16 +615,16 @@ func TestSyncHandlerBlockedDoesNotCreate(t *testing.T) {
 
 func checkChildError(t *testing.T, err error, reason string) {
 	t.Helper()
-	var ce *owner.ChildError
+	var ce *syncerr.ChildError
 	if !errors.As(err, &ce) {
-		t.Errorf("got error %v, want a *owner.ChildError", err)
+		t.Errorf("got error %v, want a *syncerr.ChildError", err)
 		return
 	}
 	if ce.Reason != reason {
 		t.Errorf("got error reason %q, want %q", ce.Reason, reason)
 	}
-	if owner.IsStale(err) {
-		t.Errorf("owner.IsStale(%v) = true, want false", err)
+	if syncerr.IsStale(err) {
+		t.Errorf("syncerr.IsStale(%v) = true, want false", err)
 	}
 }
 
@@ -691,7 +691,7 @@ func TestSyncHandlerWriteErrors(t *testing.T) {
 				checkChildError(t, err, appv1.ReasonUpdateFailed)
 				return
 			}
-			if !apierrors.IsConflict(err) || !owner.IsStale(err) {
+			if !apierrors.IsConflict(err) || !syncerr.IsStale(err) {
 				t.Errorf("got error %v, want a conflict reported as stale", err)
 			}
 		})

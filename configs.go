@@ -39,7 +39,7 @@ import (
 	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/configrollout"
-	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -353,7 +353,7 @@ func (w *configWatch) configDigest(ctx context.Context, as *appv1.AppService, li
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return children.FormatConfigDigest(digests), &owner.ChildError{Reason: appv1.ReasonConfigUnreadable, Err: err}
+		return children.FormatConfigDigest(digests), &syncerr.ChildError{Reason: appv1.ReasonConfigUnreadable, Err: err}
 	}
 	return children.FormatConfigDigest(digests), nil
 }
@@ -511,7 +511,7 @@ func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) (bool, error
 	// digest, so that nothing is written.
 	desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
 	if decision == configrollout.Sent {
-		return false, fmt.Errorf("the config rollout of Deployment %s/%s started: %w", desired.Namespace, desired.Name, owner.ErrCacheLag)
+		return false, fmt.Errorf("the config rollout of Deployment %s/%s started: %w", desired.Namespace, desired.Name, syncerr.ErrCacheLag)
 	}
 	return true, nil
 }

@@ -39,7 +39,7 @@ import (
 	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
-	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -275,11 +275,11 @@ func TestConfigDigestMissingAndUnreadable(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			var ce *owner.ChildError
+			var ce *syncerr.ChildError
 			switch {
 			case !tc.wantErr && err != nil:
 				t.Errorf("error: %v", err)
-			case tc.wantErr && (!errors.As(err, &ce) || ce.Reason != appv1.ReasonConfigUnreadable || owner.NeedsUser(err) == nil):
+			case tc.wantErr && (!errors.As(err, &ce) || ce.Reason != appv1.ReasonConfigUnreadable || syncerr.NeedsUser(err) == nil):
 				t.Errorf("error %v: want a %s error that needs the user", err, appv1.ReasonConfigUnreadable)
 			}
 		})

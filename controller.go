@@ -41,10 +41,12 @@ import (
 	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/appcache"
+	"example.com/appservice-controller/internal/appstatus"
 	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/configrollout"
 	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	informers "example.com/appservice-controller/pkg/generated/informers/externalversions/app/v1"
@@ -247,7 +249,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// Its status (a canary's step and weight among it) is older than
 		// the one this controller wrote: the write's event queues the
 		// AppService again once the cache has it.
-		return fmt.Errorf("the last status write of %s: %w", key, owner.ErrCacheLag)
+		return fmt.Errorf("the last status write of %s: %w", key, syncerr.ErrCacheLag)
 	}
 	if as.DeletionTimestamp != nil {
 		// Being deleted (say, in foreground): do not recreate what the
@@ -278,21 +280,21 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	s.Changes.Record(c.recorder, as)
 	errs := []error{saErr, configErr, throttleErr, canaryErr, deployErr, serviceErr, ingressErr, routeErr, pruneErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
-	if errors.Is(syncErr, owner.ErrNamespaceTerminating) {
+	if errors.Is(syncErr, syncerr.ErrNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")
 		return nil
 	}
-	if owner.OnlyStale(errs...) {
+	if syncerr.OnlyStale(errs...) {
 		// Only conflicts and cache lag: retried without a status write.
 		// Any other error is reported, whatever came with it.
 		return syncErr
 	}
-	seen := observed{deployment: deployment, configQueued: configQueued, maxConfigRollouts: c.configRollouts.Max(), canary: s.canary}
+	seen := appstatus.Observed{Deployment: deployment, ConfigQueued: configQueued, MaxConfigRollouts: c.configRollouts.Max(), Canary: s.canary}
 	if ingress != nil {
-		seen.url = children.IngressURL(ingress)
+		seen.URL = children.IngressURL(ingress)
 	}
-	if route != nil && seen.url == "" {
-		seen.url = children.HTTPRouteURL(route)
+	if route != nil && seen.URL == "" {
+		seen.URL = children.HTTPRouteURL(route)
 	}
 	if err := c.updateStatus(ctx, as, seen, syncErr); err != nil {
 		return errors.Join(syncErr, err)

@@ -31,7 +31,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"example.com/appservice-controller/internal/fixtures"
-	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -72,7 +72,7 @@ func TestSyncHandlerWaitsForItsOwnStatus(t *testing.T) {
 	kube, app := len(f.kubeClient.Actions()), len(f.appClient.Actions())
 
 	// The cache still holds the version the status write replaced.
-	if err := c.syncHandler(ctx, testKey); !owner.IsStale(err) {
+	if err := c.syncHandler(ctx, testKey); !syncerr.IsStale(err) {
 		t.Errorf("syncHandler on the AppService before its own status write: %v, want a stale view", err)
 	}
 	for client, actions := range map[string][]core.Action{"kube": f.kubeClient.Actions()[kube:], "app": f.appClient.Actions()[app:]} {

@@ -32,6 +32,7 @@ import (
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -128,7 +129,7 @@ func (r *routeInformer) startIfServed(ctx context.Context, force bool) (bool, er
 
 // errRouteAPIMissing is the failure of an AppService asking for a route on a
 // cluster that serves no HTTPRoutes.
-var errRouteAPIMissing = &owner.ChildError{
+var errRouteAPIMissing = &syncerr.ChildError{
 	Reason: appv1.ReasonRouteAPIMissing,
 	Err: fmt.Errorf("HTTPRoute: the cluster does not serve %s HTTPRoutes (the Gateway API is not installed); the route is created once it is",
 		children.HTTPRouteGroupVersion),
@@ -156,7 +157,7 @@ func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, erro
 		return nil, nil // no route wanted, and the cluster can hold none
 	case !r.synced() && desired != nil:
 		// Just started (the Gateway API appeared while we ran).
-		return nil, fmt.Errorf("HTTPRoutes: %w", owner.ErrCacheLag)
+		return nil, fmt.Errorf("HTTPRoutes: %w", syncerr.ErrCacheLag)
 	case !r.synced():
 		// No route wanted: one left from before is deleted by a later
 		// sync (its informer's events and the resyncs bring the

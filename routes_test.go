@@ -30,7 +30,7 @@ import (
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"example.com/appservice-controller/internal/fixtures"
-	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -87,7 +87,7 @@ func TestSyncHTTPRouteWhileTheRouteCacheSyncs(t *testing.T) {
 		t.Errorf("no route wanted: %v, want nil", err)
 	}
 	as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
-	if _, err := newAppSync(c, as).syncHTTPRoute(context.Background()); !owner.IsStale(err) {
+	if _, err := newAppSync(c, as).syncHTTPRoute(context.Background()); !syncerr.IsStale(err) {
 		t.Errorf("a route wanted: %v, want a stale error (cache lag)", err)
 	}
 }

@@ -18,262 +18,17 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
-	"example.com/appservice-controller/internal/canary"
-	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/appstatus"
 	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
-
-// observed is what a sync saw of the children that the status reports.
-type observed struct {
-	// deployment is the Deployment the AppService controls (nil: none).
-	deployment *appsv1.Deployment
-	// url is where its Ingress takes a browser ("": nowhere).
-	url string
-	// configQueued: a config change calls for a rollout that waits its
-	// turn under the cap of maxConfigRollouts.
-	configQueued      bool
-	maxConfigRollouts int
-	// canary is the sync's canary decision (internal/canary).
-	canary canary.Decision
-}
-
-// newStatus computes an AppService's status from the children the sync saw
-// and the error of this sync, if any. It starts from a
-// copy of the current status so that conditions that did not change keep
-// their lastTransitionTime; the caller writes it only when it differs.
-func newStatus(as *appv1.AppService, seen observed, syncErr error) appv1.AppServiceStatus {
-	d := seen.deployment
-	st := *as.Status.DeepCopy()
-	st.ObservedGeneration = as.Generation
-	st.Selector = labels.SelectorFromSet(children.SelectorLabels(as)).String()
-	st.URL = seen.url
-	st.Replicas, st.ReadyReplicas, st.AvailableReplicas, st.UpdatedReplicas = 0, 0, 0, 0
-	if d != nil {
-		st.Replicas = d.Status.Replicas
-		st.ReadyReplicas = d.Status.ReadyReplicas
-		st.AvailableReplicas = d.Status.AvailableReplicas
-		st.UpdatedReplicas = d.Status.UpdatedReplicas
-	}
-
-	meta.SetStatusCondition(&st.Conditions, mirrorCondition(as, d, appv1.ConditionAvailable, appsv1.DeploymentAvailable))
-	meta.SetStatusCondition(&st.Conditions, mirrorCondition(as, d, appv1.ConditionProgressing, appsv1.DeploymentProgressing))
-	meta.SetStatusCondition(&st.Conditions, degradedCondition(as, syncErr))
-	for _, c := range kstatusConditions(as, d, syncErr, seen) {
-		meta.SetStatusCondition(&st.Conditions, c)
-	}
-	setSuspendedCondition(&st, as)
-	st.Canary = seen.canary.Status.DeepCopy()
-	return st
-}
-
-// kstatusConditions are Ready, Reconciling and Stalled, the conditions
-// kstatus reads: Stalled when progress needs the user, else Reconciling
-// while anything is still under way, else Ready. Ready False gives the
-// reason and message of whichever of the other two is True.
-func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error, seen observed) []metav1.Condition {
-	cond := func(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
-		return metav1.Condition{Type: typ, Status: status, ObservedGeneration: as.Generation, Reason: reason, Message: message}
-	}
-	f, t := metav1.ConditionFalse, metav1.ConditionTrue
-	notStalled := cond(appv1.ConditionStalled, f, appv1.ReasonAsExpected, "Nothing needs the user")
-
-	p := progress(as, d)
-	if seen.configQueued && !p.stalled {
-		p = rollout{reason: appv1.ReasonConfigRolloutQueued, message: fmt.Sprintf(
-			"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most %d AppServices roll for a config change at once)",
-			seen.maxConfigRollouts)}
-	}
-	switch ph := seen.canary.Phase; {
-	case ph == canary.Aborted:
-		p = rollout{stalled: true, reason: seen.canary.Reason, message: seen.canary.Message}
-	case (ph == canary.Running || ph == canary.Promoting) && !p.stalled:
-		p = rollout{reason: seen.canary.Reason, message: seen.canary.Message}
-	}
-	switch ce := owner.NeedsUser(syncErr); {
-	case ce != nil:
-		p = rollout{stalled: true, reason: ce.Reason, message: ce.Error()}
-	case syncErr != nil:
-		p = rollout{reason: appv1.ReasonRetrying, message: "Retrying: " + syncErr.Error()}
-	}
-	switch {
-	case p.stalled:
-		return []metav1.Condition{
-			cond(appv1.ConditionReady, f, p.reason, p.message),
-			cond(appv1.ConditionReconciling, f, p.reason, "Stalled: "+p.message),
-			cond(appv1.ConditionStalled, t, p.reason, p.message),
-		}
-	case !p.done:
-		return []metav1.Condition{
-			cond(appv1.ConditionReady, f, p.reason, p.message),
-			cond(appv1.ConditionReconciling, t, p.reason, p.message),
-			notStalled,
-		}
-	default:
-		reason := appv1.ReasonRolloutComplete
-		if children.Suspended(as) {
-			// What was asked: kstatus reads it as Current.
-			reason = appv1.ReasonSuspended
-		}
-		return []metav1.Condition{
-			cond(appv1.ConditionReady, t, reason, p.message),
-			cond(appv1.ConditionReconciling, f, reason, p.message),
-			notStalled,
-		}
-	}
-}
-
-// setSuspendedCondition sets Suspended True while spec.suspend is true, and
-// False once it no longer is; an AppService never suspended gets none (so
-// that the condition's arrival writes no status to every AppService there
-// is).
-func setSuspendedCondition(st *appv1.AppServiceStatus, as *appv1.AppService) {
-	c := metav1.Condition{Type: appv1.ConditionSuspended, ObservedGeneration: as.Generation}
-	switch {
-	case children.Suspended(as):
-		c.Status, c.Reason = metav1.ConditionTrue, appv1.ReasonSuspended
-		c.Message = "spec.suspend is true: the Deployment is held at 0 replicas, without an autoscaler; the Service and the other children stay"
-	case meta.FindStatusCondition(st.Conditions, appv1.ConditionSuspended) != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonResumed, "spec.suspend is false: the Pods are back"
-	default:
-		return
-	}
-	meta.SetStatusCondition(&st.Conditions, c)
-}
-
-// rollout is how far the Deployment is from running the current template
-// on every replica it should have.
-type rollout struct {
-	done, stalled   bool
-	reason, message string
-}
-
-// progress judges the Deployment's rollout as kstatus judges a
-// Deployment: the current generation observed, as many replicas as the
-// spec asks for updated, none beyond them left (old ones, or the surplus
-// of a scale-down), and as many available; past the progress deadline, it
-// is stalled. With autoscaling, the autoscaler must also have reached
-// the AppService's minimum.
-func progress(as *appv1.AppService, d *appsv1.Deployment) rollout {
-	inProgress := func(format string, args ...any) rollout {
-		return rollout{reason: appv1.ReasonRollingOut, message: fmt.Sprintf(format, args...)}
-	}
-	if d == nil {
-		return inProgress("The Deployment does not exist yet")
-	}
-	if d.Status.ObservedGeneration < d.Generation {
-		return inProgress("Waiting for the Deployment's controller to observe generation %d", d.Generation)
-	}
-	if c := deploymentCondition(d, appsv1.DeploymentProgressing); c != nil && c.Reason == appv1.ReasonProgressDeadlineExceeded {
-		return rollout{stalled: true, reason: appv1.ReasonProgressDeadlineExceeded,
-			message: fmt.Sprintf("The Deployment's rollout made no progress within its deadline: %s", c.Message)}
-	}
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	st := d.Status
-	if children.Suspended(as) {
-		if st.Replicas > 0 || want > 0 {
-			return rollout{reason: appv1.ReasonSuspending, message: fmt.Sprintf("Suspending: %d replicas still running", max(st.Replicas, want))}
-		}
-		return rollout{done: true, message: "Suspended: the Deployment is at 0 replicas"}
-	}
-	switch {
-	case st.UpdatedReplicas < want:
-		return inProgress("%d of %d replicas updated", st.UpdatedReplicas, want)
-	case st.Replicas > want:
-		return inProgress("%d replicas for %d wanted: the others are terminating", st.Replicas, want)
-	case st.AvailableReplicas < want:
-		return inProgress("%d of %d replicas available", st.AvailableReplicas, want)
-	}
-	if a := as.Spec.Autoscaling; a != nil && children.Autoscaled(as) {
-		least := int32(1)
-		if a.MinReplicas != nil {
-			least = *a.MinReplicas
-		}
-		if want < least {
-			return rollout{reason: appv1.ReasonScalingToMinimum,
-				message: fmt.Sprintf("The autoscaler has %d replicas, below the minimum of %d", want, least)}
-		}
-	}
-	return rollout{done: true, message: fmt.Sprintf("%d of %d replicas run the current template and are available", st.AvailableReplicas, want)}
-}
-
-// mirrorCondition copies a condition of the Deployment onto the AppService.
-func mirrorCondition(as *appv1.AppService, d *appsv1.Deployment, to string, from appsv1.DeploymentConditionType) metav1.Condition {
-	c := metav1.Condition{Type: to, ObservedGeneration: as.Generation}
-	switch d {
-	case nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, appv1.ReasonDeploymentMissing, "The Deployment does not exist yet"
-	default:
-		dc := deploymentCondition(d, from)
-		if dc == nil {
-			c.Status, c.Reason, c.Message = metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet"
-			break
-		}
-		c.Status = metav1.ConditionStatus(dc.Status)
-		c.Reason, c.Message = dc.Reason, dc.Message
-		if c.Reason == "" {
-			c.Reason = reasonForStatus(dc.Status)
-		}
-	}
-	return c
-}
-
-// reasonForStatus is a mirrored condition's reason when the Deployment's
-// condition has none.
-func reasonForStatus(s corev1.ConditionStatus) string {
-	switch s {
-	case corev1.ConditionTrue:
-		return appv1.ReasonDeploymentTrue
-	case corev1.ConditionFalse:
-		return appv1.ReasonDeploymentFalse
-	default:
-		return appv1.ReasonDeploymentUnknown
-	}
-}
-
-func deploymentCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
-	for i := range d.Status.Conditions {
-		if d.Status.Conditions[i].Type == t {
-			return &d.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-// degradedCondition is True with the reason and message of the sync's error
-// when the children could not be brought in line, False otherwise. (Stale
-// errors, conflicts and cache lag, never get here: see syncHandler.)
-func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
-	c := metav1.Condition{
-		Type:               appv1.ConditionDegraded,
-		Status:             metav1.ConditionFalse,
-		ObservedGeneration: as.Generation,
-		Reason:             appv1.ReasonAsExpected,
-		Message:            "Every child matches the spec",
-	}
-	var ce *owner.ChildError
-	switch {
-	case errors.As(syncErr, &ce):
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ce.Reason, ce.Error()
-	case syncErr != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appv1.ReasonSyncFailed, syncErr.Error()
-	}
-	return c
-}
 
 // updateStatus writes the AppService's status through the status
 // subresource when, and only when, it changed. A Warning Event announces the
@@ -282,8 +37,8 @@ func degradedCondition(as *appv1.AppService, syncErr error) metav1.Condition {
 // sync that ran on a cached AppService older than the last status write
 // sees the condition as new again, but its write fails with a conflict,
 // and it must not announce the transition a second time.
-func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, seen observed, syncErr error) error {
-	status := newStatus(as, seen, syncErr)
+func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, seen appstatus.Observed, syncErr error) error {
+	status := appstatus.New(as, seen, syncErr)
 	if equality.Semantic.DeepEqual(as.Status, status) {
 		return nil
 	}
@@ -305,7 +60,7 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	if err == nil && becameDegraded {
 		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)
 	}
-	if e := seen.canary.Event; err == nil && e != nil {
+	if e := seen.Canary.Event; err == nil && e != nil {
 		// A canary's edge, written in the status just now: once.
 		c.recorder.Event(as, e.Type, e.Reason, e.Message)
 	}

@@ -31,10 +31,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
+	"example.com/appservice-controller/internal/appstatus"
 	"example.com/appservice-controller/internal/canary"
-	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
-	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -48,7 +48,7 @@ func TestSyncHandlerStatus(t *testing.T) {
 		liveSvc    func(*corev1.Service)
 		want       func(*appv1.AppServiceStatus) // applied to currentStatus; nil: no write
 		events     []string
-		wantReason string // of the *owner.ChildError returned; "": no error
+		wantReason string // of the *syncerr.ChildError returned; "": no error
 	}{
 		{name: "current"},
 		{
@@ -185,7 +185,7 @@ func TestSyncHandlerNoWarningWithoutStatus(t *testing.T) {
 
 func TestNewStatus(t *testing.T) {
 	earlier := metav1.NewTime(lastTransition.Add(-time.Hour))
-	inTheWay := &owner.ChildError{Reason: appv1.ReasonResourceExists, Err: errors.New("Service default/nginx-app is in the way")}
+	inTheWay := &syncerr.ChildError{Reason: appv1.ReasonResourceExists, Err: errors.New("Service default/nginx-app is in the way")}
 	unknown := func(typ string) metav1.Condition {
 		return condition(typ, metav1.ConditionUnknown, appv1.ReasonAwaitingDeploymentStatus, "The Deployment has not reported this condition yet")
 	}
@@ -240,7 +240,7 @@ func TestNewStatus(t *testing.T) {
 			}(),
 		},
 		{
-			name:    "Degraded from a wrapped *owner.ChildError",
+			name:    "Degraded from a wrapped *syncerr.ChildError",
 			prior:   func() *appv1.AppServiceStatus { st := currentStatus(); return &st }(),
 			syncErr: errors.Join(nil, fmt.Errorf("sync: %w", inTheWay)),
 			want: func() appv1.AppServiceStatus {
@@ -339,116 +339,10 @@ func TestNewStatus(t *testing.T) {
 				d = fixtures.LiveDeployment()
 				fixtures.Tweak(tc.deploy, d)
 			}
-			got := newStatus(as, observed{deployment: d}, tc.syncErr)
-			fixtures.CheckEqual(t, "AppService after newStatus", before, as)
+			got := appstatus.New(as, appstatus.Observed{Deployment: d}, tc.syncErr)
+			fixtures.CheckEqual(t, "AppService after appstatus.New", before, as)
 			gotAS := matchTransitionTimes(t, withStatus(as, tc.want), withStatus(as, got))
 			fixtures.CheckEqual(t, "status", tc.want, gotAS.Status)
-		})
-	}
-}
-
-// FuzzStatus feeds the status any spec that decodes, with the Deployment
-// the builders make of it, as FuzzBuilders (internal/children) feeds the
-// builders: the status never panics, and it and every condition carry the
-// AppService's generation.
-//
-//	go test -run '^$' -fuzz FuzzStatus -fuzztime 1m .
-func FuzzStatus(f *testing.F) {
-	fixtures.FuzzSpecs(f, func(t *testing.T, as *appv1.AppService) {
-		st := newStatus(as, observed{deployment: children.NewDeployment(as)}, errors.New("boom"))
-		if st.ObservedGeneration != as.Generation {
-			t.Errorf("status observedGeneration %d, want %d", st.ObservedGeneration, as.Generation)
-		}
-		for _, c := range st.Conditions {
-			if c.ObservedGeneration != as.Generation {
-				t.Errorf("condition %s: observedGeneration %d, want %d", c.Type, c.ObservedGeneration, as.Generation)
-			}
-		}
-	})
-}
-
-// TestProgress: the rollout is judged as kstatus judges a Deployment, and
-// with autoscaling the autoscaler must have reached the minimum.
-func TestProgress(t *testing.T) {
-	tests := []struct {
-		name        string
-		deploy      func(*appsv1.Deployment) // applied to LiveDeployment
-		noDepl      bool
-		minReplicas *int32 // autoscaling's, when set
-		suspended   bool
-		want        rollout
-	}{
-		{name: "rolled out", want: rollout{done: true, message: rolledOut}},
-		{name: "no Deployment", noDepl: true, want: rollout{reason: appv1.ReasonRollingOut, message: "The Deployment does not exist yet"}},
-		{
-			name:   "generation not observed yet",
-			deploy: func(d *appsv1.Deployment) { d.Generation = 2 },
-			want:   rollout{reason: appv1.ReasonRollingOut, message: "Waiting for the Deployment's controller to observe generation 2"},
-		},
-		{
-			name:   "replicas being updated",
-			deploy: func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 },
-			want:   rollout{reason: appv1.ReasonRollingOut, message: "1 of 2 replicas updated"},
-		},
-		{
-			name:   "old replicas terminating",
-			deploy: func(d *appsv1.Deployment) { d.Status.Replicas = 3 },
-			want:   rollout{reason: appv1.ReasonRollingOut, message: "3 replicas for 2 wanted: the others are terminating"},
-		},
-		{
-			name:   "updated replicas not available yet",
-			deploy: func(d *appsv1.Deployment) { d.Status.AvailableReplicas = 0 },
-			want:   rollout{reason: appv1.ReasonRollingOut, message: "0 of 2 replicas available"},
-		},
-		{
-			name: "past the progress deadline",
-			deploy: func(d *appsv1.Deployment) {
-				d.Status.UpdatedReplicas = 1
-				d.Status.Conditions[1] = appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
-					Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "nginx-app-6d4cf56db6" has timed out progressing.`}
-			},
-			want: rollout{stalled: true, reason: appv1.ReasonProgressDeadlineExceeded,
-				message: `The Deployment's rollout made no progress within its deadline: ReplicaSet "nginx-app-6d4cf56db6" has timed out progressing.`},
-		},
-		{
-			name:        "autoscaler below the minimum",
-			minReplicas: new(int32(3)),
-			want:        rollout{reason: appv1.ReasonScalingToMinimum, message: "The autoscaler has 2 replicas, below the minimum of 3"},
-		},
-		{name: "autoscaler at the minimum", minReplicas: new(int32(2)), want: rollout{done: true, message: rolledOut}},
-		{
-			name: "suspended, the Deployment not yet scaled down", suspended: true,
-			want: rollout{reason: appv1.ReasonSuspending, message: "Suspending: 2 replicas still running"},
-		},
-		{
-			name: "suspended, the Pods terminating", suspended: true,
-			deploy: func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(0)) },
-			want:   rollout{reason: appv1.ReasonSuspending, message: "Suspending: 2 replicas still running"},
-		},
-		{
-			name: "suspended at 0, the autoscaler's minimum not asked for", suspended: true, minReplicas: new(int32(3)),
-			deploy: func(d *appsv1.Deployment) {
-				d.Spec.Replicas = new(int32(0))
-				d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation}
-			},
-			want: rollout{done: true, message: "Suspended: the Deployment is at 0 replicas"},
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			as := fixtures.AppService()
-			if tc.minReplicas != nil {
-				as.Spec.Autoscaling = &appv1.Autoscaling{MinReplicas: tc.minReplicas, MaxReplicas: 5}
-			}
-			as.Spec.Suspend = new(tc.suspended)
-			var d *appsv1.Deployment
-			if !tc.noDepl {
-				d = fixtures.LiveDeployment()
-				fixtures.Tweak(tc.deploy, d)
-			}
-			if got := progress(as, d); got != tc.want {
-				t.Errorf("progress = %+v, want %+v", got, tc.want)
-			}
 		})
 	}
 }
@@ -476,7 +370,7 @@ func TestCanaryStatus(t *testing.T) {
 	} {
 		t.Run(tc.decision.Phase.String(), func(t *testing.T) {
 			as := fixtures.AppService()
-			as.Status = newStatus(as, observed{deployment: fixtures.LiveDeployment(), canary: tc.decision}, nil)
+			as.Status = appstatus.New(as, appstatus.Observed{Deployment: fixtures.LiveDeployment(), Canary: tc.decision}, nil)
 			fixtures.CheckEqual(t, "status.canary", tc.decision.Status, as.Status.Canary)
 			if c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReady); c == nil || c.Reason != tc.reason {
 				t.Errorf("Ready is %+v, want reason %s", c, tc.reason)

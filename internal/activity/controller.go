@@ -43,7 +43,7 @@ limitations under the License.
 // is gone or being deleted, and from a Job left by an earlier Activity of
 // the name.
 //
-// It may import internal/owner, internal/children, the API's packages
+// It may import internal/owner, internal/syncerr, internal/children, the API's packages
 // (pkg/apis, pkg/generated), client-go and apimachinery. It never imports
 // the root (the AppService's controller), and nothing imports it but
 // main.go.
@@ -74,6 +74,7 @@ import (
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	informers "example.com/appservice-controller/pkg/generated/informers/externalversions/app/v1"
@@ -199,7 +200,7 @@ func (c *Controller) syncActivity(ctx context.Context, key cache.ObjectName) err
 		// Its status (the run's outcome among it) is older than the one
 		// this controller wrote: the write's event queues the Activity
 		// again once the cache has it.
-		return fmt.Errorf("the last status write of %s: %w", key, owner.ErrCacheLag)
+		return fmt.Errorf("the last status write of %s: %w", key, syncerr.ErrCacheLag)
 	}
 	if act.DeletionTimestamp != nil {
 		return c.releaseJob(ctx, key, "")
@@ -220,11 +221,11 @@ func (c *Controller) syncActivity(ctx context.Context, key cache.ObjectName) err
 	s := newActivitySync(c, act)
 	run, runErr := s.syncJob(ctx)
 	s.Changes.Record(c.recorder, act)
-	if errors.Is(runErr, owner.ErrNamespaceTerminating) {
+	if errors.Is(runErr, syncerr.ErrNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating the Job")
 		return nil
 	}
-	if owner.OnlyStale(runErr) {
+	if syncerr.OnlyStale(runErr) {
 		return runErr
 	}
 	final, err := c.updateStatus(ctx, act, run, runErr)
@@ -385,7 +386,7 @@ func (s *activitySync) serviceAccountExists(ctx context.Context, desired *batchv
 	}
 	_, err := s.c.kubeClient.CoreV1().ServiceAccounts(desired.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return &owner.ChildError{Reason: appv1.ReasonServiceAccountNotFound, Err: fmt.Errorf(
+		return &syncerr.ChildError{Reason: appv1.ReasonServiceAccountNotFound, Err: fmt.Errorf(
 			"ServiceAccount %s/%s, which spec.serviceAccountName names, does not exist: the run starts once it does", desired.Namespace, name)}
 	}
 	return err

@@ -36,7 +36,7 @@ import (
 
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
-	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	"example.com/appservice-controller/pkg/generated/clientset/versioned/fake"
 	appinformers "example.com/appservice-controller/pkg/generated/informers/externalversions"
@@ -354,7 +354,7 @@ func TestSyncActivityWaitsForItsOwnStatus(t *testing.T) {
 		t.Fatalf("the first sync wrote no status: %v", f.calls())
 	}
 	// The cache still holds the version the status write replaced.
-	if err := f.sync(); !owner.IsStale(err) {
+	if err := f.sync(); !syncerr.IsStale(err) {
 		t.Errorf("a sync of the Activity before its own status write: %v, want a stale view", err)
 	}
 	if calls := f.calls()[n:]; len(calls) > 0 {

@@ -27,7 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/appservice-controller/internal/children"
-	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -81,7 +81,7 @@ func newActivityStatus(act *appv1.Activity, run jobRun, syncErr error) appv1.Act
 	if j != nil {
 		finished, ended = children.JobFinished(j)
 	}
-	switch ce := owner.NeedsUser(syncErr); {
+	switch ce := syncerr.NeedsUser(syncErr); {
 	case run.gone:
 		failed(appv1.ReasonJobDeleted, "The Job was deleted before the command finished; it is not run again (create a new Activity to run it again)")
 	case ended && finished.Type == batchv1.JobComplete:

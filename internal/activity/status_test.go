@@ -29,7 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"example.com/appservice-controller/internal/fixtures"
-	"example.com/appservice-controller/internal/owner"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -45,9 +45,9 @@ func TestActivityStatusOfErrors(t *testing.T) {
 		reconciling, stalled   metav1.ConditionStatus
 		reconcilingR, stalledR string
 	}{
-		{"the API server unavailable", owner.WriteFailed(act, appv1.ReasonCreateFailed, "create", "Job", apierrors.NewServiceUnavailable("etcd is down")),
+		{"the API server unavailable", syncerr.WriteFailed(act, appv1.ReasonCreateFailed, "create", "Job", apierrors.NewServiceUnavailable("etcd is down")),
 			metav1.ConditionTrue, metav1.ConditionFalse, appv1.ReasonRetrying, appv1.ReasonAsExpected},
-		{"a quota refuses the Job", owner.WriteFailed(act, appv1.ReasonCreateFailed, "create", "Job", apierrors.NewForbidden(gr, act.Name, errors.New("exceeded quota"))),
+		{"a quota refuses the Job", syncerr.WriteFailed(act, appv1.ReasonCreateFailed, "create", "Job", apierrors.NewForbidden(gr, act.Name, errors.New("exceeded quota"))),
 			metav1.ConditionFalse, metav1.ConditionTrue, appv1.ReasonCreateFailed, appv1.ReasonCreateFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

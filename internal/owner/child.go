@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -140,7 +141,7 @@ func (k ChildKind[T]) remove(ctx context.Context, s *Sync, obj, desired T) error
 	case apierrors.IsNotFound(err):
 		return nil // already gone
 	case err != nil:
-		return WriteFailed(s.Obj, appv1.ReasonDeleteFailed, "delete", k.Name, err)
+		return syncerr.WriteFailed(s.Obj, appv1.ReasonDeleteFailed, "delete", k.Name, err)
 	}
 	why := k.Unwanted
 	if desired != none {

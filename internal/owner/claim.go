@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -151,7 +152,7 @@ type ChildKind[T interface {
 // did. The cache holds only objects carrying our label, so the create can
 // meet an object of the same name; it is then read back. If it is this
 // owner's and labelled for it, it is our own create not yet brought by
-// the watch, and the sync is retried as stale (ErrCacheLag). Anything else
+// the watch, and the sync is retried as stale (syncerr.ErrCacheLag). Anything else
 // (stripped of our label, an orphan, someone else's) is returned for the
 // caller to claim. A create is recorded in s.Changes.
 //
@@ -173,10 +174,10 @@ func (k ChildKind[T]) createOrFind(ctx context.Context, s *Sync, desired T) (T, 
 			return created, true, nil
 		}
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-			return zero, false, ErrNamespaceTerminating
+			return zero, false, syncerr.ErrNamespaceTerminating
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return zero, false, WriteFailed(s.Obj, appv1.ReasonCreateFailed, "create", k.Name, err)
+			return zero, false, syncerr.WriteFailed(s.Obj, appv1.ReasonCreateFailed, "create", k.Name, err)
 		}
 		if existing, err = k.Client.Get(ctx, desired.GetName(), metav1.GetOptions{}); err != nil {
 			return zero, false, err
@@ -185,7 +186,7 @@ func (k ChildKind[T]) createOrFind(ctx context.Context, s *Sync, desired T) (T, 
 		return zero, false, err
 	}
 	if s.controls(existing) && s.labels(existing) {
-		return zero, false, fmt.Errorf("%s %s/%s: %w", k.Name, existing.GetNamespace(), existing.GetName(), ErrCacheLag)
+		return zero, false, fmt.Errorf("%s %s/%s: %w", k.Name, existing.GetNamespace(), existing.GetName(), syncerr.ErrCacheLag)
 	}
 	return existing, false, nil
 }
@@ -231,7 +232,7 @@ func (k ChildKind[T]) claim(ctx context.Context, s *Sync, obj T) (T, bool, error
 	}
 	if err != nil || fresh.GetUID() != owner.GetUID() || fresh.GetDeletionTimestamp() != nil {
 		return obj, false, fmt.Errorf("not adopting %s %s/%s: %s %s changed since it was cached: %w",
-			k.Name, obj.GetNamespace(), obj.GetName(), s.Kind.GVK.Kind, owner.GetName(), ErrCacheLag)
+			k.Name, obj.GetNamespace(), obj.GetName(), s.Kind.GVK.Kind, owner.GetName(), syncerr.ErrCacheLag)
 	}
 	adopted, err := k.patchOwners(ctx, obj, adoptPatch(obj, metav1.NewControllerRef(owner, s.Kind.GVK)))
 	if err != nil {
@@ -259,9 +260,9 @@ var (
 // failure: the next sync sees what is there now.
 func (k ChildKind[T]) claimFailed(owner metav1.Object, op claimOp, obj T, err error) error {
 	if apierrors.IsNotFound(err) || uidChanged(err) {
-		return fmt.Errorf("not %s %s %s/%s: it changed since it was cached: %w", op.gerund, k.Name, obj.GetNamespace(), obj.GetName(), ErrCacheLag)
+		return fmt.Errorf("not %s %s %s/%s: it changed since it was cached: %w", op.gerund, k.Name, obj.GetNamespace(), obj.GetName(), syncerr.ErrCacheLag)
 	}
-	return WriteFailed(owner, appv1.ReasonUpdateFailed, op.verb, k.Name, err)
+	return syncerr.WriteFailed(owner, appv1.ReasonUpdateFailed, op.verb, k.Name, err)
 }
 
 // update writes what changed between live (usually the cached, trimmed
@@ -276,7 +277,7 @@ func (k ChildKind[T]) update(ctx context.Context, s *Sync, live, updated T, chan
 	}
 	written, err := k.Client.Patch(ctx, live.GetName(), pt, patch, metav1.PatchOptions{FieldManager: FieldManager})
 	if err != nil {
-		return live, WriteFailed(s.Obj, appv1.ReasonUpdateFailed, "update", k.Name, err)
+		return live, syncerr.WriteFailed(s.Obj, appv1.ReasonUpdateFailed, "update", k.Name, err)
 	}
 	s.Changes.updated = append(s.Changes.updated, fmt.Sprintf("%s %s: %s", k.Name, written.GetName(), strings.Join(changed, ", ")))
 	return written, nil

@@ -38,7 +38,8 @@ limitations under the License.
 //
 // It may import client-go, apimachinery and the API types, the API's
 // package (pkg/apis/app/v1), internal/children (the children's cached form
-// and their patches) and internal/metrics. It never imports the root
+// and their patches), internal/syncerr (what a sync's errors mean) and
+// internal/metrics. It never imports the root
 // (the AppService's controller) or an owner kind's package such as
 // internal/activity: those import it.
 package owner

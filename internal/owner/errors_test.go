@@ -17,78 +17,23 @@ limitations under the License.
 package owner
 
 import (
-	"errors"
-	"fmt"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"example.com/appservice-controller/internal/fixtures"
+	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-func TestOnlyStale(t *testing.T) {
-	conflict := apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, fixtures.Name, errors.New("modified"))
-	lag := fmt.Errorf("Service: %w", ErrCacheLag)
-	real := &ChildError{Reason: appv1.ReasonCreateFailed, Err: errors.New("quota exceeded")}
-	tests := []struct {
-		name string
-		errs []error
-		want bool
-	}{
-		{"no error", []error{nil, nil}, false},
-		{"a conflict", []error{conflict, nil}, true},
-		{"cache lag and a conflict", []error{lag, conflict}, true},
-		{"cache lag beside a real error: reported", []error{lag, real}, false},
-		{"a real error", []error{nil, real}, false},
-		// One child's sync joins the errors of its writes.
-		{"joined: cache lag and a conflict", []error{errors.Join(lag, conflict), nil}, true},
-		{"joined: a conflict beside a real error: reported", []error{errors.Join(conflict, real), nil}, false},
+// TestNotOurs: an object in the way is left alone, and only the user can
+// fix it (syncerr.NeedsUser): the owner is Stalled, as ResourceExists.
+func TestNotOurs(t *testing.T) {
+	err := NotOurs(appServiceKind, fixtures.AppService(), fixtures.LiveService(), "Service")
+	const want = "Service default/nginx-app already exists and is not controlled by AppService nginx-app; it is left untouched"
+	if err.Error() != want {
+		t.Errorf("NotOurs says %q, want %q", err, want)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := OnlyStale(tc.errs...); got != tc.want {
-				t.Errorf("OnlyStale = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestNeedsUser: what only the user can fix makes the AppService Stalled;
-// what a retry may fix does not.
-func TestNeedsUser(t *testing.T) {
-	as := fixtures.AppService()
-	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
-	invalid := WriteFailed(as, appv1.ReasonCreateFailed, "create", "Deployment",
-		apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, fixtures.Name, nil))
-	quota := WriteFailed(as, appv1.ReasonUpdateFailed, "update", "Deployment", apierrors.NewForbidden(gr, fixtures.Name, errors.New("exceeded quota")))
-	routeAPIMissing := &ChildError{Reason: appv1.ReasonRouteAPIMissing, Err: errors.New("the cluster does not serve HTTPRoutes")}
-	unavailable := WriteFailed(as, appv1.ReasonUpdateFailed, "update", "Service", apierrors.NewServiceUnavailable("etcd is down"))
-	tests := []struct {
-		name string
-		err  error
-		want error // the error reported as needing the user; nil: none
-	}{
-		{"none", nil, nil},
-		{"an object in the way", NotOurs(appServiceKind, as, fixtures.LiveService(), "Service"), nil /* itself, below */},
-		{"the Gateway API missing", routeAPIMissing, routeAPIMissing},
-		{"refused as invalid", invalid, invalid},
-		{"forbidden by a quota", quota, quota},
-		{"the API server unavailable", unavailable, nil},
-		{"not a child's failure", errors.New("connection refused"), nil},
-		{"the first that needs the user, among others", errors.Join(unavailable, fmt.Errorf("sync: %w", quota), invalid), quota},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			want := tc.want
-			if tc.name == "an object in the way" {
-				want = tc.err
-			}
-			got := NeedsUser(tc.err)
-			if want == nil && got != nil || want != nil && (got == nil || error(got) != want) {
-				t.Errorf("NeedsUser = %v, want %v", got, want)
-			}
-		})
+	ce := syncerr.NeedsUser(err)
+	if ce == nil || error(ce) != err || ce.Reason != appv1.ReasonResourceExists {
+		t.Errorf("NeedsUser(NotOurs(...)) = %v, want the error itself, as %s", ce, appv1.ReasonResourceExists)
 	}
 }

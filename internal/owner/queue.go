@@ -30,6 +30,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/metrics"
+	"example.com/appservice-controller/internal/syncerr"
 )
 
 // What both kinds' controllers share between the informers and the syncs:
@@ -175,7 +176,7 @@ func (w WorkerPool) processNextWorkItem(ctx context.Context) bool {
 	case err == nil:
 		metrics.ObserveReconcile(w.Name, "success", time.Since(start))
 		w.Queue.Forget(key)
-	case IsStale(err):
+	case syncerr.IsStale(err):
 		// A conflict or a cache that lags behind our own write: the next
 		// try sees the newer state. Retried with backoff, not reported.
 		metrics.ObserveReconcile(w.Name, "requeue", time.Since(start))

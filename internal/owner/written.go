@@ -33,7 +33,7 @@ import (
 // owner then would decide from the status before the write, and write the
 // children back to it: the route of a canary promoted to 100% back to the
 // step before, until the next sync. Such a sync waits instead (Behind:
-// ErrCacheLag, retried with backoff), and the write's event queues the
+// syncerr.ErrCacheLag, retried with backoff), and the write's event queues the
 // owner again once the cache has it.
 //
 // Only equality of resourceVersions is used, as the API allows: the cache

@@ -799,7 +799,7 @@ func measureLimit(o options, n int) (float64, error) {
 }
 
 // newAppServiceStatus is the status the controller writes for a new
-// AppService, whose Deployment has not reported yet (status.go's newStatus
+// AppService, whose Deployment has not reported yet (appstatus.New
 // in that case).
 func newAppServiceStatus(as *appv1.AppService) appv1.AppServiceStatus {
 	now := metav1.Now()

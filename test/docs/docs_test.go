@@ -135,6 +135,8 @@ var docPackages = map[string]string{
 	"metrics":          "example.com/appservice-controller/internal/metrics",
 	"controllerutil":   "sigs.k8s.io/controller-runtime/pkg/controller/controllerutil",
 	"owner":            "example.com/appservice-controller/internal/owner",
+	"syncerr":          "example.com/appservice-controller/internal/syncerr",
+	"appstatus":        "example.com/appservice-controller/internal/appstatus",
 	"activity":         "example.com/appservice-controller/internal/activity",
 	"canary":           "example.com/appservice-controller/internal/canary",
 	"appcache":         "example.com/appservice-controller/internal/appcache",

@@ -35,8 +35,10 @@ const module = "example.com/appservice-controller/"
 // its own that only main.go imports. The tests' own packages (test/...)
 // may import anything.
 var mayImport = map[string][]string{
-	"internal/owner":         {"internal/children", "internal/metrics", "pkg/apis/app/v1"},
-	"internal/activity":      {"internal/owner", "internal/children", "pkg/apis/app/v1", "pkg/generated/..."},
+	"internal/owner":         {"internal/children", "internal/metrics", "internal/syncerr", "pkg/apis/app/v1"},
+	"internal/activity":      {"internal/owner", "internal/syncerr", "internal/children", "pkg/apis/app/v1", "pkg/generated/..."},
+	"internal/syncerr":       {"pkg/apis/app/v1"},
+	"internal/appstatus":     {"internal/canary", "internal/children", "internal/syncerr", "pkg/apis/app/v1"},
 	"internal/children":      {"pkg/apis/app/v1"},
 	"internal/appcache":      {"internal/children", "pkg/apis/app/v1", "pkg/generated/..."},
 	"internal/configrollout": {"pkg/apis/app/v1"},
@@ -139,6 +141,34 @@ func TestBinaryDependencies(t *testing.T) {
 			if dep == m || strings.HasPrefix(dep, m+"/") {
 				t.Errorf("the controller links %s (of %s): see notLinked for why it must not; `go mod why -m %s` says who brings it", dep, m, m)
 			}
+		}
+	}
+}
+
+// TestFuzzBuildsShare: fuzzing instruments every package a test binary
+// links, so on a new machine each fuzzed package's test binary and all it
+// links are compiled once more, instrumented (make test-fuzz). FuzzStatus
+// may link beyond what FuzzBuilders links only packages of this
+// repository: in the root package it linked client-go's informers, the
+// workqueue and the Prometheus client besides, minutes of compiling.
+func TestFuzzBuildsShare(t *testing.T) {
+	deps := func(pkg string) map[string]bool {
+		out, err := exec.Command("go", "list", "-deps", "-test", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps -test %s: %v", pkg, err)
+		}
+		set := map[string]bool{}
+		for dep := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+			set[dep] = true
+		}
+		return set
+	}
+	builders := deps("./internal/children")
+	for dep := range deps("./internal/appstatus") {
+		first, _, _ := strings.Cut(dep, "/")
+		std := !strings.Contains(first, ".")
+		if !builders[dep] && !std && !strings.HasPrefix(dep, module) {
+			t.Errorf("FuzzStatus's test binary links %s, which FuzzBuilders's does not: instrumented, it is compiled for the fuzzing alone", dep)
 		}
 	}
 }
