@@ -62,9 +62,19 @@ type Controller struct {
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
+	logFile *os.File
+	// runStart is where the running process's part of the log begins.
+	runStart int64
+	// done is closed when the process has exited for good: not when it
+	// is restarted after losing its Lease.
 	done    chan struct{}
 	err     error
 	started time.Time
+	// stop is closed by Stop, which ends any restart.
+	stop               chan struct{}
+	stopping           bool
+	restartOnLostLease bool
+	restarts           int
 }
 
 // NewController returns a controller process that runs bin with args,
@@ -93,8 +103,23 @@ func NewController(name, bin, log string, args ...string) (*Controller, error) {
 func (p *Controller) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.startLocked(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	p.done, p.err, p.stop, p.stopping = done, nil, make(chan struct{}), false
+	go p.supervise(done, p.stop)
+	return nil
+}
+
+func (p *Controller) startLocked() error {
 	logFile, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
+		return err
+	}
+	runStart, err := logFile.Seek(0, io.SeekEnd)
+	if err != nil {
+		logFile.Close()
 		return err
 	}
 	fmt.Fprintf(logFile, "\n===== starting %s at %s\n", p.bin, time.Now().Format(time.RFC3339Nano))
@@ -108,17 +133,82 @@ func (p *Controller) Start() error {
 		logFile.Close()
 		return err
 	}
-	done := make(chan struct{})
-	p.cmd, p.done, p.err, p.started = cmd, done, nil, time.Now()
-	go func() {
+	p.cmd, p.logFile, p.runStart, p.started = cmd, logFile, runStart, time.Now()
+	return nil
+}
+
+// RestartOnLostLease makes the process be started again when it exits
+// after losing its Lease, as the kubelet restarts a Deployment's container
+// (restartPolicy Always) whose controller exits so that no two replicas
+// write. The first restart is at once, each next one after twice the wait
+// of the one before, from 10 s, as the kubelet's back-off. Any other exit
+// is final, as is one after Stop. Off by default: a test of the lost Lease
+// itself watches the process exit.
+func (p *Controller) RestartOnLostLease(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.restartOnLostLease = on
+}
+
+// Restarts is how many times the process was started again after losing
+// its Lease.
+func (p *Controller) Restarts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.restarts
+}
+
+// supervise waits for the running process, and for each one started in
+// its place after a lost Lease, until one exits for good.
+func (p *Controller) supervise(done, stop chan struct{}) {
+	for {
+		p.mu.Lock()
+		cmd, logFile := p.cmd, p.logFile
+		p.mu.Unlock()
 		err := cmd.Wait()
 		logFile.Close()
+
 		p.mu.Lock()
+		if p.restartOnLostLease && !p.stopping && p.lostLeaseLocked() {
+			p.restarts++
+			wait := time.Duration(0)
+			if p.restarts > 1 {
+				wait = min(10*time.Second<<(p.restarts-2), 5*time.Minute)
+			}
+			fmt.Fprintf(os.Stderr, "harness: controller %s lost its Lease and exited (%v); starting it again in %s, as a kubelet would (restart %d; log: %s)\n",
+				p.Name, err, wait, p.restarts, p.Log)
+			p.mu.Unlock()
+			select {
+			case <-time.After(wait):
+			case <-stop:
+			}
+			p.mu.Lock()
+			if !p.stopping {
+				startErr := p.startLocked()
+				if startErr == nil {
+					p.mu.Unlock()
+					continue
+				}
+				err = fmt.Errorf("starting again after a lost Lease: %w", startErr)
+			}
+		}
 		p.err = err
 		p.mu.Unlock()
 		close(done)
-	}()
-	return nil
+		return
+	}
+}
+
+// lostLeaseLocked reports whether the log of the process that just exited
+// says it lost its Lease (internal/leader's exit).
+func (p *Controller) lostLeaseLocked() bool {
+	f, err := os.Open(p.Log)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.NewSectionReader(f, p.runStart, 1<<62))
+	return err == nil && bytes.Contains(data, []byte(`"Lost the lease`))
 }
 
 // Started is when the running process was started.
@@ -164,6 +254,10 @@ func (p *Controller) Wait(timeout time.Duration) (exited bool, err error) {
 func (p *Controller) Stop(sig syscall.Signal) (time.Duration, error) {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
+	if cmd != nil && !p.stopping {
+		p.stopping = true
+		close(p.stop)
+	}
 	p.mu.Unlock()
 	if cmd == nil {
 		return 0, nil

@@ -212,6 +212,8 @@ func TestLostLeaseExits(t *testing.T) {
 		"-leader-elect-renew-deadline=4s",
 		"-leader-elect-retry-period=1s",
 	)
+	// The exit is what this test watches: no kubelet here.
+	p.RestartOnLostLease(false)
 	cut := time.Now()
 	proxy.setCut(true)
 	exited, err := p.Wait(30 * time.Second)

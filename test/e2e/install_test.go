@@ -273,6 +273,7 @@ func (f *freshCluster) runAs(process, bin, namespace, sa string, args []string) 
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	p.RestartOnLostLease(true) // as its kubelet would: see newControllerProcess
 	if err := p.Start(); err != nil {
 		f.t.Fatal(err)
 	}
