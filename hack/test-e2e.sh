@@ -26,6 +26,11 @@
 #                        0): a test that passes only on an idle machine
 #                        fails here before it fails on a new machine
 #                        (make test-e2e-loaded)
+#   E2E_BUILD_LOAD       loops beside the tests (default 0) that each build
+#                        the project from an empty Go cache, again and
+#                        again: the compiler's CPU, memory and disk, the
+#                        load of a new machine's make test (its fuzzing,
+#                        demo and admission test compile while the e2e runs)
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -63,16 +68,24 @@ run() {
   )
 }
 
-# The load, once everything is built: E2E_LOAD loops per core that only
-# burn CPU, at the tests' own priority, until the tests end.
+# The load, once everything is built, at the tests' own priority, until
+# the tests end: E2E_LOAD loops per core that only burn CPU, and
+# E2E_BUILD_LOAD loops of cold builds, each in a process group of its own
+# (setsid), so that its compilers end with it.
 load=()
-stop_load() { if (( ${#load[@]} )); then kill "${load[@]}" 2> /dev/null || true; fi; }
+stop_load() { if (( ${#load[@]} )); then kill -- "${load[@]}" 2> /dev/null || true; fi; }
 trap stop_load EXIT
 for ((i = 0; i < ${E2E_LOAD:-0} * $(nproc); i++)); do
   ( while :; do :; done ) &
   load+=($!)
 done
 (( ${#load[@]} == 0 )) || echo "e2e: ${#load[@]} busy processes beside the tests (E2E_LOAD=$E2E_LOAD per core)"
+for ((i = 0; i < ${E2E_BUILD_LOAD:-0}; i++)); do
+  cache=$out/build-load-$i
+  setsid bash -c 'while :; do rm -rf "$1"; GOCACHE=$1 go build -o /dev/null ./... > /dev/null 2>&1 || true; done' _ "$cache" &
+  load+=("-$!")
+done
+(( ${E2E_BUILD_LOAD:-0} == 0 )) || echo "e2e: builds from an empty Go cache, in a loop, beside the tests (E2E_BUILD_LOAD=$E2E_BUILD_LOAD loops)"
 
 start=$SECONDS
 groups=(serial-1 serial-2 parallel)
