@@ -17,8 +17,9 @@ limitations under the License.
 // Package harness runs the built controller binary as a user would, for the
 // end-to-end tests (test/e2e) and the benchmark (test/bench): one process
 // with its own metrics and probe ports and its log in a file, started,
-// probed, measured and stopped by signal. Only tests and the benchmark
-// import it.
+// probed, measured and stopped by signal, and, when asked, started again
+// after it exits on losing its Lease, as a kubelet would. Only tests and
+// the benchmark import it.
 //
 // It may import the generated clientset (pkg/generated), and nothing else
 // of this repository.
