@@ -66,12 +66,26 @@ func newNamespace(t *testing.T) string {
 			t.Errorf("deleting namespace %s: %v", name, err)
 			return
 		}
-		eventually(t, 2*time.Minute, func() error {
-			_, err := kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		// The namespace controller deletes the contents kind by kind, and a
+		// loaded API server can time one of those calls out (60 s), after
+		// which it backs off and starts again: 2 minutes were passed once
+		// that way (make test-e2e-loaded). A finalizer nobody removes still
+		// fails here, with the namespace's own account of what is left.
+		eventually(t, 5*time.Minute, func() error {
+			got, err := kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("namespace %s still exists (%v)", name, err)
+			if err != nil {
+				return fmt.Errorf("namespace %s: %v", name, err)
+			}
+			var left []string
+			for _, c := range got.Status.Conditions {
+				if c.Status == corev1.ConditionTrue {
+					left = append(left, fmt.Sprintf("%s: %s", c.Type, c.Message))
+				}
+			}
+			return fmt.Errorf("namespace %s still exists %v", name, left)
 		})
 	})
 	return name
