@@ -26,6 +26,7 @@ import (
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/configrollout"
 	"example.com/appservice-controller/internal/owner"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // The kinds of child, as the sync of one AppService sees them: for each,
@@ -45,6 +46,8 @@ func (s *appSync) serviceAccounts() owner.ChildKind[*corev1.ServiceAccount] {
 // deployments: while autoscaling, the live replica count is the
 // autoscaler's, and kept (but for 0, where a suspension left it: see
 // children.AutoscaledReplicas). Suspended, it is 0, whoever scaled it.
+// A config rollout held (throttleConfigRollout) keeps the config digest of
+// live, the Deployment the update is made from.
 // While a canary runs a new template, the Deployment keeps the one its
 // Pods run (children.HoldTemplate). A template change is marked with why
 // it happens (configrollout.Mark). The canary's own Deployment is
@@ -55,9 +58,15 @@ func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
 		Name: "Deployment", Client: s.c.kubeClient.AppsV1().Deployments(s.as.Namespace),
 		Cache: s.c.deployments,
 		Diff: func(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
-			if autoscaled {
+			if autoscaled || s.configHeld {
 				desired = desired.DeepCopy()
+			}
+			if autoscaled {
 				desired.Spec.Replicas = children.AutoscaledReplicas(s.as, live.Spec.Replicas)
+			}
+			if s.configHeld {
+				delete(desired.Spec.Template.Annotations, appv1.AnnotationConfigDigest)
+				children.SetConfigDigest(desired, children.ConfigDigestOf(live))
 			}
 			updated, changed := children.UpdateDeployment(live, desired)
 			if s.canary.HoldStable {

@@ -471,13 +471,18 @@ func newConfigRollouts(c *Controller, deployments cache.SharedIndexInformer, max
 }
 
 // throttleConfigRollout holds back a rollout that only a config change
-// calls for until the cap on config rollouts has room: the desired
-// Deployment then keeps the live digest, and the sync reports the
+// calls for until the cap on config rollouts has room: the Deployment then
+// keeps its live digest (s.configHeld), and the sync reports the
 // AppService ConfigRolloutQueued. Admitted, the digest is recorded in
 // s.configRollout (configrollout.Mark marks the Deployment with it). It
 // returns whether the rollout waits; and, when an earlier sync started it
-// and the cache does not show that write yet, a stale error (the desired
-// Deployment then keeps the live digest too: the write is not sent twice).
+// and the cache does not show that write yet, a stale error (the
+// Deployment then keeps its live digest too: the write is not sent twice).
+//
+// The digest kept is that of the live Deployment the update is made from
+// (deployments' Diff), not of the one read here: the cache may bring the
+// write of an earlier sync between the two reads, and the digest read
+// here would then roll that write back.
 func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) (bool, error) {
 	t, key := s.c.configRollouts, cache.MetaObjectToName(s.as)
 	want := children.ConfigDigestOf(desired)
@@ -509,7 +514,7 @@ func (s *appSync) throttleConfigRollout(desired *appsv1.Deployment) (bool, error
 	}
 	// Waiting, or sent by an earlier sync: the template keeps the live
 	// digest, so that nothing is written.
-	desired.Spec.Template.Annotations[appv1.AnnotationConfigDigest] = have
+	s.configHeld = true
 	if decision == configrollout.Sent {
 		return false, fmt.Errorf("the config rollout of Deployment %s/%s started: %w", desired.Namespace, desired.Name, syncerr.ErrCacheLag)
 	}

@@ -38,6 +38,7 @@ import (
 
 	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/configrollout"
 	"example.com/appservice-controller/internal/fixtures"
 	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -84,6 +85,23 @@ func TestSyncPutsConfigDigestOnTemplate(t *testing.T) {
 	}
 }
 
+// oldDigest is the config digest of settings before the change the tests
+// roll out.
+const oldDigest = "configmap/settings=0000000000000000"
+
+// rollingOther is another AppService's Deployment, mid-way through a
+// config rollout: it holds a place.
+func rollingOther() *appsv1.Deployment {
+	d := fixtures.LiveDeployment()
+	d.Name, d.UID = "other", "other-uid"
+	d.OwnerReferences[0].Name, d.OwnerReferences[0].UID = "other", "other-as-uid"
+	d.Labels = map[string]string{appv1.LabelAppService: "other"}
+	children.SetConfigDigest(d, oldDigest)
+	d.Annotations = map[string]string{appv1.AnnotationConfigRollout: oldDigest}
+	d.Status.UpdatedReplicas = 1
+	return d
+}
+
 // TestSyncHandlerConfigRolloutThrottle: a rollout that a config change
 // alone calls for goes when the cap on config rollouts has room, its
 // Deployment marked with the digest it rolls to; it waits, writing no
@@ -91,19 +109,6 @@ func TestSyncPutsConfigDigestOnTemplate(t *testing.T) {
 // spec change is never held, and unmarks the Deployment.
 func TestSyncHandlerConfigRolloutThrottle(t *testing.T) {
 	newDigest := "configmap/settings=" + children.ConfigMapDigest(settings())
-	const oldDigest = "configmap/settings=0000000000000000"
-	// rollingOther is another AppService's Deployment, mid-way through a
-	// config rollout: it holds a place.
-	rollingOther := func() *appsv1.Deployment {
-		d := fixtures.LiveDeployment()
-		d.Name, d.UID = "other", "other-uid"
-		d.OwnerReferences[0].Name, d.OwnerReferences[0].UID = "other", "other-as-uid"
-		d.Labels = map[string]string{appv1.LabelAppService: "other"}
-		children.SetConfigDigest(d, oldDigest)
-		d.Annotations = map[string]string{appv1.AnnotationConfigRollout: oldDigest}
-		d.Status.UpdatedReplicas = 1
-		return d
-	}
 	tests := []struct {
 		name        string
 		max         int
@@ -165,6 +170,89 @@ func TestSyncHandlerConfigRolloutThrottle(t *testing.T) {
 			}
 			if err := f.run(testKey); err != nil {
 				t.Fatalf("syncHandler: %v", err)
+			}
+		})
+	}
+}
+
+// TestConfigRolloutHeldKeepsTheDigestItUpdates: a config rollout held
+// (waiting its turn, or sent by an earlier sync whose write the cache did
+// not show) keeps the digest of the Deployment the update is made from. The
+// cache may bring an earlier sync's write, the new digest and its mark,
+// between the throttle's read and the update's: the sync must write
+// nothing then, not roll that write back to the old digest (seen in the
+// e2e's TestConfigRolloutThrottle: one Deployment written three times,
+// new, old, new).
+func TestConfigRolloutHeldKeepsTheDigestItUpdates(t *testing.T) {
+	newDigest := "configmap/settings=" + children.ConfigMapDigest(settings())
+	tests := []struct {
+		name string
+		// sent: an earlier sync of this AppService was admitted and wrote
+		// the new digest; else another AppService's rollout fills the cap
+		// (an earlier admission of this one given back).
+		sent bool
+	}{
+		{name: "sent by an earlier sync", sent: true},
+		{name: "waiting its turn", sent: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			as := withStatus(fixtures.AppService(), currentStatus())
+			readingSettings(&as.Spec)
+			stale := fixtures.LiveDeployment()
+			fixtures.Container(stale).EnvFrom = as.Spec.EnvFrom
+			children.SetConfigDigest(stale, oldDigest)
+			stale.ResourceVersion = "10"
+			// What the earlier sync's write made of it.
+			written := stale.DeepCopy()
+			children.SetConfigDigest(written, newDigest)
+			written.Annotations = map[string]string{appv1.AnnotationConfigRollout: newDigest}
+			written.ResourceVersion = "11"
+
+			f := newFixture(t, as)
+			f.maxConfigRollouts = 1
+			f.deployments = []*appsv1.Deployment{stale}
+			if !tc.sent {
+				f.deployments = append(f.deployments, rollingOther())
+			}
+			f.apiOnly = []runtime.Object{settings()}
+			_, ctx := ktesting.NewTestContext(t)
+			c := f.newController(ctx)
+			key := cache.MetaObjectToName(as)
+			if tc.sent && c.configRollouts.Admit(key, newDigest, time.Now()) != configrollout.Go {
+				t.Fatal("the earlier sync's rollout was not admitted")
+			}
+
+			s := newAppSync(c, as)
+			desired := children.NewDeployment(as)
+			if err := s.setConfigDigest(ctx, desired); err != nil {
+				t.Fatal(err)
+			}
+			queued, err := s.throttleConfigRollout(desired)
+			if tc.sent && !syncerr.IsStale(err) {
+				t.Fatalf("throttleConfigRollout: %v, want the stale view of a rollout sent", err)
+			}
+			if !tc.sent && (!queued || err != nil) {
+				t.Fatalf("throttleConfigRollout: queued %v, %v; want queued", queued, err)
+			}
+			// The earlier write reaches the cache (and is the API server's).
+			if err := f.kubeInformers.Apps().V1().Deployments().Informer().GetIndexer().Update(trimmed(t, written)); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.kubeClient.Tracker().Update(deploymentsResource, written, written.Namespace); err != nil {
+				t.Fatal(err)
+			}
+			f.kubeClient.ClearActions()
+
+			if _, err := s.syncDeployments(ctx, desired); err != nil {
+				t.Fatalf("syncDeployments: %v", err)
+			}
+			for _, a := range filterInformerActions(f.kubeClient.Actions()) {
+				what := a.GetVerb() + " " + a.GetResource().Resource
+				if p, ok := a.(core.PatchAction); ok {
+					what += " " + string(p.GetPatch())
+				}
+				t.Errorf("a held config rollout wrote (%s), want nothing: the Deployment has the new digest already", what)
 			}
 		})
 	}

@@ -318,6 +318,9 @@ type appSync struct {
 	// configRolloutSince when its rollout began to wait.
 	configRollout      string
 	configRolloutSince time.Time
+	// configHeld: the config rollout waits, or an earlier sync sent it;
+	// the Deployment keeps the config digest it has.
+	configHeld bool
 	// canary is the canary's decision (canary.go): Phase None without
 	// spec.canary.
 	canary canary.Decision

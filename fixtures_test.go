@@ -245,6 +245,9 @@ type fixture struct {
 	kubeClient *k8sfake.Clientset
 	appClient  *fake.Clientset
 	recorder   *record.FakeRecorder
+	// kubeInformers are the controller's (not started): a test may change
+	// what their caches hold mid-sync.
+	kubeInformers kubeinformers.SharedInformerFactory
 
 	// Objects in the informers' caches and in the fake API servers.
 	appServices []*appv1.AppService
@@ -315,6 +318,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	f.recorder = record.NewFakeRecorder(100)
 
 	kubeInformers := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
+	f.kubeInformers = kubeInformers
 	appInformers := appinformers.NewSharedInformerFactory(f.appClient, 0)
 	deployments := kubeInformers.Apps().V1().Deployments()
 	services := kubeInformers.Core().V1().Services()

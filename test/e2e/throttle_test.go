@@ -32,6 +32,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
 	"example.com/appservice-controller/internal/harness"
@@ -178,9 +179,26 @@ func TestConfigRolloutThrottle(t *testing.T) {
 	}
 	for name, ws := range perDeployment {
 		if len(ws) != 1 {
-			t.Errorf("Deployment %s written %d times, want once: %s", name, len(ws), strings.Join(ws, "; "))
+			t.Errorf("Deployment %s written %d times, want once: %s; the AppService's Events: %s",
+				name, len(ws), strings.Join(ws, "; "), updateEvents(kube, ns, name))
 		}
 	}
+}
+
+// updateEvents tells what the controller said it changed in an
+// AppService's children, for a failure's message.
+func updateEvents(kube kubernetes.Interface, ns, name string) string {
+	list, err := kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.kind": "AppService", "involvedObject.name": name, "reason": appv1.ReasonUpdated}.String(),
+	})
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, e := range list.Items {
+		out = append(out, fmt.Sprintf("%q ×%d", e.Message, e.Count))
+	}
+	return strings.Join(out, "; ")
 }
 
 // waitDeployments polls the namespace's Deployments (as the controller's
