@@ -180,16 +180,18 @@ func TestSyncHandlerConfigRolloutThrottle(t *testing.T) {
 // not show) keeps the digest of the Deployment the update is made from. The
 // cache may bring an earlier sync's write, the new digest and its mark,
 // between the throttle's read and the update's: the sync must write
-// nothing then, not roll that write back to the old digest (seen in the
-// e2e's TestConfigRolloutThrottle: one Deployment written three times,
-// new, old, new).
+// nothing then, not roll that write back to the old digest. (The e2e's
+// TestConfigRolloutThrottle once found a Deployment written three times in
+// three seconds, each write on its latest resourceVersion: new, old, new
+// is the sequence that explains it.)
 func TestConfigRolloutHeldKeepsTheDigestItUpdates(t *testing.T) {
 	newDigest := "configmap/settings=" + children.ConfigMapDigest(settings())
 	tests := []struct {
 		name string
 		// sent: an earlier sync of this AppService was admitted and wrote
-		// the new digest; else another AppService's rollout fills the cap
-		// (an earlier admission of this one given back).
+		// the new digest, and the throttle still holds its admission; else
+		// the throttle dropped that admission (a look at the cache showed
+		// the write) and another AppService's rollout fills the cap.
 		sent bool
 	}{
 		{name: "sent by an earlier sync", sent: true},
