@@ -37,6 +37,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
 
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -321,13 +322,23 @@ func waitDegraded(t *testing.T, ns, name, reason string, parts ...string) {
 // events returns the Events recorded for an AppService with a reason.
 func events(t *testing.T, ns, name, reason string) []corev1.Event {
 	t.Helper()
-	list, err := kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.Set{"involvedObject.kind": "AppService", "involvedObject.name": name, "reason": reason}.String(),
-	})
+	list, err := listEvents(kube, ns, name, reason)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return list.Items
+	return list
+}
+
+// listEvents lists, through client, the Events recorded for an AppService
+// with a reason.
+func listEvents(client kubernetes.Interface, ns, name, reason string) ([]corev1.Event, error) {
+	list, err := client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.kind": "AppService", "involvedObject.name": name, "reason": reason}.String(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
 // waitEvent waits for an Event with the reason whose message contains msg.

@@ -32,7 +32,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
 	"example.com/appservice-controller/internal/harness"
@@ -188,14 +187,12 @@ func TestConfigRolloutThrottle(t *testing.T) {
 // updateEvents tells what the controller said it changed in an
 // AppService's children, for a failure's message.
 func updateEvents(kube kubernetes.Interface, ns, name string) string {
-	list, err := kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.Set{"involvedObject.kind": "AppService", "involvedObject.name": name, "reason": appv1.ReasonUpdated}.String(),
-	})
+	list, err := listEvents(kube, ns, name, appv1.ReasonUpdated)
 	if err != nil {
 		return err.Error()
 	}
 	var out []string
-	for _, e := range list.Items {
+	for _, e := range list {
 		out = append(out, fmt.Sprintf("%q ×%d", e.Message, e.Count))
 	}
 	return strings.Join(out, "; ")
