@@ -85,16 +85,19 @@ endif
 # A narrated tour with kubectl (hack/demo): on a local control plane with the
 # controller built here, or, with KUBECONFIG set, on that cluster, where a
 # controller must be running (make run, make deploy). DEMO_LANG=zh narrates
-# in Chinese.
+# in Chinese. APPSERVICE_PROMETHEUS is the Prometheus server the canary's
+# analysis queries (hack/ensure-prometheus.sh builds it).
 .PHONY: demo
 demo: build ## A narrated kubectl tour of the controller: on a local control plane, or KUBECONFIG's cluster (DEMO_LANG=zh in Chinese).
 	@go build -o bin/demo ./hack/demo
 ifneq ($(strip $(KUBECONFIG)),)
-	bin/demo -kubectl "$(KUBECTL)"
+	prometheus=$$(./hack/ensure-prometheus.sh) && \
+	  APPSERVICE_PROMETHEUS="$$prometheus" bin/demo -kubectl "$(KUBECTL)"
 else
 	@bin_dir=$$(./hack/ensure-binaries.sh) && \
+	  prometheus=$$(./hack/ensure-prometheus.sh) && \
 	  go build -o bin/localcluster ./hack/localcluster && \
-	  bin/localcluster -bin-dir "$$bin_dir" -- bin/demo -kubectl "$$bin_dir/kubectl" -controller $(BIN)
+	  APPSERVICE_PROMETHEUS="$$prometheus" bin/localcluster -bin-dir "$$bin_dir" -- bin/demo -kubectl "$$bin_dir/kubectl" -controller $(BIN)
 endif
 
 ##@ Tests
@@ -177,8 +180,8 @@ E2E_FLAGS ?=
 E2E_PARALLEL ?= 8
 
 .PHONY: test-e2e
-test-e2e: ## End-to-end and fault tests: the built controller against local control planes, the two lanes of serial tests and the parallel group at once (hack/test-e2e.sh).
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) E2E_PARALLEL=$(E2E_PARALLEL) ./hack/test-e2e.sh $(filter -v,$(GO_TEST_FLAGS)) $(E2E_FLAGS)
+test-e2e: ## End-to-end and fault tests: the built controller against local control planes (and a Prometheus server for canary analysis, built from its Go module), the two lanes of serial tests and the parallel group at once (hack/test-e2e.sh).
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_PROMETHEUS=$$(./hack/ensure-prometheus.sh) E2E_PARALLEL=$(E2E_PARALLEL) ./hack/test-e2e.sh $(filter -v,$(GO_TEST_FLAGS)) $(E2E_FLAGS)
 
 # Busy processes per core, and loops of cold builds, beside the tests in
 # test-e2e-loaded.
@@ -187,7 +190,7 @@ E2E_BUILD_LOAD ?= 1
 
 .PHONY: test-e2e-loaded
 test-e2e-loaded: ## The end-to-end tests on a loaded machine: E2E_LOAD (2) busy processes per core and E2E_BUILD_LOAD (1) loops of builds from an empty Go cache beside them, the parallel group 12 at a time. A test that passes only on an idle machine fails here first.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) E2E_PARALLEL=12 E2E_LOAD=$(E2E_LOAD) E2E_BUILD_LOAD=$(E2E_BUILD_LOAD) ./hack/test-e2e.sh $(filter -v,$(GO_TEST_FLAGS)) $(E2E_FLAGS)
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_PROMETHEUS=$$(./hack/ensure-prometheus.sh) E2E_PARALLEL=12 E2E_LOAD=$(E2E_LOAD) E2E_BUILD_LOAD=$(E2E_BUILD_LOAD) ./hack/test-e2e.sh $(filter -v,$(GO_TEST_FLAGS)) $(E2E_FLAGS)
 
 ##@ Cluster
 

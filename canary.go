@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"example.com/appservice-controller/internal/appstatus"
@@ -50,7 +51,9 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 			s.canary = canary.Decision{HoldStable: true}
 		}
 	}()
-	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now()}
+	key := cache.MetaObjectToName(s.as)
+	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now(),
+		Analysis: canary.Analysis{Configured: s.c.analysis.Configured(), Measurements: s.c.analysis.Results(key)}}
 	if children.Suspended(s.as) {
 		// No Pods to protect: a template change goes to the Deployment at
 		// 0 replicas, as without a canary.
@@ -88,6 +91,15 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 		}
 	}
 	s.canary = canary.Decide(in)
+	switch r := s.canary.Round; {
+	case r != nil:
+		// Measured in the background; its end wakes this AppService.
+		s.c.analysis.Start(key, s.as, *r, children.CanaryName(s.as))
+	case s.canary.Phase != canary.Running:
+		// No step to judge: the last results are in the status, or of no
+		// use any more.
+		s.c.analysis.Forget(key)
+	}
 	return nil
 }
 

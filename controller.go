@@ -40,6 +40,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"example.com/appservice-controller/internal/analysis"
 	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/appstatus"
 	"example.com/appservice-controller/internal/canary"
@@ -99,7 +100,10 @@ type Controller struct {
 	// configRollouts caps the rollouts config changes start
 	// (internal/configrollout, configs.go).
 	configRollouts *configrollout.Throttle
-	cachesSynced   []cache.InformerSynced
+	// analysis takes the canary analyses' measurements, off the syncs'
+	// path (internal/analysis, canary.go).
+	analysis     *analysis.Runner
+	cachesSynced []cache.InformerSynced
 	// statusWrites keeps a sync from deciding from an AppService the cache
 	// holds from before the controller's own last status write.
 	statusWrites owner.StatusWrites
@@ -129,6 +133,7 @@ func NewController(
 	gateway *GatewayAPI,
 	recorder record.EventRecorder,
 	maxConfigRollouts int,
+	analysisConfig analysis.Config,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 	c := &Controller{
@@ -140,7 +145,11 @@ func NewController(
 		recorder:          recorder,
 	}
 
-	var err error
+	prometheus, err := analysis.NewAPI(analysisConfig)
+	if err != nil {
+		return nil, err
+	}
+	c.analysis = analysis.NewRunner(ctx, prometheus, analysisConfig, c.queue.Add)
 	if c.configs, err = newConfigWatch(ctx, metadataClient, kubeClient, appServiceInformer.Informer(), c.queue.Add); err != nil {
 		return nil, err
 	}
@@ -239,6 +248,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// owner references.
 		logger.V(4).Info("AppService no longer exists")
 		c.configRollouts.Done(key)
+		c.analysis.Forget(key)
 		c.statusWrites.Forget(key)
 		return nil
 	}

@@ -43,6 +43,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 
+	"example.com/appservice-controller/internal/analysis"
 	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
@@ -264,6 +265,9 @@ type fixture struct {
 	// maxConfigRollouts is the controller's cap on config rollouts (0:
 	// none).
 	maxConfigRollouts int
+	// analysis is where the canary analyses' Prometheus is (none: not
+	// configured).
+	analysis analysis.Config
 
 	// The objects the kube client's patches were applied to, in order (nil
 	// for one that was not there).
@@ -324,7 +328,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	services := kubeInformers.Core().V1().Services()
 	appServices := appInformers.App().V1().AppServices()
 	c, err := NewController(ctx, f.kubeClient, metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()),
-		f.appClient, kubeInformers, appServices, nil, f.recorder, f.maxConfigRollouts)
+		f.appClient, kubeInformers, appServices, nil, f.recorder, f.maxConfigRollouts, f.analysis)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}

@@ -69,6 +69,7 @@ import (
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"example.com/appservice-controller/internal/activity"
+	"example.com/appservice-controller/internal/analysis"
 	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/leader"
@@ -99,9 +100,11 @@ type options struct {
 	// memoryLimitRatio is the fraction of the container's memory limit set
 	// as Go's soft memory limit (setMemoryLimit).
 	memoryLimitRatio float64
-	servers          servers.Options
-	leader           leader.Options
-	logging          *logsapi.LoggingConfiguration
+	// analysis is where the canary analyses' Prometheus is.
+	analysis analysis.Config
+	servers  servers.Options
+	leader   leader.Options
+	logging  *logsapi.LoggingConfiguration
 	// logFeatures are component-base's logging feature gates
 	// (-feature-gates=LoggingAlphaOptions=true, ...).
 	logFeatures featuregate.MutableVersionedFeatureGate
@@ -129,6 +132,14 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Set Go's soft memory limit to this fraction of the container's memory limit "+
 		"(its cgroup's), so that the garbage collector works harder before the kernel would kill the controller for memory; 0 leaves it unset. "+
 		"GOMEMLIMIT, or AUTOMEMLIMIT (a fraction, or off), in the environment wins.")
+	fs.StringVar(&o.analysis.URL, "prometheus-url", "", "Address of the Prometheus-compatible server (Prometheus, Thanos, Mimir, VictoriaMetrics) "+
+		"that canary analyses (spec.canary.analysis) query, such as http://prometheus.monitoring:9090. "+
+		"Unset: a canary with an analysis holds its first step and says so (Stalled, CanaryAnalysisNotConfigured).")
+	fs.StringVar(&o.analysis.BearerTokenFile, "prometheus-bearer-token-file", "",
+		"File holding a token sent to --prometheus-url as Authorization: Bearer, read again as it changes.")
+	fs.StringVar(&o.analysis.CAFile, "prometheus-ca-file", "", "PEM CA certificates that verify --prometheus-url's certificate (default: the system's).")
+	fs.DurationVar(&o.analysis.Timeout, "prometheus-timeout", 10*time.Second, "How long a canary analysis's query may take; "+
+		"past it, the measurement is an error (the step holds, and errorLimit errors in a row abort the canary).")
 	fs.StringVar(&o.servers.MetricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; 0 turns it off.")
 	fs.BoolVar(&o.servers.MetricsSecure, "metrics-secure", true, "Serve /metrics over HTTPS to callers the API server authenticates (TokenReview) "+
 		"and authorizes to get /metrics (SubjectAccessReview). false: plain HTTP, open to anyone who reaches the port.")
@@ -237,7 +248,7 @@ func run(ctx context.Context, o options) error {
 
 	f := newInformerFactories(c, o)
 	controller, err := NewController(ctx, c.kube, c.metadata, c.apps, f.kube, f.apps.App().V1().AppServices(),
-		&GatewayAPI{Client: c.gateway, Informers: f.gateway}, recorder, o.maxConfigRollouts)
+		&GatewayAPI{Client: c.gateway, Informers: f.gateway}, recorder, o.maxConfigRollouts, o.analysis)
 	if err != nil {
 		return err
 	}
@@ -306,6 +317,9 @@ func (o *options) complete() error {
 	}
 	if o.maxConfigRollouts < 0 {
 		return fmt.Errorf("--max-config-rollouts must be 0 (no cap) or more, not %d", o.maxConfigRollouts)
+	}
+	if o.analysis.URL != "" && o.analysis.Timeout <= 0 {
+		return fmt.Errorf("--prometheus-timeout must be more than 0, not %s", o.analysis.Timeout)
 	}
 	if o.actWorkers < 1 {
 		return fmt.Errorf("--activity-workers must be at least 1, not %d", o.actWorkers)

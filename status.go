@@ -46,6 +46,13 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	newDegraded := meta.FindStatusCondition(status.Conditions, appv1.ConditionDegraded)
 	becameDegraded := newDegraded.Status == metav1.ConditionTrue &&
 		(oldDegraded == nil || oldDegraded.Status != metav1.ConditionTrue || oldDegraded.Message != newDegraded.Message)
+	// A canary whose analysis has no Prometheus: announced once, as
+	// Degraded is.
+	oldStalled := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled)
+	newStalled := meta.FindStatusCondition(status.Conditions, appv1.ConditionStalled)
+	analysisUnconfigured := newStalled != nil && newStalled.Status == metav1.ConditionTrue &&
+		newStalled.Reason == appv1.ReasonCanaryAnalysisNotConfigured &&
+		(oldStalled == nil || oldStalled.Status != metav1.ConditionTrue || oldStalled.Reason != newStalled.Reason)
 
 	// Never modify the cache's object: write a copy.
 	updated := as.DeepCopy()
@@ -60,9 +67,18 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	if err == nil && becameDegraded {
 		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)
 	}
-	if e := seen.Canary.Event; err == nil && e != nil {
-		// A canary's edge, written in the status just now: once.
-		c.recorder.Event(as, e.Type, e.Reason, e.Message)
+	if err == nil && analysisUnconfigured {
+		c.recorder.Event(as, corev1.EventTypeWarning, newStalled.Reason, newStalled.Message)
+	}
+	if err == nil {
+		// The measurements the status records just now, then the canary's
+		// edge: once each.
+		for _, e := range seen.Canary.Events {
+			c.recorder.Event(as, e.Type, e.Reason, e.Message)
+		}
+		if e := seen.Canary.Event; e != nil {
+			c.recorder.Event(as, e.Type, e.Reason, e.Message)
+		}
 	}
 	return err
 }

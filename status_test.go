@@ -349,7 +349,8 @@ func TestNewStatus(t *testing.T) {
 
 // TestCanaryStatus: a canary's phase in the conditions, as kstatus (the
 // library) reads them: InProgress during the steps and the promotion,
-// Current once promoted, Failed once aborted; the canary's status recorded
+// Current once promoted, Failed once aborted or stalled (an analysis
+// without a Prometheus); the canary's status recorded
 // as the decision says.
 func TestCanaryStatus(t *testing.T) {
 	recorded := &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(int32(1)), Weight: 10}
@@ -367,6 +368,8 @@ func TestCanaryStatus(t *testing.T) {
 		{canary.Decision{Phase: canary.Aborted, Status: &appv1.CanaryStatus{StableTemplateHash: "old", AbortedTemplateHash: "new"},
 			Reason: appv1.ReasonCanaryAborted, Message: "aborted"},
 			kstatus.FailedStatus, appv1.ReasonCanaryAborted},
+		{canary.Decision{Phase: canary.Running, Status: recorded, Stalled: true, Reason: appv1.ReasonCanaryAnalysisNotConfigured, Message: "no Prometheus"},
+			kstatus.FailedStatus, appv1.ReasonCanaryAnalysisNotConfigured},
 	} {
 		t.Run(tc.decision.Phase.String(), func(t *testing.T) {
 			as := fixtures.AppService()

@@ -21,6 +21,8 @@
 #                        prefixed with its group; without it, a group's
 #                        output is printed only when it fails
 #   APPSERVICE_BIN_DIR   the control plane's binaries (else ensure-binaries.sh)
+#   APPSERVICE_PROMETHEUS  the Prometheus server the tests of canary
+#                        analysis run (else ensure-prometheus.sh)
 #   E2E_PARALLEL         tests of the parallel group at once (default 8)
 #   E2E_LOAD             busy processes per core beside the tests (default
 #                        0): a test that passes only on an idle machine
@@ -46,7 +48,8 @@ for a in "$@"; do
 done
 
 APPSERVICE_BIN_DIR=${APPSERVICE_BIN_DIR:-$(./hack/ensure-binaries.sh)}
-export APPSERVICE_BIN_DIR
+APPSERVICE_PROMETHEUS=${APPSERVICE_PROMETHEUS:-$(./hack/ensure-prometheus.sh)}
+export APPSERVICE_BIN_DIR APPSERVICE_PROMETHEUS
 out=$ROOT/_output/test-e2e
 rm -rf "$out"
 mkdir -p "$out"

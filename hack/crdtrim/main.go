@@ -64,21 +64,22 @@ func main() {
 
 func run(in io.Reader, out io.Writer, activityFrom string) error {
 	if activityFrom == "" {
-		return process(in, out, reflect.TypeFor[appv1.AppServiceSpec](), shareContainerSchemas)
+		return process(in, out, reflect.TypeFor[appv1.AppService](), shareContainerSchemas)
 	}
 	appServiceSpec, err := readSpecSchema(activityFrom)
 	if err != nil {
 		return err
 	}
-	return process(in, out, reflect.TypeFor[appv1.ActivitySpec](), func(spec *apiextensionsv1.JSONSchemaProps) error {
+	return process(in, out, reflect.TypeFor[appv1.Activity](), func(spec *apiextensionsv1.JSONSchemaProps) error {
 		return shareWithActivity(spec, appServiceSpec)
 	})
 }
 
-// process trims the CRD read from in, whose spec is of the type specType,
-// then gives the spec's schema to share (shareContainerSchemas; nil in a
-// test of the trimming alone), and writes the CRD to out.
-func process(in io.Reader, out io.Writer, specType reflect.Type, share func(spec *apiextensionsv1.JSONSchemaProps) error) error {
+// process trims the CRD read from in, whose objects are of the type
+// objType (its spec and, when the schema has one, its status), then gives
+// the spec's schema to share (shareContainerSchemas; nil in a test of the
+// trimming alone), and writes the CRD to out.
+func process(in io.Reader, out io.Writer, objType reflect.Type, share func(spec *apiextensionsv1.JSONSchemaProps) error) error {
 	data, err := io.ReadAll(in)
 	if err != nil {
 		return err
@@ -87,7 +88,9 @@ func process(in io.Reader, out io.Writer, specType reflect.Type, share func(spec
 	if err := yaml.UnmarshalStrict(data, &crd); err != nil {
 		return err
 	}
-	fields := apiTypedFields(specType)
+	specType, _ := objType.FieldByName("Spec")
+	statusType, _ := objType.FieldByName("Status")
+	fields, statusFields := apiTypedFields(specType.Type), apiTypedFields(statusType.Type)
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
@@ -108,6 +111,15 @@ func process(in io.Reader, out io.Writer, specType reflect.Type, share func(spec
 			}
 		}
 		v.Schema.OpenAPIV3Schema.Properties["spec"] = spec
+		// The status's conditions are metav1.Condition's: the same.
+		if status, ok := v.Schema.OpenAPIV3Schema.Properties["status"]; ok {
+			for _, path := range statusFields {
+				if err := trimAt(&status, path); err != nil {
+					return fmt.Errorf("version %s: status.%s: %w", v.Name, strings.Join(path, "."), err)
+				}
+			}
+			v.Schema.OpenAPIV3Schema.Properties["status"] = status
+		}
 	}
 	// Through a map, to drop what the Go type always writes and the input
 	// never had: the empty status and metadata.creationTimestamp.
@@ -132,9 +144,11 @@ func process(in io.Reader, out io.Writer, specType reflect.Type, share func(spec
 }
 
 // apiTypedFields are the JSON paths, below t, of the fields whose types (or
-// element types) come from the Kubernetes API packages, k8s.io/api/..., or
-// the Gateway API's, sigs.k8s.io/gateway-api/...; the fields of our own
-// struct types (appv1's) are searched in turn.
+// element types) come from the Kubernetes API packages, k8s.io/api/... and
+// metav1 (Condition), or the Gateway API's,
+// sigs.k8s.io/gateway-api/... (a struct, or a list of a named string such
+// as Hostname, whose items' description is the Gateway API's); the fields
+// of our own struct types (appv1's) are searched in turn.
 func apiTypedFields(t reflect.Type) [][]string {
 	var paths [][]string
 	for f := range t.Fields() {
@@ -142,12 +156,12 @@ func apiTypedFields(t reflect.Type) [][]string {
 		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
 			ft = ft.Elem()
 		}
-		if ft.Kind() != reflect.Struct {
-			continue
-		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
-		case strings.HasPrefix(ft.PkgPath(), "k8s.io/api/") || strings.HasPrefix(ft.PkgPath(), "sigs.k8s.io/gateway-api/"):
+		case ft.Kind() != reflect.Struct && f.Type.Kind() != reflect.Slice:
+			continue
+		case strings.HasPrefix(ft.PkgPath(), "k8s.io/api/") || ft.PkgPath() == "k8s.io/apimachinery/pkg/apis/meta/v1" ||
+			strings.HasPrefix(ft.PkgPath(), "sigs.k8s.io/gateway-api/"):
 			paths = append(paths, []string{name})
 		case ft.PkgPath() == t.PkgPath():
 			for _, below := range apiTypedFields(ft) {

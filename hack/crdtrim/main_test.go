@@ -115,7 +115,7 @@ spec:
 	}
 	in += renderFields(tree, "              ")
 	var out bytes.Buffer
-	if err := process(strings.NewReader(in), &out, reflect.TypeFor[appv1.AppServiceSpec](), nil); err != nil {
+	if err := process(strings.NewReader(in), &out, reflect.TypeFor[appv1.AppService](), nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(out.String(), "DROPPED") {

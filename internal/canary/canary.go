@@ -22,6 +22,9 @@ limitations under the License.
 // what the children show and the time, tested by a table; the controller
 // (package main, canary.go there) reads the inputs and writes what it says.
 //
+// With spec.canary.analysis, each routed step is also judged by
+// measurements of what the canary serves (analysis.go).
+//
 // It is level-triggered: which step the canary is on, and since when, come
 // from the status (CanaryStatus), recorded at the step edges only; between
 // them a Decision changes nothing, so that a sync during a pause writes
@@ -86,7 +89,10 @@ type Input struct {
 	// ProgressDeadline is how long a step may wait for its Pods to be
 	// available (the Deployment's progressDeadlineSeconds).
 	ProgressDeadline time.Duration
-	Now              time.Time
+	// Analysis is what the controller has of spec.canary.analysis's
+	// measurements (analysis.go).
+	Analysis Analysis
+	Now      time.Time
 }
 
 // Pods is the state of a Deployment's rollout, as its status says.
@@ -142,6 +148,14 @@ type Decision struct {
 	Reason, Message string
 	// Event is the Event this decision's edge calls for (nil: none).
 	Event *Event
+	// Events are those of the measurements this decision's status records
+	// (analysis.go).
+	Events []Event
+	// Round is a round of the analysis's measurements due now (nil: none).
+	Round *Round
+	// Stalled: the canary cannot go on without the user (beyond Aborted):
+	// it has an analysis and the controller no Prometheus.
+	Stalled bool
 }
 
 // Event is an Event to record once the status that the decision brings is
@@ -176,7 +190,11 @@ func Decide(in Input) Decision {
 			// its template.
 			return promoting(in, st)
 		}
-		d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash}}
+		// The last canary's measurements stay until the next one starts.
+		d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash, Analysis: st.Analysis}}
+		if c.Analysis == nil {
+			d.Status.Analysis = nil
+		}
 		if promoted {
 			d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted,
 				fmt.Sprintf("Canary %s promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted", in.Hash)}
@@ -185,21 +203,17 @@ func Decide(in Input) Decision {
 	}
 
 	// The spec asks for a template the stable Pods do not run.
-	aborted := func(why string, event bool) Decision {
-		d := Decision{
-			Phase: Aborted, HoldStable: true, Reason: appv1.ReasonCanaryAborted,
-			Status:  &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash},
-			Message: fmt.Sprintf("Canary %s aborted: %s; the stable version serves all the traffic", in.Hash, why),
-		}
-		if event {
-			d.Event = &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted, d.Message}
-		}
-		return d
-	}
+	aborted := func(why string, event bool) Decision { return abort(in, st, why, event) }
 	if c.Abort {
 		return aborted("spec.canary.abort is true (set it back to false to try again)", running)
 	}
 	if st.AbortedTemplateHash == in.Hash && !running {
+		if c.Analysis != nil && len(st.Analysis) > 0 {
+			// Aborted by its analysis, whose results stay in the status.
+			d := aborted(analysisAbort(c.Analysis, st)+" (change the template to start a new canary)", false)
+			d.Reason, d.Status.Analysis = appv1.ReasonCanaryAnalysisFailed, st.Analysis
+			return d
+		}
 		return aborted("its Pods were not available within the progress deadline (change the template to start a new canary)", false)
 	}
 	if !running || st.CanaryTemplateHash != in.Hash {
@@ -227,11 +241,7 @@ func Decide(in Input) Decision {
 	want := c.Steps[step]
 	since := in.Now.Sub(startTime(st, in.Now))
 	running1 := func(status *appv1.CanaryStatus, replicas int32, after time.Duration, what string) Decision {
-		return Decision{
-			Phase: Running, Status: status, HoldStable: true, CanaryReplicas: replicas,
-			RouteWeight: routed(status.Weight, in.Pods.serving()), After: after,
-			Reason: appv1.ReasonCanaryProgressing, Message: stepMessage(in.Hash, *status.Step, steps, status.Weight, what),
-		}
+		return runningAt(in, status, replicas, after, what)
 	}
 	replicas := CanaryReplicas(in.StableReplicas, want.Weight)
 	if !in.Pods.available(replicas) {
@@ -264,18 +274,98 @@ func Decide(in Input) Decision {
 			fmt.Sprintf("Canary %s at step %d of %d: %d%% of the traffic", in.Hash, step+1, steps, want.Weight)}
 		return d
 	}
-	if pause := time.Duration(want.PauseSeconds) * time.Second; since < pause {
+	pause := time.Duration(want.PauseSeconds) * time.Second
+	if c.Analysis != nil {
+		// The step's weight is routed: the analysis measures it.
+		return analysed(in, st, replicas, since, pause)
+	}
+	if since < pause {
 		return running1(st, replicas, pause-since, "pauses")
 	}
-	// The step is done: the next one asks for its Pods, at this weight
-	// until they are available; after the last, promotion.
+	return advance(in, st, step)
+}
+
+// abort is the decision that aborts the canary, or keeps it aborted, for
+// why (with a Warning Event: the abort's edge).
+func abort(in Input, st *appv1.CanaryStatus, why string, event bool) Decision {
+	d := Decision{
+		Phase: Aborted, HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+		Status:  &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash},
+		Message: fmt.Sprintf("Canary %s aborted: %s; the stable version serves all the traffic", in.Hash, why),
+	}
+	if event {
+		d.Event = &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted, d.Message}
+	}
+	return d
+}
+
+// runningAt is the decision of a canary at status's step, with replicas
+// Pods, to look again after (0: when something changes), doing what.
+func runningAt(in Input, status *appv1.CanaryStatus, replicas int32, after time.Duration, what string) Decision {
+	return Decision{
+		Phase: Running, Status: status, HoldStable: true, CanaryReplicas: replicas,
+		RouteWeight: routed(status.Weight, in.Pods.serving()), After: after,
+		Reason: appv1.ReasonCanaryProgressing, Message: stepMessage(in.Hash, *status.Step, int32(len(in.Spec.Steps)), status.Weight, what),
+	}
+}
+
+// analysed is the decision of a step whose weight is routed, since ago,
+// with a pause of pause, judged by its analysis (analysis.go).
+func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause time.Duration) Decision {
+	a := in.Spec.Analysis
+	j := judge(a, in.Analysis, st, in.Hash, in.Now)
+	if j.abort != "" {
+		d := abort(in, st, j.abort, true)
+		d.Reason, d.Event.Reason = appv1.ReasonCanaryAnalysisFailed, appv1.ReasonCanaryAnalysisFailed
+		d.Status.AbortedTemplateHash, d.Status.Analysis = in.Hash, j.status.Analysis
+		d.Events = j.events
+		return d
+	}
+	if since >= pause && j.passed {
+		d := advance(in, j.status, *st.Step)
+		d.Events = j.events
+		return d
+	}
+	what, after := "pauses", time.Duration(0)
+	if since >= pause {
+		what = j.hold
+	} else {
+		after = pause - since
+	}
+	wait := j.next.Sub(in.Now)
+	if j.round != nil {
+		// The round's end wakes the sync; this, should it not.
+		wait = AnalysisInterval(a)
+	}
+	if wait > 0 && (after == 0 || wait < after) {
+		after = wait
+	}
+	d := runningAt(in, j.status, replicas, after, what)
+	d.Events, d.Round = j.events, j.round
+	if !in.Analysis.Configured {
+		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisNotConfigured
+		d.Message = stepMessage(in.Hash, *st.Step, int32(len(in.Spec.Steps)), st.Weight,
+			"holds: spec.canary.analysis needs a Prometheus to query, and the controller has none (-prometheus-url)")
+	}
+	return d
+}
+
+// advance is the decision once step's pause has passed (and its analysis,
+// if any, too): the next step asks for its Pods, at this weight until they
+// are available; after the last, promotion.
+func advance(in Input, st *appv1.CanaryStatus, step int32) Decision {
+	steps := int32(len(in.Spec.Steps))
 	next := st.DeepCopy()
 	next.Step, next.StepStartTime = new(step+1), &metav1.Time{Time: in.Now}
 	if step+1 >= steps {
 		return promoting(in, next)
 	}
-	nextReplicas := CanaryReplicas(in.StableReplicas, c.Steps[step+1].Weight)
-	return running1(next, nextReplicas, in.ProgressDeadline, "waits for its Pods")
+	nextReplicas := CanaryReplicas(in.StableReplicas, in.Spec.Steps[step+1].Weight)
+	return Decision{
+		Phase: Running, Status: next, HoldStable: true, CanaryReplicas: nextReplicas,
+		RouteWeight: routed(next.Weight, in.Pods.serving()), After: in.ProgressDeadline,
+		Reason: appv1.ReasonCanaryProgressing, Message: stepMessage(in.Hash, step+1, steps, next.Weight, "waits for its Pods"),
+	}
 }
 
 // promoting is the decision once the last step passed (st says so): the

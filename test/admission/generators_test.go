@@ -189,7 +189,82 @@ func genCanary(c corpusCase) *appv1.Canary {
 		}
 		canary.Steps = append(canary.Steps, step)
 	}
+	canary.Analysis = genAnalysis(h.Sum64() ^ 0x9e3779b97f4a7c15)
 	return canary
+}
+
+// genAnalysis sets spec.canary.analysis on one canary in two, from its own
+// draws (x), with each field in and out of bounds now and then: queries
+// with placeholders known and unknown, thresholds that are decimals and
+// that are not, min above max, names that repeat or are not DNS labels,
+// and limits past their bounds.
+func genAnalysis(x uint64) *appv1.CanaryAnalysis {
+	draw := func(n uint64) uint64 {
+		if x < n {
+			x = x*0x9e3779b97f4a7c15 + 1
+		}
+		v := x % n
+		x /= n
+		return v
+	}
+	if draw(2) == 0 {
+		return nil
+	}
+	a := &appv1.CanaryAnalysis{IntervalSeconds: int32(1 + draw(120)), FailureLimit: int32(draw(4))}
+	switch draw(30) {
+	case 0:
+		a.IntervalSeconds = []int32{-1, 3601}[draw(2)]
+	case 1:
+		a.FailureLimit = []int32{-1, 101}[draw(2)]
+	case 2:
+		a.ErrorLimit = new([]int32{-2, 101}[draw(2)])
+	case 3:
+		a.NoData = "Maybe"
+	case 4:
+		a.ErrorLimit = new(int32(draw(10)))
+	case 5:
+		a.NoData = []appv1.AnalysisNoData{appv1.AnalysisNoDataHold, appv1.AnalysisNoDataFail}[draw(2)]
+	}
+	n := 1 + draw(3)
+	if draw(25) == 0 {
+		n = []uint64{0, 11}[draw(2)]
+	}
+	goodQueries := []string{
+		`sum(rate(gateway_requests_total{namespace="{{ namespace }}",service="{{ target }}",code=~"5.."}[{{ interval }}])) / sum(rate(gateway_requests_total{namespace="{{namespace}}",service="{{target}}"}[{{interval}}]))`,
+		`histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{namespace="{{ namespace }}",app="{{ name }}"}[1m])))`,
+		`vector(1)`, `scalar(up{job="x"})`, `{__name__="up"} or vector(0)`,
+	}
+	badQueries := []string{"", `up{job="{{ job }}"}`, `sum(rate(x[{{interval}}]))) {{`, strings.Repeat("a", 2049), `x{{{ name }}}`}
+	decimals := []string{"0", "0.05", "0.99", "-1.5", "100", "250.125"}
+	notDecimals := []string{"", "1e3", ".5", "5.", "abc", "0.5s", "+1", "１"}
+	for i := range n {
+		m := appv1.AnalysisMetric{Name: fmt.Sprintf("metric-%d", i), Query: goodQueries[draw(uint64(len(goodQueries)))]}
+		switch draw(3) {
+		case 0:
+			m.Min = new(decimals[draw(uint64(len(decimals)))])
+		case 1:
+			m.Max = new(decimals[draw(uint64(len(decimals)))])
+		default:
+			m.Min, m.Max = new(decimals[draw(3)]), new(decimals[3+draw(3)])
+		}
+		m.DryRun = draw(4) == 0
+		switch draw(40) {
+		case 0:
+			m.Name = []string{"", "Errors", "error_rate", "-x", "metric-0", strings.Repeat("m", 64)}[draw(6)]
+		case 1:
+			m.Query = badQueries[draw(uint64(len(badQueries)))]
+		case 2:
+			m.Min = new(notDecimals[draw(uint64(len(notDecimals)))])
+		case 3:
+			m.Max = new(notDecimals[draw(uint64(len(notDecimals)))])
+		case 4:
+			m.Min, m.Max = nil, nil
+		case 5:
+			m.Min, m.Max = new("1"), new("0.5")
+		}
+		a.Metrics = append(a.Metrics, m)
+	}
+	return a
 }
 
 // genSuspend sets spec.suspend on one spec in five, true or false: the

@@ -54,6 +54,7 @@ import (
 
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"example.com/appservice-controller/internal/analysis"
 	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/localcluster"
@@ -217,6 +218,9 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 			dryRunChild(ctx, "HTTPRoute split with the canary", gateway.GatewayV1().HTTPRoutes(ns).Create, route, children.UpdateHTTPRoute),
 		)
 	}
+	if c := admitted.Spec.Canary; c != nil && c.Analysis != nil {
+		errs = append(errs, analysisRuns(c.Analysis))
+	}
 	outcome = "admitted"
 	for _, err := range errs {
 		var refused *childRefused
@@ -228,6 +232,30 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		}
 	}
 	return outcome, nil
+}
+
+// analysisRuns checks an admitted analysis as the controller reads it:
+// thresholds that are numbers, min not above max, and queries whose
+// placeholders all render. (PromQL itself is Prometheus's to check, at
+// run time: a query it refuses is a measurement error that names the
+// metric.)
+func analysisRuns(a *appv1.CanaryAnalysis) error {
+	for _, m := range a.Metrics {
+		lo, hi, err := canary.Thresholds(&m)
+		switch {
+		case err != nil:
+			return fmt.Errorf("its metric %s: %w", m.Name, err)
+		case lo > hi:
+			return fmt.Errorf("its metric %s: min %v is above max %v", m.Name, lo, hi)
+		case m.Min == nil && m.Max == nil:
+			return fmt.Errorf("its metric %s has neither min nor max", m.Name)
+		}
+		q := analysis.Render(m.Query, analysis.Vars{Namespace: "ns", Name: "app", Target: "app-canary", Interval: time.Minute})
+		if strings.Contains(q, "{{") {
+			return fmt.Errorf("its metric %s's query %q renders as %q, with a placeholder left", m.Name, m.Query, q)
+		}
+	}
+	return nil
 }
 
 // dryRunChild dry-runs the create of one child (none when desired is nil)

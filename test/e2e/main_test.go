@@ -30,6 +30,10 @@ limitations under the License.
 //
 // APPSERVICE_BIN_DIR names the control plane's binaries; without it the
 // tests run hack/ensure-binaries.sh, which builds them when missing.
+// APPSERVICE_PROMETHEUS names the Prometheus server each process runs for
+// the canaries' analyses, scraping an exporter the tests set the rates of
+// (gatewayMetrics); without it, hack/ensure-prometheus.sh builds or finds
+// it.
 // APPSERVICE_CONTROLLER_BIN names a controller binary built already (make
 // build); without it TestMain builds one.
 //
@@ -56,6 +60,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,6 +77,7 @@ import (
 
 	"example.com/appservice-controller/internal/harness"
 	"example.com/appservice-controller/internal/localcluster"
+	"example.com/appservice-controller/internal/promtest"
 )
 
 // The controller's identity, from artifacts/deploy.
@@ -88,6 +94,11 @@ var (
 	kube     kubernetes.Interface
 	apps     clientset.Interface
 	ctrl     *harness.Controller
+	// gatewayMetrics is what a gateway would export of the requests to
+	// each Service (gateway_requests_total), scraped every second by
+	// prometheus, which the controllers' analyses query.
+	gatewayMetrics *promtest.Exporter
+	prometheus     *promtest.Server
 )
 
 func TestMain(m *testing.M) {
@@ -172,7 +183,30 @@ func runMain(m *testing.M) (code int) {
 		fmt.Fprintln(os.Stderr, "applying artifacts/deploy:", err)
 		return 1
 	}
-	controllerBinary = controllerBin
+	// Prometheus, scraping the gateway's series that the tests set.
+	if os.Getenv(promtest.EnvBinary) == "" {
+		out, err := exec.Command(filepath.Join(repoRoot, "hack/ensure-prometheus.sh")).Output()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hack/ensure-prometheus.sh:", err)
+			return 1
+		}
+		os.Setenv(promtest.EnvBinary, strings.TrimSpace(string(out)))
+	}
+	gatewayMetrics = promtest.NewExporter()
+	exporter := httptest.NewServer(gatewayMetrics)
+	defer exporter.Close()
+	promDir := filepath.Join(dir, "prometheus")
+	if err := os.MkdirAll(promDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if prometheus, err = promtest.Start(ctx, promtest.Options{Dir: promDir, Targets: []string{exporter.Listener.Addr().String()}}); err != nil {
+		fmt.Fprintln(os.Stderr, "starting Prometheus:", err)
+		return 1
+	}
+	defer func() { _ = prometheus.Stop() }()
+
+	controllerBinary, builtBinary = controllerBin, controllerBin
 	if ctrl, err = newControllerProcess("a"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -209,6 +243,9 @@ func deployAndGetToken(ctx context.Context) (string, error) {
 var (
 	controllerBinary     string
 	controllerKubeconfig string
+	// builtBinary is the controller built from this tree (or
+	// APPSERVICE_CONTROLLER_BIN).
+	builtBinary string
 )
 
 // group is the group of tests this process runs: "serial" (both lanes),
@@ -253,7 +290,7 @@ func newControllerProcess(name string, extraArgs ...string) (*harness.Controller
 			"-resync-period=10s",
 			"-leader-elect",
 			"-leader-election-namespace=" + controllerNamespace,
-		}, extraArgs...)...)
+		}, append(prometheusArgs(), extraArgs...)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +301,16 @@ func newControllerProcess(name string, extraArgs ...string) (*harness.Controller
 	// not none. Every other exit fails the test that sees it.
 	p.RestartOnLostLease(true)
 	return p, nil
+}
+
+// prometheusArgs are the flags that give the controller the suite's
+// Prometheus: for the binary built from this tree, not for the earlier
+// release TestUpgradeRestartsNoApp runs (it has no such flags).
+func prometheusArgs() []string {
+	if controllerBinary != builtBinary {
+		return nil
+	}
+	return []string{"-prometheus-url=" + prometheus.URL, "-prometheus-timeout=2s"}
 }
 
 // TestEveryTestHasAGroup: each test of the package starts with

@@ -38,6 +38,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.ActivitySpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ActivityStatus"):
 		return &appv1.ActivityStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AnalysisMetric"):
+		return &appv1.AnalysisMetricApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AppService"):
 		return &appv1.AppServiceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AppServiceSpec"):
@@ -48,6 +50,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.AutoscalingApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Canary"):
 		return &appv1.CanaryApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryAnalysis"):
+		return &appv1.CanaryAnalysisApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryStatus"):
 		return &appv1.CanaryStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryStep"):
@@ -82,6 +86,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.IngressPathApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("KeyToPath"):
 		return &appv1.KeyToPathApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("MetricStatus"):
+		return &appv1.MetricStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ObjectFieldSelector"):
 		return &appv1.ObjectFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):

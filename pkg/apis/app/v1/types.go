@@ -470,6 +470,91 @@ type Canary struct {
 	// Pods and the canary's go. False again starts a new canary.
 	// +optional
 	Abort bool `json:"abort,omitempty"`
+
+	// Analysis judges each step by Prometheus queries (docs/canary.md).
+	// +optional
+	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
+}
+
+// CanaryAnalysis is the measurements that judge a canary's steps.
+type CanaryAnalysis struct {
+	// Metrics are measured every interval while a step's weight is routed.
+	// +required
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=10
+	Metrics []AnalysisMetric `json:"metrics"`
+
+	// IntervalSeconds is the time between measurements.
+	// +optional
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	IntervalSeconds int32 `json:"intervalSeconds,omitempty"`
+
+	// FailureLimit is the failures of a metric tolerated; one more aborts.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	FailureLimit int32 `json:"failureLimit,omitempty"`
+
+	// ErrorLimit is the errors of a metric in a row tolerated (the step
+	// holds); one more aborts. Default 4.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	ErrorLimit *int32 `json:"errorLimit,omitempty"`
+
+	// NoData: an empty or NaN result holds the step (Hold, the default) or
+	// fails (Fail).
+	// +optional
+	// +kubebuilder:validation:Enum=Hold;Fail
+	NoData AnalysisNoData `json:"noData,omitempty"`
+}
+
+// AnalysisNoData is what a measurement without data does.
+type AnalysisNoData string
+
+// What a measurement without data does.
+const (
+	AnalysisNoDataHold AnalysisNoData = "Hold"
+	AnalysisNoDataFail AnalysisNoData = "Fail"
+)
+
+// AnalysisMetric is one query and the values that pass.
+// +kubebuilder:validation:XValidation:rule="has(self.min) || has(self.max)",message="set min, max or both"
+// +kubebuilder:validation:XValidation:rule="!has(self.min) || !has(self.max) || double(self.min) <= double(self.max)",message="min may not be above max",fieldPath=".min"
+type AnalysisMetric struct {
+	// Name names the metric.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Query is PromQL that returns one number; it may use {{ namespace }},
+	// {{ name }}, {{ target }} (the canary's name) and {{ interval }}.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^([^{]|[{][^{]|[{][{] *(namespace|name|target|interval) *[}][}])*[{]?$`
+	Query string `json:"query"`
+
+	// Min is the least value that passes, such as "0.99".
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^-?[0-9]+([.][0-9]+)?$`
+	Min *string `json:"min,omitempty"`
+
+	// Max is the greatest value that passes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^-?[0-9]+([.][0-9]+)?$`
+	Max *string `json:"max,omitempty"`
+
+	// DryRun: measured, never holds nor aborts.
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // CanaryStep is one stage of a canary.
@@ -561,10 +646,61 @@ type CanaryStatus struct {
 	// +optional
 	StepStartTime *metav1.Time `json:"stepStartTime,omitempty"`
 
-	// AbortedTemplateHash names the last template aborted at its deadline.
+	// AbortedTemplateHash names the last template aborted at its deadline
+	// or by its analysis.
 	// +optional
 	AbortedTemplateHash string `json:"abortedTemplateHash,omitempty"`
+
+	// Analysis is each metric's last measurement.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=10
+	Analysis []MetricStatus `json:"analysis,omitempty"`
 }
+
+// MetricStatus is the last measurement of a metric, and its counts.
+type MetricStatus struct {
+	// +required
+	Name string `json:"name"`
+
+	// Result is Passed, Failed, NoData or Error.
+	// +required
+	Result MetricResult `json:"result"`
+
+	// +optional
+	Value string `json:"value,omitempty"`
+
+	// Message says why it did not pass.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// +required
+	Time metav1.Time `json:"time"`
+
+	// PassedStep is the step during which it last passed.
+	// +optional
+	PassedStep *int32 `json:"passedStep,omitempty"`
+
+	// Failures counts its failures in this canary.
+	// +optional
+	Failures int32 `json:"failures,omitempty"`
+
+	// Errors counts its errors in a row.
+	// +optional
+	Errors int32 `json:"errors,omitempty"`
+}
+
+// MetricResult is the result of a measurement.
+type MetricResult string
+
+// The results of a measurement.
+const (
+	MetricPassed MetricResult = "Passed"
+	MetricFailed MetricResult = "Failed"
+	MetricNoData MetricResult = "NoData"
+	MetricError  MetricResult = "Error"
+)
 
 // AppServiceList is a list of AppServices.
 //

@@ -83,16 +83,14 @@ type KeyToPath struct {
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
 	Key string `json:"key"`
 
-	// Path is the file's path, relative to the mount point: not absolute,
-	// with no '..' element and not starting with '..'.
+	// Path is the file's path below the mount point, without '..'.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^(?:[^/.][^/]*|\.[^/.][^/]*|\.)(?:/(?:[^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+|\.|))*$`
 	Path string `json:"path"`
 
-	// Mode is the file's permission bits, 0 to 0777 (511 in decimal);
-	// unset, the volume's defaultMode.
+	// Mode is the file's permission bits (0 to 0777); default defaultMode.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=511
@@ -114,8 +112,7 @@ type ConfigMapVolumeSource struct {
 	// +kubebuilder:validation:MaxItems=32
 	Items []KeyToPath `json:"items,omitempty"`
 
-	// DefaultMode is the files' permission bits, 0 to 0777 (511 in
-	// decimal). Default 0644 (420).
+	// DefaultMode is the files' permission bits (0 to 0777), default 0644.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=511
@@ -141,8 +138,7 @@ type SecretVolumeSource struct {
 	// +kubebuilder:validation:MaxItems=32
 	Items []KeyToPath `json:"items,omitempty"`
 
-	// DefaultMode is the files' permission bits, 0 to 0777 (511 in
-	// decimal). Default 0644 (420).
+	// DefaultMode is the files' permission bits (0 to 0777), default 0644.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=511
@@ -195,8 +191,7 @@ type ProjectedVolumeSource struct {
 	// +kubebuilder:validation:MaxItems=8
 	Sources []VolumeProjection `json:"sources"`
 
-	// DefaultMode is the files' permission bits, 0 to 0777 (511 in
-	// decimal). Default 0644 (420).
+	// DefaultMode is the files' permission bits (0 to 0777), default 0644.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=511
@@ -305,8 +300,7 @@ type DownwardAPIVolumeSource struct {
 	// +kubebuilder:validation:MaxItems=32
 	Items []DownwardAPIVolumeFile `json:"items,omitempty"`
 
-	// DefaultMode is the files' permission bits, 0 to 0777 (511 in
-	// decimal). Default 0644 (420).
+	// DefaultMode is the files' permission bits (0 to 0777), default 0644.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=511
@@ -336,8 +330,7 @@ type DownwardAPIVolumeFile struct {
 	// +optional
 	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
 
-	// Mode is the file's permission bits, 0 to 0777 (511 in decimal);
-	// unset, the volume's defaultMode.
+	// Mode is the file's permission bits (0 to 0777); default defaultMode.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=511
@@ -365,8 +358,7 @@ type ObjectFieldSelector struct {
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.divisor) || size(self.divisor) == 0 || (self.resource.endsWith('.cpu') ? self.divisor in ['1m', '1'] : self.divisor != '1m')",message="divisor must be 1m or 1 for cpu, and 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei otherwise",fieldPath=".divisor"
 type ResourceFieldSelector struct {
-	// ContainerName is empty or the AppService's name: the Pods' one
-	// container is named after the AppService, and an empty name means it.
+	// ContainerName is empty or the AppService's name (its container's).
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	ContainerName string `json:"containerName,omitempty"`
@@ -379,10 +371,8 @@ type ResourceFieldSelector struct {
 	// +kubebuilder:validation:Pattern=`^(limits|requests)\.(cpu|memory|ephemeral-storage|hugepages-[0-9]+(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?)$`
 	Resource string `json:"resource"`
 
-	// Divisor is the unit the value is written in, one of the quantities
-	// 1m (cpu only), 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or
-	// 1Ei, spelt so; default 1. (core/v1 takes any spelling of these
-	// values; this field, a string, takes these.)
+	// Divisor is the value's unit: 1m (cpu only), 1, 1k to 1E, 1Ki to 1Ei
+	// (spelt so); default 1.
 	// +optional
 	// +kubebuilder:validation:Enum="";"1m";"1";"1k";"1M";"1G";"1T";"1P";"1E";"1Ki";"1Mi";"1Gi";"1Ti";"1Pi";"1Ei"
 	Divisor string `json:"divisor,omitempty"`

@@ -161,6 +161,15 @@ const (
 	// version serves all the traffic (Stalled, until the template changes
 	// or abort is set back to false). Also a Warning Event's reason.
 	ReasonCanaryAborted = "CanaryAborted"
+	// ReasonCanaryAnalysisFailed: the canary was aborted by its analysis
+	// (spec.canary.analysis), a metric failed more often than its
+	// failureLimit or erred more often in a row than its errorLimit (as
+	// ReasonCanaryAborted otherwise). Also a Warning Event's reason.
+	ReasonCanaryAnalysisFailed = "CanaryAnalysisFailed"
+	// ReasonCanaryAnalysisNotConfigured: the canary has an analysis and
+	// the controller no Prometheus to query (-prometheus-url): it holds its
+	// step (Stalled) until it has. Also a Warning Event's reason.
+	ReasonCanaryAnalysisNotConfigured = "CanaryAnalysisNotConfigured"
 )
 
 // Reasons of the Available and Progressing conditions while the Deployment
@@ -221,6 +230,12 @@ const (
 	// ReasonCanaryPromoted: a canary's template became the stable one, and
 	// the canary's objects went.
 	ReasonCanaryPromoted = "CanaryPromoted"
+	// ReasonCanaryMeasurementFailed, ReasonCanaryMeasurementNoData,
+	// ReasonCanaryMeasurementError: a measurement of a canary's analysis
+	// did not pass (Warning Events, one per metric and measurement).
+	ReasonCanaryMeasurementFailed = "CanaryMeasurementFailed"
+	ReasonCanaryMeasurementNoData = "CanaryMeasurementNoData"
+	ReasonCanaryMeasurementError  = "CanaryMeasurementError"
 )
 
 // The Activity's words: the label on its Job and Pod, its conditions and the

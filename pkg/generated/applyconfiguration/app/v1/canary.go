@@ -31,6 +31,8 @@ type CanaryApplyConfiguration struct {
 	// Abort stops the canary: all the traffic goes back to the running
 	// Pods and the canary's go. False again starts a new canary.
 	Abort *bool `json:"abort,omitempty"`
+	// Analysis judges each step by Prometheus queries (docs/canary.md).
+	Analysis *CanaryAnalysisApplyConfiguration `json:"analysis,omitempty"`
 }
 
 // CanaryApplyConfiguration constructs a declarative configuration of the Canary type for use with
@@ -57,5 +59,13 @@ func (b *CanaryApplyConfiguration) WithSteps(values ...*CanaryStepApplyConfigura
 // If called multiple times, the Abort field is set to the value of the last call.
 func (b *CanaryApplyConfiguration) WithAbort(value bool) *CanaryApplyConfiguration {
 	b.Abort = &value
+	return b
+}
+
+// WithAnalysis sets the Analysis field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Analysis field is set to the value of the last call.
+func (b *CanaryApplyConfiguration) WithAnalysis(value *CanaryAnalysisApplyConfiguration) *CanaryApplyConfiguration {
+	b.Analysis = value
 	return b
 }

@@ -40,8 +40,11 @@ type CanaryStatusApplyConfiguration struct {
 	Weight *int32 `json:"weight,omitempty"`
 	// StepStartTime is when the step began, or got its weight.
 	StepStartTime *metav1.Time `json:"stepStartTime,omitempty"`
-	// AbortedTemplateHash names the last template aborted at its deadline.
+	// AbortedTemplateHash names the last template aborted at its deadline
+	// or by its analysis.
 	AbortedTemplateHash *string `json:"abortedTemplateHash,omitempty"`
+	// Analysis is each metric's last measurement.
+	Analysis []MetricStatusApplyConfiguration `json:"analysis,omitempty"`
 }
 
 // CanaryStatusApplyConfiguration constructs a declarative configuration of the CanaryStatus type for use with
@@ -95,5 +98,18 @@ func (b *CanaryStatusApplyConfiguration) WithStepStartTime(value metav1.Time) *C
 // If called multiple times, the AbortedTemplateHash field is set to the value of the last call.
 func (b *CanaryStatusApplyConfiguration) WithAbortedTemplateHash(value string) *CanaryStatusApplyConfiguration {
 	b.AbortedTemplateHash = &value
+	return b
+}
+
+// WithAnalysis adds the given value to the Analysis field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Analysis field.
+func (b *CanaryStatusApplyConfiguration) WithAnalysis(values ...*MetricStatusApplyConfiguration) *CanaryStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAnalysis")
+		}
+		b.Analysis = append(b.Analysis, *values[i])
+	}
 	return b
 }

@@ -33,8 +33,7 @@ type DownwardAPIVolumeFileApplyConfiguration struct {
 	// ResourceFieldRef is a request or limit of the AppService's
 	// container.
 	ResourceFieldRef *ResourceFieldSelectorApplyConfiguration `json:"resourceFieldRef,omitempty"`
-	// Mode is the file's permission bits, 0 to 0777 (511 in decimal);
-	// unset, the volume's defaultMode.
+	// Mode is the file's permission bits (0 to 0777); default defaultMode.
 	Mode *int32 `json:"mode,omitempty"`
 }
 

@@ -26,8 +26,7 @@ package v1
 type DownwardAPIVolumeSourceApplyConfiguration struct {
 	// Items are the files.
 	Items []DownwardAPIVolumeFileApplyConfiguration `json:"items,omitempty"`
-	// DefaultMode is the files' permission bits, 0 to 0777 (511 in
-	// decimal). Default 0644 (420).
+	// DefaultMode is the files' permission bits (0 to 0777), default 0644.
 	DefaultMode *int32 `json:"defaultMode,omitempty"`
 }
 

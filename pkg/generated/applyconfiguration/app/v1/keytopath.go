@@ -25,11 +25,9 @@ package v1
 type KeyToPathApplyConfiguration struct {
 	// Key is the key to project.
 	Key *string `json:"key,omitempty"`
-	// Path is the file's path, relative to the mount point: not absolute,
-	// with no '..' element and not starting with '..'.
+	// Path is the file's path below the mount point, without '..'.
 	Path *string `json:"path,omitempty"`
-	// Mode is the file's permission bits, 0 to 0777 (511 in decimal);
-	// unset, the volume's defaultMode.
+	// Mode is the file's permission bits (0 to 0777); default defaultMode.
 	Mode *int32 `json:"mode,omitempty"`
 }
 

@@ -27,8 +27,7 @@ package v1
 type ProjectedVolumeSourceApplyConfiguration struct {
 	// Sources are the projections, each with exactly one source.
 	Sources []VolumeProjectionApplyConfiguration `json:"sources,omitempty"`
-	// DefaultMode is the files' permission bits, 0 to 0777 (511 in
-	// decimal). Default 0644 (420).
+	// DefaultMode is the files' permission bits (0 to 0777), default 0644.
 	DefaultMode *int32 `json:"defaultMode,omitempty"`
 }
 

@@ -24,17 +24,14 @@ package v1
 // ResourceFieldSelector is core/v1's. A volume's must name the container;
 // here it may leave it empty, for the only one there is.
 type ResourceFieldSelectorApplyConfiguration struct {
-	// ContainerName is empty or the AppService's name: the Pods' one
-	// container is named after the AppService, and an empty name means it.
+	// ContainerName is empty or the AppService's name (its container's).
 	ContainerName *string `json:"containerName,omitempty"`
 	// Resource is limits.cpu, limits.memory, limits.ephemeral-storage,
 	// requests.cpu, requests.memory, requests.ephemeral-storage, or a
 	// hugepages request or limit.
 	Resource *string `json:"resource,omitempty"`
-	// Divisor is the unit the value is written in, one of the quantities
-	// 1m (cpu only), 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or
-	// 1Ei, spelt so; default 1. (core/v1 takes any spelling of these
-	// values; this field, a string, takes these.)
+	// Divisor is the value's unit: 1m (cpu only), 1, 1k to 1E, 1Ki to 1Ei
+	// (spelt so); default 1.
 	Divisor *string `json:"divisor,omitempty"`
 }
 

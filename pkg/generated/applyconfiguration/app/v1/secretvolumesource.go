@@ -28,8 +28,7 @@ type SecretVolumeSourceApplyConfiguration struct {
 	// Items chooses keys and the files they go to; unset, every key goes
 	// to a file of its name.
 	Items []KeyToPathApplyConfiguration `json:"items,omitempty"`
-	// DefaultMode is the files' permission bits, 0 to 0777 (511 in
-	// decimal). Default 0644 (420).
+	// DefaultMode is the files' permission bits (0 to 0777), default 0644.
 	DefaultMode *int32 `json:"defaultMode,omitempty"`
 	// Optional lets the Pods start without the Secret or its keys.
 	Optional *bool `json:"optional,omitempty"`
