@@ -18,6 +18,7 @@ package metrics
 
 import (
 	"slices"
+	"strconv"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -37,12 +38,16 @@ import (
 // Flux's gotk_resource_info are): no cache of their own, no writes, and
 // nothing kept between scrapes. Their labels are the object's namespace
 // and name and values the controller defines (a state, a condition's
-// reason, a phase); nothing else of the user's data (no image, no label),
-// so that a series per object and metric is all there is.
+// reason, a phase, the name of a canary analysis metric); nothing else of
+// the user's data (no image, no label, no message), so that a series per
+// object and metric, and per analysis metric of its canary, is all there
+// is.
 
 var (
 	// nameLabels are the labels every per-object series has.
 	nameLabels = []string{"namespace", "name"}
+	// metricLabels are the labels of a canary analysis metric's series.
+	metricLabels = []string{"namespace", "name", "metric"}
 
 	appServiceInfo = basemetrics.NewDesc("appservice_info",
 		"A series of value 1 per AppService: its state (Ready, Reconciling, Stalled or Unknown, from its kstatus conditions) "+
@@ -60,6 +65,24 @@ var (
 	appServiceSuspended = basemetrics.NewDesc("appservice_suspended",
 		"1 while an AppService's spec.suspend is true, else 0.",
 		nameLabels, nil, basemetrics.ALPHA, "")
+
+	// The canary's series, for an AppService with a canary status. Their
+	// metric label is a name of spec.canary.analysis.metrics, which the
+	// CRD bounds (at most 10 per AppService, 63 characters each).
+	appServiceCanaryWeight = basemetrics.NewDesc("appservice_canary_weight",
+		"The percentage of an AppService's traffic routed to its canary (status.canary.weight): 0 when none is.",
+		nameLabels, nil, basemetrics.ALPHA, "")
+	appServiceCanaryMetricAnalysis = basemetrics.NewDesc("appservice_canary_metric_analysis",
+		"The last value a query of an AppService's canary analysis returned, per metric (as Flagger's flagger_canary_metric_analysis); "+
+			"none while the last measurement has no value (no data, an error).",
+		metricLabels, nil, basemetrics.ALPHA, "")
+	appServiceCanaryMetricResult = basemetrics.NewDesc("appservice_canary_metric_result",
+		"A series of value 1 per metric of an AppService's canary analysis: the result of its last measurement "+
+			"(Passed, Failed, NoData or Error).",
+		append(slices.Clone(metricLabels), "result"), nil, basemetrics.ALPHA, "")
+	appServiceCanaryMetricFailures = basemetrics.NewDesc("appservice_canary_metric_failures",
+		"How many measurements of a metric of an AppService's canary analysis failed in this canary.",
+		metricLabels, nil, basemetrics.ALPHA, "")
 
 	activityInfo = basemetrics.NewDesc("activity_info",
 		"A series of value 1 per Activity: its phase (prosta: Pending, Running, Succeeded or Failed).",
@@ -121,6 +144,7 @@ func ReportObjects(o Objects) {
 func (c *objectCollector) DescribeWithStability(ch chan<- *basemetrics.Desc) {
 	for _, d := range []*basemetrics.Desc{
 		appServiceInfo, appServiceSpecReplicas, appServiceReadyReplicas, appServiceGenerationLag, appServiceSuspended,
+		appServiceCanaryWeight, appServiceCanaryMetricAnalysis, appServiceCanaryMetricResult, appServiceCanaryMetricFailures,
 		activityInfo, activityExitCode, activityStartTime, activityCompletionTime,
 	} {
 		ch <- d
@@ -148,6 +172,19 @@ func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 		gauge(appServiceReadyReplicas, float64(as.Status.ReadyReplicas), ns, name)
 		gauge(appServiceGenerationLag, float64(max(0, as.Generation-as.Status.ObservedGeneration)), ns, name)
 		gauge(appServiceSuspended, boolValue(as.Spec.Suspend != nil && *as.Spec.Suspend), ns, name)
+		if c := as.Status.Canary; c != nil {
+			gauge(appServiceCanaryWeight, float64(c.Weight), ns, name)
+			for i := range c.Analysis {
+				m := &c.Analysis[i]
+				// The status keeps the value as a decimal string, empty
+				// when the measurement had none.
+				if v, err := strconv.ParseFloat(m.Value, 64); err == nil {
+					gauge(appServiceCanaryMetricAnalysis, v, ns, name, m.Name)
+				}
+				gauge(appServiceCanaryMetricResult, 1, ns, name, m.Name, string(m.Result))
+				gauge(appServiceCanaryMetricFailures, float64(m.Failures), ns, name, m.Name)
+			}
+		}
 	})
 	if err != nil {
 		o.Logger.Error(err, "Reading AppServices for /metrics")

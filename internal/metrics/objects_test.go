@@ -40,7 +40,11 @@ import (
 var objectNames = []string{
 	"appservice_info", "appservice_spec_replicas", "appservice_status_ready_replicas", "appservice_status_generation_lag",
 	"appservice_suspended", "activity_info", "activity_exit_code", "activity_start_time_seconds", "activity_completion_time_seconds",
+	"appservice_canary_weight", "appservice_canary_metric_analysis", "appservice_canary_metric_result", "appservice_canary_metric_failures",
 }
+
+// canaryNames are the series of an AppService's canary.
+var canaryNames = objectNames[len(objectNames)-4:]
 
 // TestObjects: each AppService and Activity in the listers gives its
 // series, with only its namespace, name and the controller's own values
@@ -165,6 +169,80 @@ appservice_suspended{name="web",namespace="shop"} 0
 	}
 	if err := testutil.CustomCollectAndCompare(collector(false), strings.NewReader(""), objectNames...); err != nil {
 		t.Errorf("not active: %v", err)
+	}
+}
+
+// TestObjectsCanary: an AppService with a canary status gives its weight
+// and, per metric of its analysis, the last value (when it is a number),
+// result and failures; one without a canary status gives none of them
+// (TestObjects).
+func TestObjectsCanary(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
+	appService := func(name string, st *appv1.CanaryStatus) *appv1.AppService {
+		return &appv1.AppService{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Generation: 1},
+			Spec:       appv1.AppServiceSpec{Image: "nginx:1.27", Size: new(int32(2))},
+			Status:     appv1.AppServiceStatus{ObservedGeneration: 1, Canary: st},
+		}
+	}
+	index := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, as := range []*appv1.AppService{
+		// At its second step, one metric passing, one failed once, one
+		// erring (no value), one whose value is not a number.
+		appService("cart", &appv1.CanaryStatus{CanaryTemplateHash: "7d9f", Step: new(int32(1)), Weight: 20, Analysis: []appv1.MetricStatus{
+			{Name: "success-rate", Result: appv1.MetricPassed, Value: "0.998", Time: t0, PassedStep: new(int32(1))},
+			{Name: "latency-p99", Result: appv1.MetricFailed, Value: "0.512", Message: "value 0.512 is above max 0.5", Time: t0, Failures: 1},
+			{Name: "saturation", Result: appv1.MetricError, Message: "Prometheus answered 503", Time: t0, Errors: 2},
+			{Name: "odd", Result: appv1.MetricPassed, Value: "n/a", Time: t0},
+		}}),
+		// Aborted by its analysis: no traffic, the results kept.
+		appService("checkout", &appv1.CanaryStatus{AbortedTemplateHash: "5c1e", Analysis: []appv1.MetricStatus{
+			{Name: "success-rate", Result: appv1.MetricFailed, Value: "0.9", Time: t0, Failures: 3},
+			{Name: "requests", Result: appv1.MetricNoData, Time: t0},
+		}}),
+		// A canary without analysis, its Pods not serving yet.
+		appService("search", &appv1.CanaryStatus{CanaryTemplateHash: "2a4b", Step: new(int32(0))}),
+		appService("plain", nil),
+	} {
+		if err := index.Add(as); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &objectCollector{}
+	c.source.Store(&Objects{
+		AppServices: appcache.NewLister(index), Activities: listers.NewActivityLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
+		Active: func() bool { return true }, Logger: klog.Background(),
+	})
+	want := `
+# HELP appservice_canary_metric_analysis [ALPHA] The last value a query of an AppService's canary analysis returned, per metric (as Flagger's flagger_canary_metric_analysis); none while the last measurement has no value (no data, an error).
+# TYPE appservice_canary_metric_analysis gauge
+appservice_canary_metric_analysis{metric="latency-p99",name="cart",namespace="shop"} 0.512
+appservice_canary_metric_analysis{metric="success-rate",name="cart",namespace="shop"} 0.998
+appservice_canary_metric_analysis{metric="success-rate",name="checkout",namespace="shop"} 0.9
+# HELP appservice_canary_metric_failures [ALPHA] How many measurements of a metric of an AppService's canary analysis failed in this canary.
+# TYPE appservice_canary_metric_failures gauge
+appservice_canary_metric_failures{metric="latency-p99",name="cart",namespace="shop"} 1
+appservice_canary_metric_failures{metric="odd",name="cart",namespace="shop"} 0
+appservice_canary_metric_failures{metric="saturation",name="cart",namespace="shop"} 0
+appservice_canary_metric_failures{metric="success-rate",name="cart",namespace="shop"} 0
+appservice_canary_metric_failures{metric="requests",name="checkout",namespace="shop"} 0
+appservice_canary_metric_failures{metric="success-rate",name="checkout",namespace="shop"} 3
+# HELP appservice_canary_metric_result [ALPHA] A series of value 1 per metric of an AppService's canary analysis: the result of its last measurement (Passed, Failed, NoData or Error).
+# TYPE appservice_canary_metric_result gauge
+appservice_canary_metric_result{metric="latency-p99",name="cart",namespace="shop",result="Failed"} 1
+appservice_canary_metric_result{metric="odd",name="cart",namespace="shop",result="Passed"} 1
+appservice_canary_metric_result{metric="saturation",name="cart",namespace="shop",result="Error"} 1
+appservice_canary_metric_result{metric="success-rate",name="cart",namespace="shop",result="Passed"} 1
+appservice_canary_metric_result{metric="requests",name="checkout",namespace="shop",result="NoData"} 1
+appservice_canary_metric_result{metric="success-rate",name="checkout",namespace="shop",result="Failed"} 1
+# HELP appservice_canary_weight [ALPHA] The percentage of an AppService's traffic routed to its canary (status.canary.weight): 0 when none is.
+# TYPE appservice_canary_weight gauge
+appservice_canary_weight{name="cart",namespace="shop"} 20
+appservice_canary_weight{name="checkout",namespace="shop"} 0
+appservice_canary_weight{name="search",namespace="shop"} 0
+`
+	if err := testutil.CustomCollectAndCompare(c, strings.NewReader(want), canaryNames...); err != nil {
+		t.Error(err)
 	}
 }
 

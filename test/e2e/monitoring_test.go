@@ -32,12 +32,17 @@ import (
 
 // TestObjectMetrics: /metrics reports each live AppService and Activity,
 // as it stands: a Ready AppService and a Stalled one (a Deployment in its
-// way), Activities running, succeeded and failed (with the exit code); and
+// way), one with a canary at its first step, measured by its analysis,
+// Activities running, succeeded and failed (with the exit code); and
 // every metric the alert rules and the dashboard (artifacts/monitoring)
 // read is served (but up, which Prometheus makes).
 func TestObjectMetrics(t *testing.T) {
 	parallel(t)
+	installGatewayAPI(t)
 	ns := newNamespace(t)
+	spec := analysedSpec(1, []appv1.AnalysisMetric{{Name: "ok", Query: "vector(1)", Min: new("0")}},
+		appv1.CanaryStep{Weight: 50, PauseSeconds: 600}, appv1.CanaryStep{Weight: 100})
+	createAppService(t, ns, "trying", spec)
 	createAppService(t, ns, "fine", appv1.AppServiceSpec{Size: int32p(2), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}})
 	createTheirDeployment(t, ns, "blocked")
 	createAppService(t, ns, "blocked", appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27"})
@@ -49,20 +54,25 @@ func TestObjectMetrics(t *testing.T) {
 	waitActivity(t, ns, "runs", appv1.ActivityRunning)
 	waitActivity(t, ns, "works", appv1.ActivitySucceeded)
 	waitActivity(t, ns, "fails", appv1.ActivityFailed)
+	waitAvailable(t, ns, "trying", 1)
+	updateAppService(t, ns, "trying", func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 
 	label := func(name string) string { return fmt.Sprintf(`name="%s",namespace="%s"`, name, ns) }
 	want := map[string]float64{
-		`appservice_info{` + label("fine") + `,reason="RolloutComplete",state="Ready"}`:     1,
-		`appservice_info{` + label("blocked") + `,reason="ResourceExists",state="Stalled"}`: 1,
-		`appservice_spec_replicas{` + label("fine") + `}`:                                   2,
-		`appservice_status_ready_replicas{` + label("fine") + `}`:                           2,
-		`appservice_status_generation_lag{` + label("fine") + `}`:                           0,
-		`appservice_suspended{` + label("fine") + `}`:                                       0,
-		`activity_info{` + label("runs") + `,prosta="Running"}`:                             1,
-		`activity_info{` + label("works") + `,prosta="Succeeded"}`:                          1,
-		`activity_info{` + label("fails") + `,prosta="Failed"}`:                             1,
-		`activity_exit_code{` + label("works") + `}`:                                        0,
-		`activity_exit_code{` + label("fails") + `}`:                                        3,
+		`appservice_info{` + label("fine") + `,reason="RolloutComplete",state="Ready"}`:        1,
+		`appservice_info{` + label("blocked") + `,reason="ResourceExists",state="Stalled"}`:    1,
+		`appservice_spec_replicas{` + label("fine") + `}`:                                      2,
+		`appservice_status_ready_replicas{` + label("fine") + `}`:                              2,
+		`appservice_status_generation_lag{` + label("fine") + `}`:                              0,
+		`appservice_suspended{` + label("fine") + `}`:                                          0,
+		`activity_info{` + label("runs") + `,prosta="Running"}`:                                1,
+		`activity_info{` + label("works") + `,prosta="Succeeded"}`:                             1,
+		`activity_info{` + label("fails") + `,prosta="Failed"}`:                                1,
+		`activity_exit_code{` + label("works") + `}`:                                           0,
+		`activity_exit_code{` + label("fails") + `}`:                                           3,
+		`appservice_canary_weight{` + label("trying") + `}`:                                    50,
+		`appservice_canary_metric_analysis{metric="ok",` + label("trying") + `}`:               1,
+		`appservice_canary_metric_result{metric="ok",` + label("trying") + `,result="Passed"}`: 1,
 	}
 	token := metricsToken(t, ns)
 	var body string
