@@ -29,8 +29,16 @@ limitations under the License.
 // steps; otherwise (CI) it runs straight through. -lang (default
 // $DEMO_LANG, else en) chooses the narration's language.
 //
-// It imports nothing of this repository: it drives kubectl and the built
-// controller, as a user would.
+// With -controller it also runs what the canary's analysis measures: a
+// real Prometheus ($APPSERVICE_PROMETHEUS, from hack/ensure-prometheus.sh)
+// that the controller queries (-prometheus-url), scraping every second an
+// exporter of the requests a gateway would count per Service; the tour sets
+// their rates. The local control plane has no gateway: the exporter stands
+// in for its metrics.
+//
+// Of this repository it imports only internal/promtest (that Prometheus and
+// that exporter); the rest it drives with kubectl and the built controller,
+// as a user would.
 package main
 
 import (
@@ -42,6 +50,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -51,6 +60,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"example.com/appservice-controller/internal/promtest"
 )
 
 func main() {
@@ -85,16 +96,28 @@ func run(ctx context.Context, t *tour, controller string) error {
 		return errors.New("KUBECONFIG is not set: `make demo` sets it to a local control plane's, or give yours")
 	}
 	if controller != "" {
+		dir, err := os.MkdirTemp("", "appservice-demo-")
+		if err != nil {
+			return err
+		}
+		// What the canary's analysis measures, stopped after the
+		// controller (deferred calls run last first).
+		gateway, prometheusURL, stopPrometheus, err := startPrometheus(ctx, dir)
+		if err != nil {
+			return err
+		}
+		defer stopPrometheus()
 		addr, err := freeLoopbackAddr()
 		if err != nil {
 			return err
 		}
-		stopController, err := startController(controller, addr)
+		stopController, err := startController(controller, dir, addr,
+			"-prometheus-url="+prometheusURL, "-prometheus-timeout=2s")
 		if err != nil {
 			return err
 		}
 		defer stopController()
-		t.metrics = addr
+		t.metrics, t.gateway = addr, gateway
 		// The first step waits for the CRD to be established; it must
 		// exist for kubectl wait to wait on it.
 		if err := t.eventually(ctx, func() (bool, string, error) {
@@ -117,14 +140,39 @@ func freeLoopbackAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// startController runs the controller binary against $KUBECONFIG, its log
-// in a file, its /metrics on metricsAddr, and returns the function that
-// stops it with SIGTERM.
-func startController(bin, metricsAddr string) (func(), error) {
-	dir, err := os.MkdirTemp("", "appservice-demo-")
-	if err != nil {
-		return nil, err
+// startPrometheus serves the stand-in gateway's metrics on loopback and
+// starts a real Prometheus, its storage and log in dir/prometheus, that
+// scrapes them every second. It returns the exporter, whose rates the tour
+// sets, Prometheus's URL and the function that stops both.
+func startPrometheus(ctx context.Context, dir string) (*promtest.Exporter, string, func(), error) {
+	gateway := promtest.NewExporter()
+	exporter := httptest.NewServer(gateway)
+	promDir := filepath.Join(dir, "prometheus")
+	if err := os.MkdirAll(promDir, 0o755); err != nil {
+		exporter.Close()
+		return nil, "", nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	prom, err := promtest.Start(ctx, promtest.Options{Dir: promDir, Targets: []string{exporter.Listener.Addr().String()}})
+	if err != nil {
+		exporter.Close()
+		return nil, "", nil, fmt.Errorf("starting Prometheus for the canary's analysis: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "(Prometheus runs at %s with its log in %s; it scrapes the stand-in gateway's metrics at %s)\n",
+		prom.URL, prom.Log, exporter.URL)
+	return gateway, prom.URL, func() {
+		if err := prom.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+		}
+		exporter.Close()
+	}, nil
+}
+
+// startController runs the controller binary against $KUBECONFIG, its log
+// in dir, its /metrics on metricsAddr, with the extra flags, and returns
+// the function that stops it with SIGTERM.
+func startController(bin, dir, metricsAddr string, flags ...string) (func(), error) {
 	logFile := filepath.Join(dir, "controller.log")
 	out, err := os.Create(logFile)
 	if err != nil {
@@ -132,8 +180,9 @@ func startController(bin, metricsAddr string) (func(), error) {
 	}
 	// Probes off: the tour does not need their port. Metrics on a free
 	// loopback port, in plain HTTP: the tour shows a few series.
-	cmd := exec.Command(bin, "-kubeconfig", os.Getenv("KUBECONFIG"),
-		"-metrics-bind-address="+metricsAddr, "-metrics-secure=false", "-health-probe-bind-address=0", "-v=2")
+	args := append([]string{"-kubeconfig", os.Getenv("KUBECONFIG"),
+		"-metrics-bind-address=" + metricsAddr, "-metrics-secure=false", "-health-probe-bind-address=0", "-v=2"}, flags...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group: Ctrl-C reaches the tour, which stops it in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -166,9 +215,10 @@ type step struct {
 	say   text
 	// before records what check compares with, before the commands run.
 	before func(ctx context.Context, t *tour) error
-	// ownController: the step reads the tour's own controller (its
-	// /metrics), and is skipped when the tour uses one already running.
-	ownController bool
+	// ownController, when set, says what the step needs of the tour's own
+	// controller (its /metrics, the Prometheus it queries): the step is
+	// skipped, saying why, when the tour uses one already running.
+	ownController *text
 	cmds          []command
 	// expect is what check asserts, said after it passed.
 	expect text
@@ -220,6 +270,9 @@ type tour struct {
 	// metrics is the /metrics address of the tour's own controller ("":
 	// it uses one already running).
 	metrics string
+	// gateway is the stand-in gateway's metrics, which the Prometheus of
+	// the tour's own controller scrapes (nil: it uses one already running).
+	gateway *promtest.Exporter
 }
 
 func newTour(kubectlPath, lang string, out io.Writer, interactive bool) (*tour, error) {
@@ -253,9 +306,8 @@ func (t *tour) walk(ctx context.Context, steps []step) error {
 			return err
 		}
 		fmt.Fprintf(t.out, "\n%s\n%s\n", t.style(bold, fmt.Sprintf("== %d/%d %s", i+1, len(steps), t.say(s.title))), t.say(s.say))
-		if s.ownController && t.metrics == "" {
-			fmt.Fprintln(t.out, t.say(text{"(skipped: it reads the tour's own controller, and this tour uses one already running)",
-				"（跳过：这一步读取演示自己运行的控制器，而这次演示用的是已经在运行的控制器）"}))
+		if s.ownController != nil && t.metrics == "" {
+			fmt.Fprintln(t.out, t.say(text{"(skipped: " + s.ownController.en + ")", "（跳过：" + s.ownController.zh + "）"}))
 			continue
 		}
 		if err := t.runStep(ctx, s); err != nil {

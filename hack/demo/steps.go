@@ -33,6 +33,8 @@ const (
 	activityManifest = "artifacts/examples/tutorial-activity.yaml"
 	// The canary's example, which needs the Gateway API.
 	canaryManifest = "artifacts/examples/canary/shop.yaml"
+	// The canary with an analysis, which needs Prometheus besides.
+	analysisManifest = "artifacts/examples/canary/checkout.yaml"
 )
 
 // routeWeights prints an HTTPRoute's backends and their weights.
@@ -41,7 +43,15 @@ const routeWeights = `jsonpath={range .spec.rules[0].backendRefs[*]}{.name}={.we
 // The objects the tour makes; the first step checks none is left from an
 // earlier tour, and the last deletes them.
 var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app", "configmap/nginx-settings",
-	"activity/sleep-once", "appservice/shop"}
+	"activity/sleep-once", "appservice/shop", "appservice/checkout"}
+
+// What steps that need the tour's own controller say when they are skipped.
+var (
+	readsMetrics = text{"it reads the tour's own controller, and this tour uses one already running",
+		"这一步读取演示自己运行的控制器，而这次演示用的是已经在运行的控制器"}
+	setsPrometheus = text{"the analysis measures what the Prometheus of the controller already running scrapes, which the tour cannot set",
+		"分析测量的是已在运行的控制器所用 Prometheus 抓取的数据，演示无法设定它们"}
+)
 
 // tourSteps is the tour, in order. Each step's check holds only if the
 // commands before it did what its narration says.
@@ -371,6 +381,36 @@ func tourSteps() []step {
 		},
 		check: promotedThenAborted,
 	}, {
+		title: text{"A canary aborted by its analysis", "被分析中止的金丝雀发布"},
+		say: text{
+			"checkout's canary has an analysis: every 2 s while a step's weight is routed, the controller asks Prometheus for the share\n" +
+				"of checkout-canary's requests not answered 5xx, and more than one failure below 0.95 aborts the canary. The Prometheus is\n" +
+				"real, started by the tour; the local control plane has no gateway, so the tour serves what a gateway would export,\n" +
+				"gateway_requests_total per Service, and makes checkout-canary answer 20% of its requests 503.",
+			"checkout 的金丝雀带有分析：某一步的权重生效期间，控制器每 2 秒向 Prometheus 查询 checkout-canary 的请求中\n" +
+				"没有以 5xx 应答的比例，低于 0.95 的失败超过一次，金丝雀就被中止。Prometheus 是真的，由演示启动；本地控制面没有网关，\n" +
+				"所以由演示提供网关本会导出的数据，即按 Service 计数的 gateway_requests_total，并让 checkout-canary 的请求有 20% 以 503 应答。",
+		},
+		ownController: &setsPrometheus,
+		before:        serveErrors,
+		cmds: []command{
+			kubectl("apply", "-f", analysisManifest),
+			kubectl("wait", "--for=condition=Ready", "appsvc/checkout", "--timeout=2m"),
+			kubectl("patch", "appsvc", "checkout", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Stalled")].reason}=CanaryAnalysisFailed`, "appsvc/checkout", "--timeout=2m"),
+			kubectl("get", "httproute", "checkout", "-o", routeWeights),
+			kubectl("get", "appsvc", "checkout", "-o",
+				`jsonpath={range .status.canary.analysis[*]}{.name}: {.result} at {.value}, {.failures} failures: {.message}{"\n"}{end}`),
+			kubectl("get", "events", "--field-selector", "involvedObject.name=checkout,reason=CanaryAnalysisFailed"),
+		},
+		expect: text{
+			"aborted by its analysis (Stalled, CanaryAnalysisFailed): success-rate failed twice at 0.8, below 0.95; the route back to checkout alone,\n" +
+				"checkout-canary gone, and a Warning Event naming the metric, its value and the threshold",
+			"被分析中止（Stalled，CanaryAnalysisFailed）：success-rate 两次失败，值为 0.8，低于 0.95；路由只剩 checkout，\n" +
+				"checkout-canary 已删除，一条 Warning Event 写明了指标、它的值和阈值",
+		},
+		check: abortedByAnalysis,
+	}, {
 		title: text{"Edit the Deployment by hand", "手动修改 Deployment"},
 		say: text{
 			"The controller owns the fields the spec sets, and only those: a hand-edited replica count is put back,\n" +
@@ -505,11 +545,11 @@ func tourSteps() []step {
 			"/metrics 为每个 AppService 和 Activity 各提供一组序列，抓取时由控制器的缓存算出：\n" +
 				"哪些应用没有 Ready、原因是什么，哪些 Activity 失败了（告警和仪表盘见 docs/zh-CN/monitoring.md）。",
 		},
-		ownController: true,
+		ownController: &readsMetrics,
 		cmds:          []command{scrape("appservice_info", "activity_info")},
 		expect: text{
-			"nginx-app and other-app Ready, shop Stalled (CanaryAborted), sleep-once Succeeded",
-			"nginx-app 和 other-app 为 Ready，shop 为 Stalled（CanaryAborted），sleep-once 为 Succeeded",
+			"nginx-app and other-app Ready, shop Stalled (CanaryAborted), checkout Stalled (CanaryAnalysisFailed), sleep-once Succeeded",
+			"nginx-app 和 other-app 为 Ready，shop 为 Stalled（CanaryAborted），checkout 为 Stalled（CanaryAnalysisFailed），sleep-once 为 Succeeded",
 		},
 		check: seriesAsNarrated,
 	}, {
@@ -521,17 +561,19 @@ func tourSteps() []step {
 				"控制器什么都不用做。",
 		},
 		cmds: []command{
-			kubectl("delete", "appsvc", "nginx-app", "other-app", "shop"),
+			// checkout exists only if the tour ran its own controller.
+			kubectl("delete", "appsvc", "nginx-app", "other-app", "shop", "checkout", "--ignore-not-found"),
 			kubectl("delete", "activity", "sleep-once"),
 			kubectl("delete", "configmap", "nginx-settings"),
 			kubectl("wait", "--for=delete", "deploy/nginx-app", "svc/nginx-app", "deploy/other-app", "svc/other-app", "deploy/shop", "svc/shop",
-				"httproute/shop", "job/sleep-once", "--timeout=2m"),
+				"httproute/shop", "deploy/checkout", "svc/checkout", "httproute/checkout", "job/sleep-once", "--timeout=2m"),
 			kubectl("get", "deploy,svc", "-l", "app.example.com/appservice"),
 		},
 		expect: text{"the Deployments and Services are gone", "Deployment 和 Service 都没了"},
 		check: func(ctx context.Context, t *tour) error {
 			for _, o := range []string{"deployment/nginx-app", "service/nginx-app", "deployment/other-app", "service/other-app",
-				"deployment/shop", "service/shop", "httproute/shop", "configmap/nginx-settings", "job/sleep-once"} {
+				"deployment/shop", "service/shop", "httproute/shop", "deployment/checkout", "service/checkout", "httproute/checkout",
+				"configmap/nginx-settings", "job/sleep-once"} {
 				if err := t.equals(ctx, o, "{.metadata.name}", ""); err != nil {
 					return err
 				}
@@ -555,12 +597,41 @@ func (t *tour) event(ctx context.Context, name, reason, want string) error {
 	})
 }
 
+// warning waits for a Warning Event about the AppService name with the
+// reason and a message containing each of want.
+func (t *tour) warning(ctx context.Context, name, reason string, want ...string) error {
+	return t.eventually(ctx, func() (bool, string, error) {
+		out, err := t.run(ctx, "get", "events", "--field-selector",
+			"type=Warning,involvedObject.kind=AppService,involvedObject.name="+name+",reason="+reason,
+			"-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
+		if err != nil {
+			return false, "", fmt.Errorf("kubectl get events: %v: %s", err, out)
+		}
+		for line := range strings.SplitSeq(out, "\n") {
+			if containsAll(line, want) {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("Warning %s Events %q, want one with %q", reason, out, want), nil
+	})
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
 // seriesAsNarrated checks the metrics step: the series it shows say what
 // its narration says.
 func seriesAsNarrated(_ context.Context, t *tour) error {
 	for _, want := range []string{
 		`appservice_info{name="nginx-app",namespace="default",reason="RolloutComplete",state="Ready"} 1`,
 		`appservice_info{name="shop",namespace="default",reason="CanaryAborted",state="Stalled"} 1`,
+		`appservice_info{name="checkout",namespace="default",reason="CanaryAnalysisFailed",state="Stalled"} 1`,
 		`activity_info{name="sleep-once",namespace="default",prosta="Succeeded"} 1`,
 	} {
 		if !strings.Contains(t.last[0], want) {
@@ -586,6 +657,51 @@ func promotedThenAborted(ctx context.Context, t *tour) error {
 		name, err := t.get(ctx, "deployment/shop-canary", "{.metadata.name}")
 		return err == nil && name == "", "deployment/shop-canary: " + name, err
 	})
+}
+
+// serveErrors is the analysis step's before: the stand-in gateway counts,
+// per second, 10 requests to checkout answered 200, and to checkout-canary
+// 8 answered 200 and 2 answered 503, a success rate of 0.8.
+func serveErrors(_ context.Context, t *tour) error {
+	if t.gateway == nil {
+		return fmt.Errorf("no stand-in gateway: the step needs the tour's own controller")
+	}
+	t.gateway.SetRate("default", "checkout", "200", 10)
+	t.gateway.SetRate("default", "checkout-canary", "200", 8)
+	t.gateway.SetRate("default", "checkout-canary", "503", 2)
+	fmt.Fprintln(t.out, t.say(text{
+		"\n(the stand-in gateway now counts, per second: checkout 10 answered 200; checkout-canary 8 answered 200, 2 answered 503)",
+		"\n（替身网关现在每秒计数：checkout 10 个以 200 应答；checkout-canary 8 个以 200 应答，2 个以 503 应答）",
+	}))
+	return nil
+}
+
+// abortedByAnalysis checks the analysis step: Stalled, CanaryAnalysisFailed,
+// the measurements kept in the status, the route to checkout alone, the
+// canary's Deployment gone and a Warning Event with the metric, its value
+// and the threshold.
+func abortedByAnalysis(ctx context.Context, t *tour) error {
+	if err := t.equals(ctx, "appservice/checkout", `{.status.conditions[?(@.type=="Stalled")].status}/{.status.conditions[?(@.type=="Stalled")].reason}`,
+		"True/CanaryAnalysisFailed"); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "appservice/checkout", "{.status.canary.analysis[0].name}/{.status.canary.analysis[0].result}/{.status.canary.analysis[0].failures}",
+		"success-rate/Failed/2"); err != nil {
+		return err
+	}
+	// 8 of 10 requests answered 200, as Prometheus computes it.
+	value, err := t.get(ctx, "appservice/checkout", "{.status.canary.analysis[0].value}")
+	if v, perr := strconv.ParseFloat(value, 64); err != nil || perr != nil || v < 0.75 || v > 0.85 {
+		return fmt.Errorf("success-rate measured %q (%v), want about 0.8", value, err)
+	}
+	if err := t.equals(ctx, "httproute/checkout", "{.spec.rules[0].backendRefs[*].name}", "checkout"); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "deployment/checkout-canary", "{.metadata.name}", ""); err != nil {
+		return err
+	}
+	return t.warning(ctx, "checkout", "CanaryAnalysisFailed",
+		"metric success-rate failed 2 times, more than its failureLimit of 1", "is below min 0.95")
 }
 
 // resumedAsBefore checks the suspension step: the same Service (UID,

@@ -27,7 +27,11 @@ import (
 // checks what it said.
 func TestTourSteps(t *testing.T) {
 	for i, s := range tourSteps() {
-		for _, x := range []text{s.title, s.say, s.expect} {
+		texts := []text{s.title, s.say, s.expect}
+		if s.ownController != nil {
+			texts = append(texts, *s.ownController)
+		}
+		for _, x := range texts {
 			if x.en == "" || !hasHan(x.zh) {
 				t.Errorf("step %d (%s): a text without both languages: %+v", i+1, s.title.en, x)
 			}
@@ -49,7 +53,7 @@ func hasHan(s string) bool {
 
 // The manifests the tour applies exist (make demo runs at the root).
 func TestTourManifests(t *testing.T) {
-	for _, m := range []string{seedManifest, otherManifest, badManifest, activityManifest, canaryManifest} {
+	for _, m := range []string{seedManifest, otherManifest, badManifest, activityManifest, canaryManifest, analysisManifest} {
 		if _, err := os.Stat(filepath.Join("../..", m)); err != nil {
 			t.Error(err)
 		}

@@ -55,7 +55,7 @@ var mayImport = map[string][]string{
 	"pkg/apis/app":           {},
 	"pkg/apis/app/v1":        {"pkg/apis/app"},
 	"hack/crdtrim":           {"pkg/apis/app/v1"},
-	"hack/demo":              {},
+	"hack/demo":              {"internal/promtest"},
 	"hack/image":             {},
 	"hack/localcluster":      {"internal/localcluster"},
 }
