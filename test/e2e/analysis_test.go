@@ -100,12 +100,13 @@ func testAnalysisPromote(t *testing.T) {
 	as := waitCanaryDone(t, ns, name)
 	checkCanaryGone(t, ns, name)
 	rec.waitWeights(t, 0, 20, 100, 0)
-	// Each step advanced on a measurement that passed during it, never
-	// on anything else.
+	// Each step advanced on a measurement that passed during it, and none
+	// failed. (A query that Prometheus, on a loaded machine, does not
+	// answer in time is an error, which only holds the step.)
 	passedIn := map[int32]bool{}
 	for _, v := range rec.app.snapshot() {
 		for _, m := range analysisOf(v.obj) {
-			if m.Result != appv1.MetricPassed && m.Result != "" {
+			if m.Result == appv1.MetricFailed || m.Failures > 0 {
 				t.Errorf("measurement %s of a canary without errors (resourceVersion %d)", metricString(m), v.rv)
 			}
 			if m.PassedStep != nil {

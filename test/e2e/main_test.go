@@ -310,7 +310,7 @@ func prometheusArgs() []string {
 	if controllerBinary != builtBinary {
 		return nil
 	}
-	return []string{"-prometheus-url=" + prometheus.URL, "-prometheus-timeout=2s"}
+	return []string{"-prometheus-url=" + prometheus.URL, "-prometheus-timeout=5s"}
 }
 
 // TestEveryTestHasAGroup: each test of the package starts with
