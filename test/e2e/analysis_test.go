@@ -67,7 +67,8 @@ func serve(ns, name string, ok, failed float64) {
 // TestCanaryAnalysis: the analysis judges each step, in four namespaces at
 // once.
 //   - promote: a canary that serves no errors is promoted, step by step, a
-//     measurement passing in each, and the measurements stay in the status.
+//     measurement passing in each, and the measurements stay in the status,
+//     which no sync writes again once it is in line.
 //   - abort: a canary that answers 20% of its requests 503 is aborted by
 //     its analysis once it failed more than failureLimit times: the route
 //     goes back to the stable Service in one write, Stalled says
@@ -119,6 +120,15 @@ func testAnalysisPromote(t *testing.T) {
 	}
 	if ms := analysisOf(as); len(ms) != 1 || ms[0].Result != appv1.MetricPassed || ms[0].Value != "1" {
 		t.Errorf("status.canary.analysis once promoted: %v, want success-rate Passed at 1", metricsString(ms))
+	}
+
+	// Promoted, its measurements kept in the status: not one write while
+	// it syncs.
+	waitInLine(t, ns, name)
+	steady := time.Now()
+	waitSyncs(t, ns, name)
+	for _, w := range canaryWrites(t, steady, ns) {
+		t.Errorf("write by the controller once promoted and in line: %s", w)
 	}
 }
 
