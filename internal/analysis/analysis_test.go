@@ -237,6 +237,42 @@ func TestRunnerTimeout(t *testing.T) {
 	}
 }
 
+// TestBearerTokenRotates: the token file is read at each request, as a
+// projected ServiceAccount token rotates under a running controller.
+func TestBearerTokenRotates(t *testing.T) {
+	fake := &fakePrometheus{answer: func(string) (int, string) { return http.StatusOK, vectorOf("1") }}
+	server := httptest.NewServer(fake)
+	defer server.Close()
+	token := filepath.Join(t.TempDir(), "token")
+	for _, tok := range []string{"first", "second"} {
+		if err := os.WriteFile(token, []byte(tok+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		client, err := NewAPI(Config{URL: server.URL, BearerTokenFile: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := client.Query(context.Background(), "up", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client, err := NewAPI(Config{URL: server.URL, BearerTokenFile: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(token, []byte("third"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := client.Query(context.Background(), "up", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if want := []string{"Bearer first", "Bearer second", "Bearer third"}; !cmp.Equal(want, fake.auth) {
+		t.Errorf("Authorization headers %q, want %q: the file read at each request", fake.auth, want)
+	}
+}
+
 func TestNotConfigured(t *testing.T) {
 	client, err := NewAPI(Config{})
 	if err != nil || client != nil {
@@ -250,5 +286,15 @@ func TestNotConfigured(t *testing.T) {
 	r.Start(cache.ObjectName{Name: "x"}, as, canary.Round{}, "x-canary")
 	if _, err := NewAPI(Config{URL: "http://127.0.0.1:1", CAFile: "/nonexistent/ca.pem"}); err == nil {
 		t.Error("NewAPI with a CA file that does not exist: no error")
+	}
+	notPEM := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewAPI(Config{URL: "http://127.0.0.1:1", CAFile: notPEM}); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("NewAPI with a CA file of no certificate: %v, want an error saying so", err)
+	}
+	if _, err := NewAPI(Config{URL: "http://127.0.0.1:1", BearerTokenFile: "/nonexistent/token"}); err == nil {
+		t.Error("NewAPI with a token file that does not exist: no error")
 	}
 }
