@@ -147,8 +147,8 @@ func main() {
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
 		"convergence (the limit, convergence and backlog runs, with the steady state and the restart), "+
-		"steady, latency, unrelated, config, crd, activities, throttle, canary, peer (for quick tuning runs, "+
-		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary).")
+		"steady, latency, unrelated, config, crd, activities, throttle, canary, analysis, slow-prometheus, peer (for quick tuning runs, "+
+		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary,analysis,slow-prometheus).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
 		fatalf("bad -spec %q: realistic, minimal, every-child or sidecar", specKind)
@@ -244,6 +244,11 @@ type Results struct {
 	// under the default cap on config rollouts and without one.
 	ConfigRollouts []ConfigRollouts `json:"configRollouts,omitempty"`
 	Canaries       Canaries         `json:"canaries"`
+	// Analysis: what canary analyses cost the controller and Prometheus;
+	// SlowPrometheus: what a slow Prometheus costs the AppServices
+	// without one (test/bench/analysis.go).
+	Analysis       Analysis       `json:"analysis"`
+	SlowPrometheus SlowPrometheus `json:"slowPrometheus"`
 	// Peer: this controller and the peer side by side, per N, this one
 	// first (measurePeer).
 	Peer []PeerRun `json:"peer,omitempty"`
@@ -530,6 +535,22 @@ func run(o options) (*Results, error) {
 			return nil, err
 		}
 		res.Canaries = c
+	}
+	if !o.skip["analysis"] {
+		logf("canary analyses")
+		a, err := measureAnalysis(o, 100, 10, time.Minute)
+		if err != nil {
+			return nil, err
+		}
+		res.Analysis = a
+	}
+	if !o.skip["slow-prometheus"] {
+		logf("a slow Prometheus")
+		sp, err := measureSlowPrometheus(o, 1000, o.runs, 2*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		res.SlowPrometheus = sp
 	}
 	if !o.skip["config"] && specKind != specMinimal {
 		logf("rolloutOnConfigChange")
@@ -2304,6 +2325,24 @@ func (r *Results) markdown() string {
 		}
 		fmt.Fprintf(&m, "| writes per canary of three steps: all; of the children (%s) | %.1f; %.1f |\n",
 			strings.Join(writes, ", "), c.WritesPerCanary, c.ChildWritesPerCanary)
+	}
+	if a := r.Analysis; a.N > 0 {
+		fmt.Fprintf(&m, "| %d canaries held at a routed step, an analysis of %d metrics every %d s each, a fake Prometheus answering at once, "+
+			"over %.0f s: queries / s (expected %.0f), most in flight; controller CPU s / s (idle before: %.3f); status writes / s; "+
+			"still passing at the end | %.1f, %d; %.3f; %.1f; %d of %d |\n",
+			a.N, a.Metrics, a.IntervalSeconds, a.WindowSeconds, a.ExpectedPerSecond, a.IdleCPUPerSecond,
+			a.QueriesPerSecond, a.MostQueriesInFlight, a.CPUPerSecond, a.StatusWritesPerSecond, a.Passing, a.N)
+		writes := make([]string, 0, len(a.Writes))
+		for _, k := range slices.Sorted(maps.Keys(a.Writes)) {
+			writes = append(writes, fmt.Sprintf("%s %d", k, a.Writes[k]))
+		}
+		fmt.Fprintf(&m, "| the controller's writes over those %.0f s (%s); from the image changes to a first round in every status | %.1f / s; %.1f s |\n",
+			a.WindowSeconds, strings.Join(writes, ", "), a.WritesPerSecond, a.FirstRoundSeconds)
+	}
+	if sp := r.SlowPrometheus; sp.N > 0 {
+		fmt.Fprintf(&m, "| convergence of %d AppServices without an analysis, median of %d: -prometheus-url a Prometheus answering after %.0f s "+
+			"vs none (writes / AppService; queries it received) | %.2f s vs %.2f s (%.2f×; %.2f vs %.2f; %d) |\n",
+			sp.N, sp.Runs, sp.DelaySeconds, sp.WithSeconds, sp.WithoutSeconds, sp.Ratio, sp.WithWrites, sp.WithoutWrites, sp.Queries)
 	}
 	if c := r.Config; c.N > 0 {
 		fmt.Fprintf(&m, "| RSS, %d AppServices with rolloutOnConfigChange: alone vs %d unrelated ConfigMaps + %d Secrets of %d KiB "+
