@@ -212,7 +212,7 @@ func measureAnalysis(o options, n int, interval int32, window time.Duration) (An
 			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
 			Spec: appv1.AppServiceSpec{
 				Size: new(int32(2)), Image: benchImage, Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
-				HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "public"}}},
+				HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayName}}},
 				Canary: &appv1.Canary{
 					// The first step holds for an hour: the canaries stay
 					// routed, measured every interval, for the window.
@@ -387,4 +387,27 @@ func measureSlowPrometheus(o options, n, runs int, delay time.Duration) (SlowPro
 	res.WithoutWrites, res.WithWrites = median(withoutWrites), median(withWrites)
 	res.Queries = prom.queries.Load()
 	return res, nil
+}
+
+// measureAnalyses runs the measurements of canary analyses that -skip
+// leaves in: their cost (measureAnalysis), and what a slow Prometheus
+// costs the AppServices without one (measureSlowPrometheus).
+func measureAnalyses(o options, res *Results) error {
+	if !o.skip["analysis"] {
+		logf("canary analyses")
+		a, err := measureAnalysis(o, 100, 10, time.Minute)
+		if err != nil {
+			return err
+		}
+		res.Analysis = a
+	}
+	if !o.skip["slow-prometheus"] {
+		logf("a slow Prometheus")
+		sp, err := measureSlowPrometheus(o, 1000, o.runs, 2*time.Second)
+		if err != nil {
+			return err
+		}
+		res.SlowPrometheus = sp
+	}
+	return nil
 }

@@ -92,6 +92,9 @@ const (
 // their own create.
 const benchImage = "nginx:1.27"
 
+// gatewayName is the Gateway the AppServices' HTTPRoutes name.
+const gatewayName = "public"
+
 // parallelClients write the "limit" and create the AppServices.
 const parallelClients = 16
 
@@ -536,21 +539,8 @@ func run(o options) (*Results, error) {
 		}
 		res.Canaries = c
 	}
-	if !o.skip["analysis"] {
-		logf("canary analyses")
-		a, err := measureAnalysis(o, 100, 10, time.Minute)
-		if err != nil {
-			return nil, err
-		}
-		res.Analysis = a
-	}
-	if !o.skip["slow-prometheus"] {
-		logf("a slow Prometheus")
-		sp, err := measureSlowPrometheus(o, 1000, o.runs, 2*time.Second)
-		if err != nil {
-			return nil, err
-		}
-		res.SlowPrometheus = sp
+	if err := measureAnalyses(o, res); err != nil {
+		return nil, err
 	}
 	if !o.skip["config"] && specKind != specMinimal {
 		logf("rolloutOnConfigChange")
@@ -701,7 +691,7 @@ func appService(i int) *appv1.AppService {
 			Hosts:     []appv1.IngressHost{{Host: as.Name + ".example.com", Paths: []appv1.IngressPath{{Path: "/", PathType: networkingv1.PathTypePrefix}}}},
 		}
 		s.HTTPRoute = &appv1.HTTPRoute{
-			ParentRefs: []gatewayv1.ParentReference{{Name: "public", Namespace: new(gatewayv1.Namespace("infra"))}},
+			ParentRefs: []gatewayv1.ParentReference{{Name: gatewayName, Namespace: new(gatewayv1.Namespace("infra"))}},
 			Hostnames:  []gatewayv1.Hostname{gatewayv1.Hostname(as.Name + ".example.com")},
 		}
 		s.DisruptionBudget = &appv1.DisruptionBudget{MaxUnavailable: new(intstr.FromInt32(1))}
@@ -1478,7 +1468,7 @@ func measureCanaries(o options, n int) (Canaries, error) {
 			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
 			Spec: appv1.AppServiceSpec{
 				Size: new(int32(2)), Image: benchImage, Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
-				HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "public"}}},
+				HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayName}}},
 				Canary:    &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}, {Weight: 50}, {Weight: 100}}},
 			},
 		}, metav1.CreateOptions{})
