@@ -26,11 +26,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -207,28 +204,12 @@ func measureAnalysis(o options, n int, interval int32, window time.Duration) (An
 	defer routes.close()
 
 	name := func(i int) string { return fmt.Sprintf("app-%05d", i) }
-	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, &appv1.AppService{
-			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
-			Spec: appv1.AppServiceSpec{
-				Size: new(int32(2)), Image: benchImage, Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
-				HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayName}}},
-				Canary: &appv1.Canary{
-					// The first step holds for an hour: the canaries stay
-					// routed, measured every interval, for the window.
-					Steps:    []appv1.CanaryStep{{Weight: 10, PauseSeconds: 3600}, {Weight: 100}},
-					Analysis: &appv1.CanaryAnalysis{IntervalSeconds: interval, Metrics: metrics},
-				},
-			},
-		}, metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return res, err
-	}
-	if err := poll("the AppServices running", func() (bool, error) {
-		ready, err := canariesSettled(ctx, e)
-		return ready == n && routes.single() == n, err
-	}); err != nil {
+	// The first step holds for an hour: the canaries stay routed,
+	// measured every interval, for the window.
+	if err := createCanaried(ctx, e, n, name, &appv1.Canary{
+		Steps:    []appv1.CanaryStep{{Weight: 10, PauseSeconds: 3600}, {Weight: 100}},
+		Analysis: &appv1.CanaryAnalysis{IntervalSeconds: interval, Metrics: metrics},
+	}, routes); err != nil {
 		return res, err
 	}
 	// The idle controller's CPU over a window as long, for reference.

@@ -1463,24 +1463,7 @@ func measureCanaries(o options, n int) (Canaries, error) {
 	defer routes.close()
 
 	name := func(i int) string { return fmt.Sprintf("app-%05d", i) }
-	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, &appv1.AppService{
-			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
-			Spec: appv1.AppServiceSpec{
-				Size: new(int32(2)), Image: benchImage, Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
-				HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayName}}},
-				Canary:    &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}, {Weight: 50}, {Weight: 100}}},
-			},
-		}, metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return res, err
-	}
-	settled := func() (bool, error) {
-		ready, err := canariesSettled(ctx, e)
-		return ready == n && routes.single() == n, err
-	}
-	if err := poll("the AppServices running", settled); err != nil {
+	if err := createCanaried(ctx, e, n, name, &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}, {Weight: 50}, {Weight: 100}}}, routes); err != nil {
 		return res, err
 	}
 
@@ -1498,7 +1481,7 @@ func measureCanaries(o options, n int) (Canaries, error) {
 	if err := poll("a canary's traffic on every route", func() (bool, error) { return routes.weighted() == n, nil }); err != nil {
 		return res, err
 	}
-	if err := poll("the canaries promoted", settled); err != nil {
+	if err := poll("the canaries promoted", canariesDone(ctx, e, n, routes)); err != nil {
 		return res, err
 	}
 	res.PromotedSeconds = time.Since(start).Seconds()
@@ -1528,6 +1511,35 @@ func measureCanaries(o options, n int) (Canaries, error) {
 	res.WritesPerCanary = float64(total) / float64(n)
 	res.ChildWritesPerCanary = float64(toChildren) / float64(n)
 	return res, nil
+}
+
+// createCanaried creates n AppServices named name(i), of two replicas
+// behind an HTTPRoute, with the canary c, and waits until each runs with
+// its route to the one Service (the canaries' and the analyses' runs).
+func createCanaried(ctx context.Context, e *env, n int, name func(int) string, c *appv1.Canary, routes *routeWatch) error {
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, &appv1.AppService{
+			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
+			Spec: appv1.AppServiceSpec{
+				Size: new(int32(2)), Image: benchImage, Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
+				HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayName}}},
+				Canary:    c.DeepCopy(),
+			},
+		}, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	return poll("the AppServices running", canariesDone(ctx, e, n, routes))
+}
+
+// canariesDone reports whether the n AppServices run, no canary under
+// way, each route to the one Service.
+func canariesDone(ctx context.Context, e *env, n int, routes *routeWatch) func() (bool, error) {
+	return func() (bool, error) {
+		ready, err := canariesSettled(ctx, e)
+		return ready == n && routes.single() == n, err
+	}
 }
 
 // poll calls done until it reports true, for at most 15 minutes.
