@@ -51,9 +51,7 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 			s.canary = canary.Decision{HoldStable: true}
 		}
 	}()
-	key := cache.MetaObjectToName(s.as)
-	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now(),
-		Analysis: canary.Analysis{Configured: s.c.analysis.Configured(), Measurements: s.c.analysis.Results(key)}}
+	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now()}
 	if children.Suspended(s.as) {
 		// No Pods to protect: a template change goes to the Deployment at
 		// 0 replicas, as without a canary.
@@ -62,6 +60,11 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 	if in.Spec == nil {
 		s.canary = canary.Decide(in)
 		return nil
+	}
+	key := cache.MetaObjectToName(s.as)
+	if in.Spec.Analysis != nil {
+		// Only a canary with an analysis reads the runner (and its lock).
+		in.Analysis = canary.Analysis{Configured: s.c.analysis.Configured(), Measurements: s.c.analysis.Results(key)}
 	}
 	in.Hash = children.TemplateHash(desired)
 	in.ProgressDeadline = time.Duration(*desired.Spec.ProgressDeadlineSeconds) * time.Second
