@@ -2,6 +2,8 @@
 -- conditions the controller writes, as kstatus reads them:
 --   Stalled=True            -> Degraded     (progress needs the user)
 --   Ready=True, Suspended=True -> Suspended (spec.suspend: at 0 replicas, as asked)
+--   Reconciling=True, CanaryGated -> Suspended (a canary waits for a person, as
+--                              Argo CD shows a paused Rollout)
 --   Ready=True              -> Healthy      (every child in line, rolled out)
 --   anything else           -> Progressing  (Reconciling, or not seen yet)
 -- Install it as resource.customizations.health.app.example.com_AppService in
@@ -41,6 +43,11 @@ end
 if ready ~= nil and ready.status == "True" then
   hs.status = "Healthy"
   hs.message = ready.message
+  return hs
+end
+if reconciling ~= nil and reconciling.status == "True" and reconciling.reason == "CanaryGated" then
+  hs.status = "Suspended"
+  hs.message = reconciling.message
   return hs
 end
 hs.status = "Progressing"

@@ -107,6 +107,15 @@ func TestDecideAnalysis(t *testing.T) {
 		want: want{phase: Running, step: 1, reason: appv1.ReasonCanaryProgressing, message: "waits for its Pods", after: 10 * time.Minute,
 			metrics: []appv1.MetricStatus{passed("errors", 0, 31*time.Second)}},
 	}, {
+		name: "pause over, passed during a gated step: waits at the gate, measured on",
+		in: in(func() *appv1.Canary {
+			c := analysis(nil)
+			c.Steps[0].Gate = true
+			return c
+		}(), routed(0, 61*time.Second, passed("errors", 0, 31*time.Second))),
+		want: want{phase: Running, reason: appv1.ReasonCanaryGated, message: "waits at its gate", round: true, after: 30 * time.Second,
+			metrics: []appv1.MetricStatus{passed("errors", 0, 31*time.Second)}},
+	}, {
 		name: "pause over, the last pass was in the step before: holds, a round due",
 		in:   in(analysis(nil), routed(1, 31*time.Second, passed("errors", 0, 2*time.Minute))),
 		want: want{phase: Running, step: 1, reason: appv1.ReasonCanaryProgressing, message: "waits for a measurement of errors in this step",

@@ -208,6 +208,16 @@ func Decide(in Input) Decision {
 		return aborted("spec.canary.abort is true (set it back to false to try again)", running)
 	}
 	if st.AbortedTemplateHash == in.Hash && !running {
+		switch requested(st, in.Hash) {
+		case appv1.CanaryRetry:
+			d := start(in, st.StableTemplateHash, "")
+			d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
+				fmt.Sprintf("Canary %s retried on request: it starts again at step 1 of %d", in.Hash, steps)}
+			return d
+		case appv1.CanaryAbort:
+			// The request stays: it is the record of why.
+			return abortOnRequest(in, st, false)
+		}
 		if c.Analysis != nil && len(st.Analysis) > 0 {
 			// Aborted by its analysis, whose results stay in the status.
 			d := aborted(analysisAbort(c.Analysis, st)+" (change the template to start a new canary)", false)
@@ -219,17 +229,8 @@ func Decide(in Input) Decision {
 	if !running || st.CanaryTemplateHash != in.Hash {
 		// A new template, or a newer one than the canary's: the canary
 		// starts (over) at the first step, with no traffic until its Pods
-		// are available.
-		start := &appv1.CanaryStatus{
-			StableTemplateHash: st.StableTemplateHash, CanaryTemplateHash: in.Hash,
-			Step: new(int32(0)), StepStartTime: &metav1.Time{Time: in.Now},
-			AbortedTemplateHash: st.AbortedTemplateHash,
-		}
-		return Decision{
-			Phase: Running, Status: start, HoldStable: true,
-			CanaryReplicas: CanaryReplicas(in.StableReplicas, c.Steps[0].Weight), After: in.ProgressDeadline,
-			Reason: appv1.ReasonCanaryProgressing, Message: stepMessage(in.Hash, 0, steps, 0, "waits for its Pods"),
-		}
+		// are available. A request for another canary goes.
+		return start(in, st.StableTemplateHash, st.AbortedTemplateHash)
 	}
 
 	step := *st.Step
@@ -237,6 +238,27 @@ func Decide(in Input) Decision {
 		// The last step passed: the stable Deployment rolls to the
 		// canary's template (this sync writes it).
 		return promoting(in, st)
+	}
+	promote := false
+	switch requested(st, in.Hash) {
+	case appv1.CanaryAbort:
+		return abortOnRequest(in, st, true)
+	case appv1.CanaryPromoteFull:
+		next := st.DeepCopy()
+		next.Step, next.StepStartTime = new(steps), &metav1.Time{Time: in.Now}
+		d := promoting(in, next)
+		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
+			fmt.Sprintf("Canary %s promoted on request at step %d of %d, skipping the steps left: the stable Pods roll to it", in.Hash, step+1, steps)}
+		return d
+	case appv1.CanaryPromote:
+		// For this step only: it waits, if need be, for the step's
+		// weight to be routed.
+		promote = *st.Request.Step == step
+	}
+	if !promote && st.Request != nil {
+		// A request for another canary, step or action: it goes.
+		st = st.DeepCopy()
+		st.Request = nil
 	}
 	want := c.Steps[step]
 	since := in.Now.Sub(startTime(st, in.Now))
@@ -274,6 +296,14 @@ func Decide(in Input) Decision {
 			fmt.Sprintf("Canary %s at step %d of %d: %d%% of the traffic", in.Hash, step+1, steps, want.Weight)}
 		return d
 	}
+	if promote {
+		// Its weight is routed: the request passes the step, whatever its
+		// pause, analysis or gate.
+		d := advance(in, st, step)
+		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
+			fmt.Sprintf("Canary %s promoted on request past step %d of %d", in.Hash, step+1, steps)}
+		return d
+	}
 	pause := time.Duration(want.PauseSeconds) * time.Second
 	if c.Analysis != nil {
 		// The step's weight is routed: the analysis measures it.
@@ -282,7 +312,50 @@ func Decide(in Input) Decision {
 	if since < pause {
 		return running1(st, replicas, pause-since, "pauses")
 	}
+	if want.Gate {
+		// It passed its pause, and waits for a person.
+		d := running1(st, replicas, 0, gateWait)
+		d.Reason = appv1.ReasonCanaryGated
+		return d
+	}
 	return advance(in, st, step)
+}
+
+// gateWait says what a step at its gate waits for.
+const gateWait = "waits at its gate for kubectl appservice promote"
+
+// requested is the action of the status's request when it is for the
+// canary of template hash ("" when there is none, or it is for another).
+func requested(st *appv1.CanaryStatus, hash string) appv1.CanaryAction {
+	r := st.Request
+	if r == nil || r.TemplateHash != hash || (r.Action == appv1.CanaryPromote && r.Step == nil) {
+		return ""
+	}
+	return r.Action
+}
+
+// start is the decision that starts a canary of in.Hash at its first step.
+func start(in Input, stable, aborted string) Decision {
+	st := &appv1.CanaryStatus{
+		StableTemplateHash: stable, CanaryTemplateHash: in.Hash,
+		Step: new(int32(0)), StepStartTime: &metav1.Time{Time: in.Now},
+		AbortedTemplateHash: aborted,
+	}
+	return Decision{
+		Phase: Running, Status: st, HoldStable: true,
+		CanaryReplicas: CanaryReplicas(in.StableReplicas, in.Spec.Steps[0].Weight), After: in.ProgressDeadline,
+		Reason:  appv1.ReasonCanaryProgressing,
+		Message: stepMessage(in.Hash, 0, int32(len(in.Spec.Steps)), 0, "waits for its Pods"),
+	}
+}
+
+// abortOnRequest is the decision of a canary aborted by the status's
+// request, which stays in the status as the record of it (with the
+// analysis's last results), with the abort's Warning Event when event.
+func abortOnRequest(in Input, st *appv1.CanaryStatus, event bool) Decision {
+	d := abort(in, st, "aborted on request (kubectl appservice retry, or a new template, starts it again)", event)
+	d.Status.AbortedTemplateHash, d.Status.Request, d.Status.Analysis = in.Hash, st.Request, st.Analysis
+	return d
 }
 
 // abort is the decision that aborts the canary, or keeps it aborted, for
@@ -321,7 +394,8 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 		d.Events = j.events
 		return d
 	}
-	if since >= pause && j.passed {
+	gate := since >= pause && j.passed && in.Spec.Steps[*st.Step].Gate
+	if since >= pause && j.passed && !gate {
 		d := advance(in, j.status, *st.Step)
 		d.Events = j.events
 		return d
@@ -329,6 +403,10 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 	what, after := "pauses", time.Duration(0)
 	if since >= pause {
 		what = j.hold
+		if gate {
+			// Measured on while it waits: a failure still aborts.
+			what = gateWait
+		}
 	} else {
 		after = pause - since
 	}
@@ -342,6 +420,9 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 	}
 	d := runningAt(in, j.status, replicas, after, what)
 	d.Events, d.Round = j.events, j.round
+	if gate {
+		d.Reason = appv1.ReasonCanaryGated
+	}
 	if !in.Analysis.Configured {
 		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisNotConfigured
 		d.Message = stepMessage(in.Hash, *st.Step, int32(len(in.Spec.Steps)), st.Weight,
@@ -356,7 +437,7 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 func advance(in Input, st *appv1.CanaryStatus, step int32) Decision {
 	steps := int32(len(in.Spec.Steps))
 	next := st.DeepCopy()
-	next.Step, next.StepStartTime = new(step+1), &metav1.Time{Time: in.Now}
+	next.Step, next.StepStartTime, next.Request = new(step+1), &metav1.Time{Time: in.Now}, nil
 	if step+1 >= steps {
 		return promoting(in, next)
 	}
@@ -372,6 +453,11 @@ func advance(in Input, st *appv1.CanaryStatus, step int32) Decision {
 // stable Deployment rolls to the canary's template, and the canary keeps
 // its Pods and its share of the traffic until the stable Pods all run it.
 func promoting(in Input, st *appv1.CanaryStatus) Decision {
+	if st.Request != nil {
+		// Nothing left to request.
+		st = st.DeepCopy()
+		st.Request = nil
+	}
 	return Decision{
 		Phase: Promoting, Status: st, CanaryReplicas: CanaryReplicas(in.StableReplicas, st.Weight),
 		RouteWeight: routed(st.Weight, in.Pods.serving()), Reason: appv1.ReasonCanaryPromoting,

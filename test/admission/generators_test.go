@@ -180,7 +180,7 @@ func genCanary(c corpusCase) *appv1.Canary {
 		steps = 21
 	}
 	for range steps {
-		step := appv1.CanaryStep{Weight: int32(1 + draw(100)), PauseSeconds: int32(draw(4) * 30)}
+		step := appv1.CanaryStep{Weight: int32(1 + draw(100)), PauseSeconds: int32(draw(4) * 30), Gate: draw(3) == 0}
 		switch draw(25) {
 		case 0:
 			step.Weight = []int32{0, 101, -5}[draw(3)]

@@ -52,6 +52,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.CanaryApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryAnalysis"):
 		return &appv1.CanaryAnalysisApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryRequest"):
+		return &appv1.CanaryRequestApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryStatus"):
 		return &appv1.CanaryStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryStep"):

@@ -98,12 +98,9 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:Maximum=2147483647
 	Size *int32 `json:"size,omitempty"`
 
-	// Suspend stops the app without deleting it. True scales the
-	// Deployment to 0 and removes the HorizontalPodAutoscaler, which cannot
-	// hold zero replicas; the Service with its cluster IP and node ports,
-	// the Ingress or HTTPRoute, the PodDisruptionBudget, the ServiceAccount
-	// and the config digests stay. False brings the Pods back: size, or
-	// the autoscaler's range from its minimum (batch/v1 JobSpec.suspend).
+	// Suspend stops the app without deleting it: the Deployment goes to 0
+	// replicas and the HorizontalPodAutoscaler is removed; the Service, the
+	// route and the other objects stay. False brings the Pods back.
 	// +optional
 	// +kubebuilder:default=false
 	Suspend *bool `json:"suspend,omitempty"`
@@ -161,36 +158,26 @@ type AppServiceSpec struct {
 	// +optional
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
 
-	// Lifecycle runs handlers after the container starts and before it
-	// stops (core/v1 Container.lifecycle): postStart and preStop, each with
-	// exactly one of exec, httpGet, tcpSocket or sleep. A preStop sleep
-	// gives load balancers time to stop sending traffic before the app
-	// gets SIGTERM; it may not outlast terminationGracePeriodSeconds. The
-	// rules are in config/crd/patches/probe-rules.yaml; stopSignal, alpha
-	// in Kubernetes 1.37, is refused.
+	// Rules: config/crd/patches/probe-rules.yaml.
+
+	// Lifecycle runs postStart and preStop handlers (core/v1
+	// Container.lifecycle). A preStop sleep lets load balancers stop sending
+	// traffic before SIGTERM. stopSignal (alpha) is refused.
 	// +optional
 	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
 
+	// Rules: config/crd/patches/security-rules.yaml.
+
 	// SecurityContext is the container's security settings (core/v1
-	// Container.securityContext): the user and group it runs as,
-	// runAsNonRoot, a read-only root filesystem, privilege escalation,
-	// capabilities, seccomp, AppArmor and SELinux. windowsOptions and an
-	// Unmasked procMount (which needs hostUsers: false) are refused; the
-	// rules are in config/crd/patches/security-rules.yaml. Privileged
-	// containers are refused by clusters started without
-	// --allow-privileged, which only the Deployment's creation can tell
-	// (Degraded, CreateFailed).
+	// Container.securityContext). windowsOptions and an Unmasked procMount
+	// are refused; a privileged container fails at the Deployment's creation
+	// on clusters without --allow-privileged (Degraded).
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 
 	// PodSecurityContext is the Pods' security settings (core/v1
-	// PodSpec.securityContext): runAsUser, runAsGroup, runAsNonRoot,
-	// fsGroup and its change policy, supplementalGroups and their policy,
-	// sysctls, seccomp, AppArmor and SELinux. windowsOptions is refused;
-	// the rules are in config/crd/patches/security-rules.yaml.
-	// seLinuxChangePolicy MountOption needs the SELinuxMount feature on the
-	// cluster; without it only the Deployment's creation can tell (Degraded,
-	// CreateFailed).
+	// PodSpec.securityContext). windowsOptions is refused; seLinuxChangePolicy
+	// MountOption needs the SELinuxMount feature (else Degraded).
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 
@@ -204,12 +191,9 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 
-	// PodAnnotations are extra annotations on the Pods, e.g. for a service
-	// mesh or a metrics scraper. Annotations others put on the template
-	// (kubectl rollout restart's, for one) are kept; a key removed from here
-	// is removed from it. The keys the API server reads itself (mirror
-	// Pods, tolerations, seccomp, AppArmor, deletion cost) or drops (the old
-	// init-container ones), and kubectl rollout restart's, are refused.
+	// PodAnnotations are extra annotations on the Pods. Others' annotations
+	// on the template are kept; the keys Kubernetes reads itself, and
+	// kubectl rollout restart's, are refused.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
@@ -258,13 +242,12 @@ type AppServiceSpec struct {
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
 
+	// Rules: config/crd/patches/scheduling-rules.yaml.
+
 	// TopologySpreadConstraints spread the Pods across zones or nodes
-	// (core/v1 PodSpec.topologySpreadConstraints); no two may have the same
-	// topologyKey and whenUnsatisfiable. The rules are in
-	// config/crd/patches/scheduling-rules.yaml. matchLabelKeys needs the
-	// MatchLabelKeysInPodTopologySpread feature (beta, on by default in
-	// Kubernetes 1.37): a cluster that turns it off drops the field, and
-	// the controller would write it back on every sync.
+	// (core/v1 PodSpec.topologySpreadConstraints), one per topologyKey and
+	// whenUnsatisfiable. matchLabelKeys needs its feature (beta, on by
+	// default).
 	// +optional
 	// +listType=map
 	// +listMapKey=topologyKey
@@ -359,15 +342,9 @@ type AppServiceSpec struct {
 	Volumes []Volume `json:"volumes,omitempty"`
 
 	// RolloutOnConfigChange rolls the Pods when the data of a ConfigMap or
-	// Secret they read changes: one mounted as a volume (configMap, secret
-	// or a projected source), named in envFrom, or in an env var's
-	// configMapKeyRef or secretKeyRef. The controller keeps a digest of each
-	// in the pod template's app.example.com/config-digest annotation, so a
-	// change of data changes the template and the Deployment rolls out as
-	// for a new image. A change of labels or annotations only does not roll;
-	// a missing optional object has a digest of its own; a missing required
-	// one keeps the digest the Pods were started with. Off by default:
-	// turning it off removes the annotation (one rollout).
+	// Secret they read (volume, envFrom or env) changes, through a digest in
+	// the pod template's app.example.com/config-digest annotation. Off by
+	// default; turning it off rolls once.
 	// +optional
 	RolloutOnConfigChange bool `json:"rolloutOnConfigChange,omitempty"`
 
@@ -402,13 +379,10 @@ type AppServiceSpec struct {
 	// +kubebuilder:validation:MaxItems=8
 	Sidecars []Container `json:"sidecars,omitempty"`
 
-	// Ports are the ports of the Service. Each target port (or the port
-	// itself when no target port is given) is also declared as a port of
-	// the container. With no ports there is no Service.
-	//
-	// Nested bounds (port ranges, protocol, name format, the target port's
-	// format) and the list's uniqueness by port and protocol are in
-	// config/crd/patches.
+	// Nested bounds and uniqueness by port and protocol: config/crd/patches.
+
+	// Ports are the ports of the Service, each also declared on the
+	// container (its targetPort, or port). No ports: no Service.
 	// +optional
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:XValidation:rule="size(self) <= 1 || self.all(p, has(p.name) && size(p.name) > 0)",message="each port must have a name when there is more than one"
@@ -572,6 +546,11 @@ type CanaryStep struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=86400
 	PauseSeconds int32 `json:"pauseSeconds,omitempty"`
+
+	// Gate: after its pause (and analysis) the step waits for a person,
+	// with no time limit: kubectl appservice promote NAME.
+	// +optional
+	Gate bool `json:"gate,omitempty"`
 }
 
 // AppServiceStatus is the observed state of an AppService.
@@ -657,7 +636,44 @@ type CanaryStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=10
 	Analysis []MetricStatus `json:"analysis,omitempty"`
+
+	// Request is a person's command, written to the status (kubectl
+	// appservice): it acts once, on the canary it names only.
+	// +optional
+	Request *CanaryRequest `json:"request,omitempty"`
 }
+
+// CanaryRequest is a command for one canary. An Abort stays as the
+// record of why the canary is aborted, until a Retry or a new template.
+type CanaryRequest struct {
+	// +required
+	Action CanaryAction `json:"action"`
+
+	// TemplateHash is the canary's canaryTemplateHash (abortedTemplateHash
+	// for a Retry).
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	TemplateHash string `json:"templateHash"`
+
+	// Step is the step a Promote passes.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Step *int32 `json:"step,omitempty"`
+}
+
+// CanaryAction is what a CanaryRequest asks for: Promote (the step,
+// whatever its pause, analysis or gate), PromoteFull (every step left),
+// Abort or Retry (an aborted canary starts again at its first step).
+// +kubebuilder:validation:Enum=Promote;PromoteFull;Abort;Retry
+type CanaryAction string
+
+// The actions of a CanaryRequest.
+const (
+	CanaryPromote     CanaryAction = "Promote"
+	CanaryPromoteFull CanaryAction = "PromoteFull"
+	CanaryAbort       CanaryAction = "Abort"
+	CanaryRetry       CanaryAction = "Retry"
+)
 
 // MetricStatus is the last measurement of a metric, and its counts.
 type MetricStatus struct {

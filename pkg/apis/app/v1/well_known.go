@@ -170,6 +170,10 @@ const (
 	// the controller no Prometheus to query (-prometheus-url): it holds its
 	// step (Stalled) until it has. Also a Warning Event's reason.
 	ReasonCanaryAnalysisNotConfigured = "CanaryAnalysisNotConfigured"
+	// ReasonCanaryGated: the canary's step passed its pause (and
+	// analysis) and waits at its gate for a person (kubectl appservice
+	// promote), with no time limit (Reconciling True).
+	ReasonCanaryGated = "CanaryGated"
 )
 
 // Reasons of the Available and Progressing conditions while the Deployment
@@ -236,6 +240,9 @@ const (
 	ReasonCanaryMeasurementFailed = "CanaryMeasurementFailed"
 	ReasonCanaryMeasurementNoData = "CanaryMeasurementNoData"
 	ReasonCanaryMeasurementError  = "CanaryMeasurementError"
+	// ReasonCanaryRequested: a request in status.canary.request (kubectl
+	// appservice promote, abort or retry) took effect.
+	ReasonCanaryRequested = "CanaryRequested"
 )
 
 // The Activity's words: the label on its Job and Pod, its conditions and the

@@ -31,12 +31,9 @@ type AppServiceSpecApplyConfiguration struct {
 	// Size is the number of replicas of the Deployment. Ignored while
 	// autoscaling is set: the HorizontalPodAutoscaler owns the count.
 	Size *int32 `json:"size,omitempty"`
-	// Suspend stops the app without deleting it. True scales the
-	// Deployment to 0 and removes the HorizontalPodAutoscaler, which cannot
-	// hold zero replicas; the Service with its cluster IP and node ports,
-	// the Ingress or HTTPRoute, the PodDisruptionBudget, the ServiceAccount
-	// and the config digests stay. False brings the Pods back: size, or
-	// the autoscaler's range from its minimum (batch/v1 JobSpec.suspend).
+	// Suspend stops the app without deleting it: the Deployment goes to 0
+	// replicas and the HorizontalPodAutoscaler is removed; the Service, the
+	// route and the other objects stay. False brings the Pods back.
 	Suspend *bool `json:"suspend,omitempty"`
 	// Image is the container image the Pods run, e.g. nginx:1.7.9.
 	Image *string `json:"image,omitempty"`
@@ -66,32 +63,18 @@ type AppServiceSpecApplyConfiguration struct {
 	// StartupProbe holds the other probes back until it succeeds once
 	// (core/v1 Container.startupProbe): for slow starters.
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
-	// Lifecycle runs handlers after the container starts and before it
-	// stops (core/v1 Container.lifecycle): postStart and preStop, each with
-	// exactly one of exec, httpGet, tcpSocket or sleep. A preStop sleep
-	// gives load balancers time to stop sending traffic before the app
-	// gets SIGTERM; it may not outlast terminationGracePeriodSeconds. The
-	// rules are in config/crd/patches/probe-rules.yaml; stopSignal, alpha
-	// in Kubernetes 1.37, is refused.
+	// Lifecycle runs postStart and preStop handlers (core/v1
+	// Container.lifecycle). A preStop sleep lets load balancers stop sending
+	// traffic before SIGTERM. stopSignal (alpha) is refused.
 	Lifecycle *corev1.Lifecycle `json:"lifecycle,omitempty"`
 	// SecurityContext is the container's security settings (core/v1
-	// Container.securityContext): the user and group it runs as,
-	// runAsNonRoot, a read-only root filesystem, privilege escalation,
-	// capabilities, seccomp, AppArmor and SELinux. windowsOptions and an
-	// Unmasked procMount (which needs hostUsers: false) are refused; the
-	// rules are in config/crd/patches/security-rules.yaml. Privileged
-	// containers are refused by clusters started without
-	// --allow-privileged, which only the Deployment's creation can tell
-	// (Degraded, CreateFailed).
+	// Container.securityContext). windowsOptions and an Unmasked procMount
+	// are refused; a privileged container fails at the Deployment's creation
+	// on clusters without --allow-privileged (Degraded).
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 	// PodSecurityContext is the Pods' security settings (core/v1
-	// PodSpec.securityContext): runAsUser, runAsGroup, runAsNonRoot,
-	// fsGroup and its change policy, supplementalGroups and their policy,
-	// sysctls, seccomp, AppArmor and SELinux. windowsOptions is refused;
-	// the rules are in config/crd/patches/security-rules.yaml.
-	// seLinuxChangePolicy MountOption needs the SELinuxMount feature on the
-	// cluster; without it only the Deployment's creation can tell (Degraded,
-	// CreateFailed).
+	// PodSpec.securityContext). windowsOptions is refused; seLinuxChangePolicy
+	// MountOption needs the SELinuxMount feature (else Degraded).
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 	// PodLabels are extra labels on the Pods (the Deployment's pod
 	// template), e.g. for network policies or monitoring. They may not set
@@ -100,12 +83,9 @@ type AppServiceSpecApplyConfiguration struct {
 	// put on the template are kept; a key removed from here is removed from
 	// it.
 	PodLabels map[string]string `json:"podLabels,omitempty"`
-	// PodAnnotations are extra annotations on the Pods, e.g. for a service
-	// mesh or a metrics scraper. Annotations others put on the template
-	// (kubectl rollout restart's, for one) are kept; a key removed from here
-	// is removed from it. The keys the API server reads itself (mirror
-	// Pods, tolerations, seccomp, AppArmor, deletion cost) or drops (the old
-	// init-container ones), and kubectl rollout restart's, are refused.
+	// PodAnnotations are extra annotations on the Pods. Others' annotations
+	// on the template are kept; the keys Kubernetes reads itself, and
+	// kubectl rollout restart's, are refused.
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 	// ServiceAccountName is the ServiceAccount the Pods run as (core/v1
 	// PodSpec.serviceAccountName); unset, the namespace's default one.
@@ -133,12 +113,9 @@ type AppServiceSpecApplyConfiguration struct {
 	// config/crd/patches/scheduling-rules.yaml.
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
 	// TopologySpreadConstraints spread the Pods across zones or nodes
-	// (core/v1 PodSpec.topologySpreadConstraints); no two may have the same
-	// topologyKey and whenUnsatisfiable. The rules are in
-	// config/crd/patches/scheduling-rules.yaml. matchLabelKeys needs the
-	// MatchLabelKeysInPodTopologySpread feature (beta, on by default in
-	// Kubernetes 1.37): a cluster that turns it off drops the field, and
-	// the controller would write it back on every sync.
+	// (core/v1 PodSpec.topologySpreadConstraints), one per topologyKey and
+	// whenUnsatisfiable. matchLabelKeys needs its feature (beta, on by
+	// default).
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 	// PriorityClassName is the PriorityClass of the Pods (core/v1
 	// PodSpec.priorityClassName); it must exist when the Pods are created.
@@ -187,15 +164,9 @@ type AppServiceSpecApplyConfiguration struct {
 	// version of its core/v1 namesake (see volumes.go). Names are unique.
 	Volumes []VolumeApplyConfiguration `json:"volumes,omitempty"`
 	// RolloutOnConfigChange rolls the Pods when the data of a ConfigMap or
-	// Secret they read changes: one mounted as a volume (configMap, secret
-	// or a projected source), named in envFrom, or in an env var's
-	// configMapKeyRef or secretKeyRef. The controller keeps a digest of each
-	// in the pod template's app.example.com/config-digest annotation, so a
-	// change of data changes the template and the Deployment rolls out as
-	// for a new image. A change of labels or annotations only does not roll;
-	// a missing optional object has a digest of its own; a missing required
-	// one keeps the digest the Pods were started with. Off by default:
-	// turning it off removes the annotation (one rollout).
+	// Secret they read (volume, envFrom or env) changes, through a digest in
+	// the pod template's app.example.com/config-digest annotation. Off by
+	// default; turning it off rolls once.
 	RolloutOnConfigChange *bool `json:"rolloutOnConfigChange,omitempty"`
 	// VolumeMounts mount volumes in the container (core/v1
 	// Container.volumeMounts); each names one of volumes, and mount paths
@@ -213,13 +184,8 @@ type AppServiceSpecApplyConfiguration struct {
 	// and stop after it. To ship logs, proxy to a database, renew
 	// certificates or export metrics.
 	Sidecars []ContainerApplyConfiguration `json:"sidecars,omitempty"`
-	// Ports are the ports of the Service. Each target port (or the port
-	// itself when no target port is given) is also declared as a port of
-	// the container. With no ports there is no Service.
-	//
-	// Nested bounds (port ranges, protocol, name format, the target port's
-	// format) and the list's uniqueness by port and protocol are in
-	// config/crd/patches.
+	// Ports are the ports of the Service, each also declared on the
+	// container (its targetPort, or port). No ports: no Service.
 	Ports []corev1.ServicePort `json:"ports,omitempty"`
 	// ServiceType is the type of the Service: NodePort (the default),
 	// ClusterIP or LoadBalancer.

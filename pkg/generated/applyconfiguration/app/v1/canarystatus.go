@@ -45,6 +45,9 @@ type CanaryStatusApplyConfiguration struct {
 	AbortedTemplateHash *string `json:"abortedTemplateHash,omitempty"`
 	// Analysis is each metric's last measurement.
 	Analysis []MetricStatusApplyConfiguration `json:"analysis,omitempty"`
+	// Request is a person's command, written to the status (kubectl
+	// appservice): it acts once, on the canary it names only.
+	Request *CanaryRequestApplyConfiguration `json:"request,omitempty"`
 }
 
 // CanaryStatusApplyConfiguration constructs a declarative configuration of the CanaryStatus type for use with
@@ -111,5 +114,13 @@ func (b *CanaryStatusApplyConfiguration) WithAnalysis(values ...*MetricStatusApp
 		}
 		b.Analysis = append(b.Analysis, *values[i])
 	}
+	return b
+}
+
+// WithRequest sets the Request field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Request field is set to the value of the last call.
+func (b *CanaryStatusApplyConfiguration) WithRequest(value *CanaryRequestApplyConfiguration) *CanaryStatusApplyConfiguration {
+	b.Request = value
 	return b
 }

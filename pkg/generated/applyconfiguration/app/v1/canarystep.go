@@ -29,6 +29,9 @@ type CanaryStepApplyConfiguration struct {
 	// PauseSeconds is how long the weight holds, once the canary's Pods
 	// are available, before the next step.
 	PauseSeconds *int32 `json:"pauseSeconds,omitempty"`
+	// Gate: after its pause (and analysis) the step waits for a person,
+	// with no time limit: kubectl appservice promote NAME.
+	Gate *bool `json:"gate,omitempty"`
 }
 
 // CanaryStepApplyConfiguration constructs a declarative configuration of the CanaryStep type for use with
@@ -50,5 +53,13 @@ func (b *CanaryStepApplyConfiguration) WithWeight(value int32) *CanaryStepApplyC
 // If called multiple times, the PauseSeconds field is set to the value of the last call.
 func (b *CanaryStepApplyConfiguration) WithPauseSeconds(value int32) *CanaryStepApplyConfiguration {
 	b.PauseSeconds = &value
+	return b
+}
+
+// WithGate sets the Gate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Gate field is set to the value of the last call.
+func (b *CanaryStepApplyConfiguration) WithGate(value bool) *CanaryStepApplyConfiguration {
+	b.Gate = &value
 	return b
 }

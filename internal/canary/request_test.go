@@ -1,0 +1,175 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package canary
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// TestDecideRequests: a gated step waits for a person, and a request in
+// the status (kubectl appservice promote, abort, retry) acts once, on the
+// canary and step it names only; any other request goes.
+func TestDecideRequests(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	at := func(ago time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-ago)} }
+	gatedSpec := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, PauseSeconds: 60, Gate: true}, {Weight: 50, PauseSeconds: 30}, {Weight: 100}}}
+	ready := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n, Available: n} }
+	starting := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n} }
+	request := func(action appv1.CanaryAction, hash string, step ...int32) *appv1.CanaryRequest {
+		r := &appv1.CanaryRequest{Action: action, TemplateHash: hash}
+		if len(step) > 0 {
+			r.Step = new(step[0])
+		}
+		return r
+	}
+	// At step i of template "new", weight w routed ago, with request r.
+	step := func(i, w int32, ago time.Duration, r *appv1.CanaryRequest) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(i), Weight: w, StepStartTime: at(ago), Request: r}
+	}
+	aborted := func(r *appv1.CanaryRequest) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{StableTemplateHash: "old", AbortedTemplateHash: "new", Request: r}
+	}
+	in := func(st *appv1.CanaryStatus, pods *Pods) Input {
+		return Input{Spec: gatedSpec, Hash: "new", StableReplicas: 4, ProgressDeadline: 10 * time.Minute, Now: now, Status: st, Pods: pods}
+	}
+	requested := func(msg string) *Event { return &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested, msg} }
+	const gateMessage = "Canary new at step 1 of 3, 10% of the traffic: waits at its gate for kubectl appservice promote"
+	onRequest := "Canary new aborted: aborted on request (kubectl appservice retry, or a new template, starts it again); the stable version serves all the traffic"
+
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want Decision
+	}{{
+		name: "a gated step mid-pause: pauses",
+		in:   in(step(0, 10, 20*time.Second, nil), ready(1)),
+		want: Decision{Phase: Running, Status: step(0, 10, 20*time.Second, nil), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10, After: 40 * time.Second,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: pauses"},
+	}, {
+		name: "a gated step past its pause, a day later: waits for a person, with no time limit",
+		in:   in(step(0, 10, 24*time.Hour, nil), ready(1)),
+		want: Decision{Phase: Running, Status: step(0, 10, 24*time.Hour, nil), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10,
+			Reason: appv1.ReasonCanaryGated, Message: gateMessage},
+	}, {
+		name: "promoted at its gate: the next step asks for its Pods, the request goes",
+		in:   in(step(0, 10, time.Hour, request(appv1.CanaryPromote, "new", 0)), ready(1)),
+		want: Decision{Phase: Running, Status: step(1, 10, 0, nil), HoldStable: true, CanaryReplicas: 2, RouteWeight: 10, After: 10 * time.Minute,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic: waits for its Pods",
+			Event: requested("Canary new promoted on request past step 1 of 3")},
+	}, {
+		name: "promoted mid-pause: the pause is skipped",
+		in:   in(step(0, 10, time.Second, request(appv1.CanaryPromote, "new", 0)), ready(1)),
+		want: Decision{Phase: Running, Status: step(1, 10, 0, nil), HoldStable: true, CanaryReplicas: 2, RouteWeight: 10, After: 10 * time.Minute,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic: waits for its Pods",
+			Event: requested("Canary new promoted on request past step 1 of 3")},
+	}, {
+		name: "promoted before the step's Pods are available: the request waits in the status for the weight's routing (no write)",
+		in:   in(step(0, 0, time.Minute, request(appv1.CanaryPromote, "new", 0)), starting(1)),
+		want: Decision{Phase: Running, Status: step(0, 0, time.Minute, request(appv1.CanaryPromote, "new", 0)), HoldStable: true, CanaryReplicas: 1,
+			After: 9 * time.Minute, Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+	}, {
+		name: "a stale promotion (of the step before, as after a restart that wrote the step): it goes, the step waits",
+		in:   in(step(1, 50, 0, request(appv1.CanaryPromote, "new", 0)), ready(2)),
+		want: Decision{Phase: Running, Status: step(1, 50, 0, nil), HoldStable: true, CanaryReplicas: 2, RouteWeight: 50, After: 30 * time.Second,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 50% of the traffic: pauses"},
+	}, {
+		name: "a promotion of another canary's template: it goes, the gate holds",
+		in:   in(step(0, 10, time.Hour, request(appv1.CanaryPromote, "older", 0)), ready(1)),
+		want: Decision{Phase: Running, Status: step(0, 10, time.Hour, nil), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10,
+			Reason: appv1.ReasonCanaryGated, Message: gateMessage},
+	}, {
+		name: "a promotion without a step: it goes",
+		in:   in(step(0, 10, time.Hour, request(appv1.CanaryPromote, "new")), ready(1)),
+		want: Decision{Phase: Running, Status: step(0, 10, time.Hour, nil), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10,
+			Reason: appv1.ReasonCanaryGated, Message: gateMessage},
+	}, {
+		name: "promoted fully: the steps left are skipped, the stable Pods roll to it",
+		in:   in(step(0, 10, time.Second, request(appv1.CanaryPromoteFull, "new")), ready(1)),
+		want: Decision{Phase: Promoting, Status: step(3, 10, 0, nil), CanaryReplicas: 1, RouteWeight: 10, Reason: appv1.ReasonCanaryPromoting,
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 10% of the traffic until they have",
+			Event:   requested("Canary new promoted on request at step 1 of 3, skipping the steps left: the stable Pods roll to it")},
+	}, {
+		name: "aborted on request: all the traffic to the stable Pods, the request kept as the record",
+		in:   in(step(0, 10, time.Second, request(appv1.CanaryAbort, "new")), ready(1)),
+		want: Decision{Phase: Aborted, Status: aborted(request(appv1.CanaryAbort, "new")), HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Message: onRequest, Event: &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted, onRequest}},
+	}, {
+		name: "aborted on request: stays aborted, without a second Event",
+		in:   in(aborted(request(appv1.CanaryAbort, "new")), nil),
+		want: Decision{Phase: Aborted, Status: aborted(request(appv1.CanaryAbort, "new")), HoldStable: true, Reason: appv1.ReasonCanaryAborted, Message: onRequest},
+	}, {
+		name: "retried: starts again at the first step, the template no longer aborted",
+		in:   in(aborted(request(appv1.CanaryRetry, "new")), nil),
+		want: Decision{Phase: Running, Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(int32(0)), StepStartTime: at(0)},
+			HoldStable: true, CanaryReplicas: 1, After: 10 * time.Minute,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods",
+			Event: requested("Canary new retried on request: it starts again at step 1 of 3")},
+	}, {
+		name: "a retry of another template: it goes, the canary stays aborted",
+		in:   in(aborted(request(appv1.CanaryRetry, "older")), nil),
+		want: Decision{Phase: Aborted, Status: aborted(nil), HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Message: "Canary new aborted: its Pods were not available within the progress deadline (change the template to start a new canary); the stable version serves all the traffic"},
+	}, {
+		name: "a retry while running: it goes",
+		in:   in(step(0, 10, time.Second, request(appv1.CanaryRetry, "new")), ready(1)),
+		want: Decision{Phase: Running, Status: step(0, 10, time.Second, nil), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10, After: 59 * time.Second,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: pauses"},
+	}, {
+		name: "spec.canary.abort wins over a retry",
+		in: func() Input {
+			i := in(aborted(request(appv1.CanaryRetry, "new")), nil)
+			i.Spec = gatedSpec.DeepCopy()
+			i.Spec.Abort = true
+			return i
+		}(),
+		want: Decision{Phase: Aborted, Status: aborted(nil), HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Message: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic"},
+	}, {
+		name: "promoted and rolled out: a request left goes with the canary",
+		in: func() Input {
+			i := in(step(3, 10, time.Minute, request(appv1.CanaryPromote, "new", 0)), ready(1))
+			i.StableInLine, i.StableRolledOut = true, true
+			return i
+		}(),
+		want: Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: "new"},
+			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted, "Canary new promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted"}},
+	}, {
+		name: "a new template: a request for the last canary goes",
+		in: func() Input {
+			i := in(step(0, 10, time.Minute, request(appv1.CanaryPromote, "new", 0)), nil)
+			i.Hash = "newer"
+			return i
+		}(),
+		want: Decision{Phase: Running, Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "newer", Step: new(int32(0)), StepStartTime: at(0)},
+			HoldStable: true, CanaryReplicas: 1, After: 10 * time.Minute,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary newer at step 1 of 3, 0% of the traffic: waits for its Pods"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Decide(tc.in)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
