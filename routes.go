@@ -139,7 +139,7 @@ var errRouteAPIMissing = &syncerr.ChildError{
 // them and the cache has synced. It returns the live route (nil for none).
 func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, error) {
 	desired := children.NewHTTPRoute(s.as)
-	children.SplitHTTPRoute(desired, s.as, s.canary.RouteWeight)
+	children.SplitHTTPRoute(desired, s.as, s.canary.RouteWeight, s.canary.Testers)
 	r := s.c.routes
 	if r == nil {
 		if desired != nil {

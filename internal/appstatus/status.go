@@ -105,7 +105,7 @@ func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error
 	switch ph := seen.Canary.Phase; {
 	case ph == canary.Aborted || seen.Canary.Stalled:
 		p = Rollout{Stalled: true, Reason: seen.Canary.Reason, Message: seen.Canary.Message}
-	case (ph == canary.Running || ph == canary.Promoting) && !p.Stalled:
+	case (ph == canary.Running || ph == canary.Promoting || ph == canary.RollingBack) && !p.Stalled:
 		p = Rollout{Reason: seen.Canary.Reason, Message: seen.Canary.Message}
 	}
 	switch ce := syncerr.NeedsUser(syncErr); {

@@ -36,6 +36,7 @@ package canary
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,10 +61,14 @@ const (
 	// Aborted: the stable Deployment keeps the old template and serves all
 	// the traffic; the canary's Pods are gone.
 	Aborted
+	// RollingBack: the spec asks for one of the last stable templates
+	// (spec.canary.rollbackWindow): the stable Deployment rolls to it at
+	// once, without a canary.
+	RollingBack
 )
 
 func (p Phase) String() string {
-	return [...]string{"None", "Running", "Promoting", "Aborted"}[p]
+	return [...]string{"None", "Running", "Promoting", "Aborted", "RollingBack"}[p]
 }
 
 // Input is what the controller knows when it decides.
@@ -156,6 +161,9 @@ type Decision struct {
 	// Stalled: the canary cannot go on without the user (beyond Aborted):
 	// it has an analysis and the controller no Prometheus.
 	Stalled bool
+	// Testers: the HTTPRoute sends the requests with spec.canary's
+	// testerHeaders to the canary (it has an available Pod).
+	Testers bool
 }
 
 // Event is an Event to record once the status that the decision brings is
@@ -166,6 +174,15 @@ type Event struct {
 
 // Decide is the canary's whole decision. See the package comment.
 func Decide(in Input) Decision {
+	d := decide(in)
+	// Testers reach the canary from its first available Pod to the end of
+	// its promotion, whatever the weight.
+	d.Testers = in.Spec != nil && len(in.Spec.TesterHeaders) > 0 && in.Pods.serving() &&
+		(d.Phase == Running || d.Phase == Promoting)
+	return d
+}
+
+func decide(in Input) Decision {
 	c, st := in.Spec, in.Status
 	if st == nil {
 		st = &appv1.CanaryStatus{}
@@ -190,14 +207,23 @@ func Decide(in Input) Decision {
 			// its template.
 			return promoting(in, st)
 		}
+		back := !promoted && rollback(c, st, in.Hash)
+		if back && !in.StableRolledOut {
+			return rollingBack(in, st)
+		}
 		// The last canary's measurements stay until the next one starts.
-		d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash, Analysis: st.Analysis}}
+		d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash, Analysis: st.Analysis,
+			History: history(c, st, in.Hash)}}
 		if c.Analysis == nil {
 			d.Status.Analysis = nil
 		}
-		if promoted {
+		switch {
+		case promoted:
 			d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted,
 				fmt.Sprintf("Canary %s promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted", in.Hash)}
+		case back:
+			d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRolledBack,
+				fmt.Sprintf("Rolled back to %s without a canary: every Pod runs it (%s)", in.Hash, rollbackWhy(c))}
 		}
 		return d
 	}
@@ -207,10 +233,13 @@ func Decide(in Input) Decision {
 	if c.Abort {
 		return aborted("spec.canary.abort is true (set it back to false to try again)", running)
 	}
+	if rollback(c, st, in.Hash) {
+		return rollingBack(in, st)
+	}
 	if st.AbortedTemplateHash == in.Hash && !running {
 		switch requested(st, in.Hash) {
 		case appv1.CanaryRetry:
-			d := start(in, st.StableTemplateHash, "")
+			d := start(in, st, "")
 			d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
 				fmt.Sprintf("Canary %s retried on request: it starts again at step 1 of %d", in.Hash, steps)}
 			return d
@@ -230,7 +259,7 @@ func Decide(in Input) Decision {
 		// A new template, or a newer one than the canary's: the canary
 		// starts (over) at the first step, with no traffic until its Pods
 		// are available. A request for another canary goes.
-		return start(in, st.StableTemplateHash, st.AbortedTemplateHash)
+		return start(in, st, st.AbortedTemplateHash)
 	}
 
 	step := *st.Step
@@ -321,6 +350,48 @@ func Decide(in Input) Decision {
 	return advance(in, st, step)
 }
 
+// rollback reports whether hash is one of the last stable templates
+// within spec.canary.rollbackWindow, other than the stable one.
+func rollback(c *appv1.Canary, st *appv1.CanaryStatus, hash string) bool {
+	return st.StableTemplateHash != "" && hash != st.StableTemplateHash &&
+		slices.Contains(st.History[:min(len(st.History), int(c.RollbackWindow))], hash)
+}
+
+func rollbackWhy(c *appv1.Canary) string {
+	return fmt.Sprintf("one of the last %d stable templates, spec.canary.rollbackWindow", c.RollbackWindow)
+}
+
+// rollingBack is the decision of a rollback to in.Hash (rollback): the
+// stable Deployment rolls to it at once; a canary under way goes, its
+// request with it.
+func rollingBack(in Input, st *appv1.CanaryStatus) Decision {
+	return Decision{
+		Phase:  RollingBack,
+		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash, History: st.History},
+		Reason: appv1.ReasonCanaryRollingBack,
+		Message: fmt.Sprintf("Rolling back to %s without a canary (%s): the stable Pods roll to it",
+			in.Hash, rollbackWhy(in.Spec)),
+	}
+}
+
+// history is the status's history once the stable Pods run hash: the
+// template they ran before first, as many as spec.canary.rollbackWindow.
+func history(c *appv1.Canary, st *appv1.CanaryStatus, hash string) []string {
+	h := st.History
+	if st.StableTemplateHash != "" && st.StableTemplateHash != hash {
+		h = append([]string{st.StableTemplateHash}, slices.DeleteFunc(slices.Clone(h), func(s string) bool {
+			return s == hash || s == st.StableTemplateHash
+		})...)
+	}
+	if len(h) > int(c.RollbackWindow) {
+		h = h[:c.RollbackWindow]
+	}
+	if len(h) == 0 {
+		return nil
+	}
+	return h
+}
+
 // gateWait says what a step at its gate waits for.
 const gateWait = "waits at its gate for kubectl appservice promote"
 
@@ -335,11 +406,11 @@ func requested(st *appv1.CanaryStatus, hash string) appv1.CanaryAction {
 }
 
 // start is the decision that starts a canary of in.Hash at its first step.
-func start(in Input, stable, aborted string) Decision {
+func start(in Input, last *appv1.CanaryStatus, aborted string) Decision {
 	st := &appv1.CanaryStatus{
-		StableTemplateHash: stable, CanaryTemplateHash: in.Hash,
+		StableTemplateHash: last.StableTemplateHash, CanaryTemplateHash: in.Hash,
 		Step: new(int32(0)), StepStartTime: &metav1.Time{Time: in.Now},
-		AbortedTemplateHash: aborted,
+		AbortedTemplateHash: aborted, History: last.History,
 	}
 	return Decision{
 		Phase: Running, Status: st, HoldStable: true,
@@ -363,7 +434,7 @@ func abortOnRequest(in Input, st *appv1.CanaryStatus, event bool) Decision {
 func abort(in Input, st *appv1.CanaryStatus, why string, event bool) Decision {
 	d := Decision{
 		Phase: Aborted, HoldStable: true, Reason: appv1.ReasonCanaryAborted,
-		Status:  &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash},
+		Status:  &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash, History: st.History},
 		Message: fmt.Sprintf("Canary %s aborted: %s; the stable version serves all the traffic", in.Hash, why),
 	}
 	if event {

@@ -173,3 +173,121 @@ func TestDecideRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideRollback: a change back to one of the last stable templates
+// within spec.canary.rollbackWindow rolls the stable Pods to it at once;
+// the history is the stable templates, newest first, as long as the window.
+func TestDecideRollback(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	spec := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, PauseSeconds: 60}, {Weight: 100}}, RollbackWindow: 2}
+	stable := func(hash string, history ...string) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{StableTemplateHash: hash, History: history}
+	}
+	in := func(hash string, st *appv1.CanaryStatus, f func(*Input)) Input {
+		i := Input{Spec: spec, Hash: hash, StableReplicas: 4, ProgressDeadline: 10 * time.Minute, Now: now, Status: st}
+		if f != nil {
+			f(&i)
+		}
+		return i
+	}
+	rolling := func(to string, st *appv1.CanaryStatus) Decision {
+		return Decision{Phase: RollingBack, Status: st, Reason: appv1.ReasonCanaryRollingBack,
+			Message: "Rolling back to " + to + " without a canary (one of the last 2 stable templates, spec.canary.rollbackWindow): the stable Pods roll to it"}
+	}
+	inLine := func(in *Input) { in.StableInLine = true }
+	rolledOut := func(in *Input) { in.StableInLine, in.StableRolledOut = true, true }
+
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want Decision
+	}{{
+		name: "back to the last stable template: the stable Deployment takes it at once, no canary",
+		in:   in("a", stable("c", "a", "b"), nil),
+		want: rolling("a", stable("c", "a", "b")),
+	}, {
+		name: "back to the second last, mid-canary: the canary and its request go",
+		in: in("b", &appv1.CanaryStatus{StableTemplateHash: "c", History: []string{"a", "b"}, CanaryTemplateHash: "x", Step: new(int32(0)),
+			Weight: 10, StepStartTime: &metav1.Time{Time: now}, Request: &appv1.CanaryRequest{Action: appv1.CanaryAbort, TemplateHash: "x"}}, nil),
+		want: rolling("b", stable("c", "a", "b")),
+	}, {
+		name: "the stable Pods rolling to it: rolling back (no write)",
+		in:   in("a", stable("c", "a", "b"), inLine),
+		want: rolling("a", stable("c", "a", "b")),
+	}, {
+		name: "rolled out: done, the template before it first in the history, once",
+		in:   in("a", stable("c", "a", "b"), rolledOut),
+		want: Decision{Phase: None, Status: stable("a", "c", "b"),
+			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRolledBack,
+				"Rolled back to a without a canary: every Pod runs it (one of the last 2 stable templates, spec.canary.rollbackWindow)"}},
+	}, {
+		name: "outside the window: a canary",
+		in:   in("b", stable("c", "a", "b"), func(in *Input) { in.Spec = spec.DeepCopy(); in.Spec.RollbackWindow = 1 }),
+		want: Decision{Phase: Running, HoldStable: true, CanaryReplicas: 1, After: 10 * time.Minute,
+			Status: &appv1.CanaryStatus{StableTemplateHash: "c", History: []string{"a", "b"}, CanaryTemplateHash: "b", Step: new(int32(0)), StepStartTime: &metav1.Time{Time: now}},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary b at step 1 of 2, 0% of the traffic: waits for its Pods"},
+	}, {
+		name: "spec.canary.abort holds a rollback too",
+		in:   in("a", stable("c", "a"), func(in *Input) { in.Spec = spec.DeepCopy(); in.Spec.Abort = true }),
+		want: Decision{Phase: Aborted, HoldStable: true, Status: stable("c", "a"), Reason: appv1.ReasonCanaryAborted,
+			Message: "Canary a aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic"},
+	}, {
+		name: "a promotion done: the template before it joins the history, the oldest leaves",
+		in: in("n", &appv1.CanaryStatus{StableTemplateHash: "c", History: []string{"a", "b"}, CanaryTemplateHash: "n", Step: new(int32(2)), Weight: 100}, rolledOut),
+		want: Decision{Phase: None, Status: stable("n", "c", "a"),
+			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted, "Canary n promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted"}},
+	}, {
+		name: "without a window: no history",
+		in: in("n", &appv1.CanaryStatus{StableTemplateHash: "c", CanaryTemplateHash: "n", Step: new(int32(2)), Weight: 100}, func(in *Input) {
+			rolledOut(in)
+			in.Spec = spec.DeepCopy()
+			in.Spec.RollbackWindow = 0
+		}),
+		want: Decision{Phase: None, Status: stable("n"),
+			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted, "Canary n promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Decide(tc.in)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDecideTesters: the testers' rules are on from the canary's first
+// available Pod to the end of its promotion.
+func TestDecideTesters(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	spec := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, PauseSeconds: 60}, {Weight: 100}},
+		TesterHeaders: []appv1.TesterHeader{{Name: "x-canary", Value: "1"}}}
+	at := func(step, weight int32) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(step), Weight: weight, StepStartTime: &metav1.Time{Time: now}}
+	}
+	ready := &Pods{Observed: true, Replicas: 1, Total: 1, Updated: 1, Available: 1}
+	for _, tc := range []struct {
+		name string
+		st   *appv1.CanaryStatus
+		pods *Pods
+		f    func(*Input)
+		want bool
+	}{
+		{name: "Pods starting", st: at(0, 0), pods: &Pods{Observed: true, Replicas: 1, Total: 1}},
+		{name: "a Pod available, before the weight", st: at(0, 0), pods: ready, want: true},
+		{name: "mid-pause", st: at(0, 10), pods: ready, want: true},
+		{name: "promoting", st: at(2, 10), pods: ready, want: true},
+		{name: "aborted", st: at(0, 10), pods: ready, f: func(in *Input) { in.Spec = spec.DeepCopy(); in.Spec.Abort = true }},
+		{name: "promoted", st: at(2, 10), pods: ready, f: func(in *Input) { in.StableInLine, in.StableRolledOut = true, true }},
+		{name: "no tester headers", st: at(0, 10), pods: ready, f: func(in *Input) { in.Spec = spec.DeepCopy(); in.Spec.TesterHeaders = nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Spec: spec, Hash: "new", StableReplicas: 4, ProgressDeadline: time.Minute, Now: now, Status: tc.st, Pods: tc.pods}
+			if tc.f != nil {
+				tc.f(&in)
+			}
+			if got := Decide(in).Testers; got != tc.want {
+				t.Errorf("Testers = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -94,14 +94,34 @@ func NewCanaryService(as *appv1.AppService) *corev1.Service {
 
 // SplitHTTPRoute sends weight percent of every rule's traffic to the
 // canary's Service, and the rest to the AppService's, on the same port.
-// Weight 0 leaves the route as NewHTTPRoute made it: one backend.
-func SplitHTTPRoute(r *gatewayv1.HTTPRoute, as *appv1.AppService, weight int32) {
-	if r == nil || weight <= 0 {
+// With testers, each rule also gets a twin after the rules, whose matches
+// also require spec.canary's testerHeaders and whose traffic all goes to
+// the canary (a Gateway prefers the match with more headers). Weight 0
+// and no testers leave the route as NewHTTPRoute made it: one backend.
+func SplitHTTPRoute(r *gatewayv1.HTTPRoute, as *appv1.AppService, weight int32, testers bool) {
+	if r == nil {
 		return
+	}
+	var twins []gatewayv1.HTTPRouteRule
+	if testers && as.Spec.Canary != nil {
+		for _, rule := range r.Spec.Rules {
+			twin := *rule.DeepCopy()
+			for i := range twin.Matches {
+				for _, h := range as.Spec.Canary.TesterHeaders {
+					twin.Matches[i].Headers = append(twin.Matches[i].Headers, gatewayv1.HTTPHeaderMatch{
+						Type: new(gatewayv1.HeaderMatchExact), Name: h.Name, Value: h.Value,
+					})
+				}
+			}
+			for i := range twin.BackendRefs {
+				twin.BackendRefs[i].Name = gatewayv1.ObjectName(CanaryName(as))
+			}
+			twins = append(twins, twin)
+		}
 	}
 	for i := range r.Spec.Rules {
 		refs := r.Spec.Rules[i].BackendRefs
-		if len(refs) != 1 {
+		if len(refs) != 1 || weight <= 0 {
 			continue
 		}
 		stable := refs[0]
@@ -111,6 +131,7 @@ func SplitHTTPRoute(r *gatewayv1.HTTPRoute, as *appv1.AppService, weight int32) 
 		canary.Weight = new(weight)
 		r.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{stable, canary}
 	}
+	r.Spec.Rules = append(r.Spec.Rules, twins...)
 }
 
 // TemplateHash is a short hash of the Pod template of a Deployment the spec

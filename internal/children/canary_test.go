@@ -17,6 +17,7 @@ limitations under the License.
 package children
 
 import (
+	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -86,10 +87,10 @@ func TestSplitHTTPRoute(t *testing.T) {
 	withRoute(&as.Spec)
 	plain := NewHTTPRoute(as)
 	r := NewHTTPRoute(as)
-	SplitHTTPRoute(r, as, 0)
+	SplitHTTPRoute(r, as, 0, false)
 	fixtures.CheckEqual(t, "the route at weight 0", plain, r)
 
-	SplitHTTPRoute(r, as, 30)
+	SplitHTTPRoute(r, as, 30, false)
 	for i, rule := range r.Spec.Rules {
 		want := plain.Spec.Rules[i].BackendRefs[0]
 		if len(rule.BackendRefs) != 2 {
@@ -101,6 +102,42 @@ func TestSplitHTTPRoute(t *testing.T) {
 			t.Errorf("rule %d: backends %s:%d weight %d and %s:%d weight %d; want %s 70 and %s 30 on port %d",
 				i, stable.Name, *stable.Port, *stable.Weight, canary.Name, *canary.Port, *canary.Weight, want.Name, CanaryName(as), *want.Port)
 		}
+	}
+}
+
+// TestSplitHTTPRouteTesters: with testers, each rule gets a twin after the
+// rules, its matches requiring the tester headers too, all its traffic to
+// the canary; the weighted rules are as without.
+func TestSplitHTTPRouteTesters(t *testing.T) {
+	as := fixtures.AppService()
+	withRoute(&as.Spec)
+	as.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}},
+		TesterHeaders: []appv1.TesterHeader{{Name: "x-canary", Value: "always"}, {Name: "X-Team", Value: "qa"}}}
+	weighted := NewHTTPRoute(as)
+	SplitHTTPRoute(weighted, as, 30, false)
+	r := NewHTTPRoute(as)
+	SplitHTTPRoute(r, as, 30, true)
+	n := len(weighted.Spec.Rules)
+	if len(r.Spec.Rules) != 2*n {
+		t.Fatalf("%d rules, want %d and their %d twins", len(r.Spec.Rules), n, n)
+	}
+	fixtures.CheckEqual(t, "the weighted rules", weighted.Spec.Rules, r.Spec.Rules[:n])
+	plain := NewHTTPRoute(as)
+	for i, twin := range r.Spec.Rules[n:] {
+		want := plain.Spec.Rules[i].DeepCopy()
+		for j := range want.Matches {
+			want.Matches[j].Headers = append(want.Matches[j].Headers,
+				gatewayv1.HTTPHeaderMatch{Type: new(gatewayv1.HeaderMatchExact), Name: "x-canary", Value: "always"},
+				gatewayv1.HTTPHeaderMatch{Type: new(gatewayv1.HeaderMatchExact), Name: "X-Team", Value: "qa"})
+		}
+		want.BackendRefs[0].Name = gatewayv1.ObjectName(CanaryName(as))
+		fixtures.CheckEqual(t, fmt.Sprintf("the twin of rule %d", i), *want, twin)
+	}
+
+	idle := NewHTTPRoute(as)
+	SplitHTTPRoute(idle, as, 0, true)
+	if len(idle.Spec.Rules) != 2*n || len(idle.Spec.Rules[0].BackendRefs) != 1 {
+		t.Errorf("at weight 0 with testers: %d rules, the first with %d backends; want the twins and one backend", len(idle.Spec.Rules), len(idle.Spec.Rules[0].BackendRefs))
 	}
 }
 

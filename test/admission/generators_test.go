@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -190,6 +191,18 @@ func genCanary(c corpusCase) *appv1.Canary {
 		canary.Steps = append(canary.Steps, step)
 	}
 	canary.Analysis = genAnalysis(h.Sum64() ^ 0x9e3779b97f4a7c15)
+	// Tester headers: names a rule's match may have too (in another case),
+	// names that are not header names, empty values, more than fit.
+	n := []int{0, 0, 1, 2, 3, 9}[draw(6)]
+	for i := range n {
+		name := []string{"x-canary", "x-tester", "X-Env", "bad name", "x-qa"}[draw(5)]
+		if n > 3 || name == "x-qa" {
+			name = fmt.Sprintf("x-qa-%d", i)
+		}
+		canary.TesterHeaders = append(canary.TesterHeaders, appv1.TesterHeader{
+			Name: gatewayv1.HTTPHeaderName(name), Value: []string{"qa", "1", ""}[draw(3)]})
+	}
+	canary.RollbackWindow = []int32{0, 0, 1, 3, 10, -1, 11}[draw(7)]
 	return canary
 }
 

@@ -210,7 +210,7 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		first := steps.Steps[0].Weight
 		stable := children.NewDeployment(admitted)
 		route := children.NewHTTPRoute(admitted)
-		children.SplitHTTPRoute(route, admitted, first)
+		children.SplitHTTPRoute(route, admitted, first, true)
 		errs = append(errs,
 			dryRunChild(ctx, "canary Deployment", kube.AppsV1().Deployments(ns).Create,
 				children.NewCanaryDeployment(admitted, stable, canary.CanaryReplicas(*stable.Spec.Replicas, first)), children.UpdateDeployment),
@@ -320,7 +320,7 @@ func buildAll(as *appv1.AppService) (err error) {
 	if r := children.NewHTTPRoute(as); r != nil {
 		children.UpdateHTTPRoute(r, children.NewHTTPRoute(as))
 		children.HTTPRouteURL(r)
-		children.SplitHTTPRoute(r, as, 50)
+		children.SplitHTTPRoute(r, as, 50, true)
 	}
 	if as.Spec.Canary != nil {
 		c := children.NewCanaryDeployment(as, d, 1)

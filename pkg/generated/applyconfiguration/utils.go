@@ -106,6 +106,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.ServiceAccountApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ServiceAccountTokenProjection"):
 		return &appv1.ServiceAccountTokenProjectionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TesterHeader"):
+		return &appv1.TesterHeaderApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Volume"):
 		return &appv1.VolumeApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("VolumeMount"):

@@ -20,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // The validation markers below are compiled into the CRD's schema
@@ -79,6 +80,7 @@ type AppService struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || size(self.?ports.orValue([])) > 0",message="an httpRoute routes to the Service: ports may not be empty",fieldPath=".httpRoute"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || !has(self.httpRoute.rules) || !has(self.ports) || [self.ports].all(ps, self.httpRoute.rules.all(r, !has(r.port) || (type(r.port) == int ? ps.exists(q, q.port == r.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == r.port))))",message="each httpRoute rule's port must be one of spec.ports, by number or name",fieldPath=".httpRoute.rules"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || has(self.httpRoute)",message="a canary splits the traffic with the HTTPRoute's weights: set spec.httpRoute too",fieldPath=".canary"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || !has(self.httpRoute) || !has(self.httpRoute.rules) || self.httpRoute.rules.all(r, !has(r.matches) || r.matches.all(m, !has(m.headers) || (size(m.headers) + size(self.canary.testerHeaders) <= 16 && !m.headers.exists(h, self.canary.testerHeaders.exists(t, t.name.lowerAscii() == h.name.lowerAscii())))))",message="the testers' rules add these headers to each match of httpRoute.rules: a match may not name one, nor have more than 16 with them",fieldPath=".canary.testerHeaders"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName) || size(self.serviceAccountName) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
 // +kubebuilder:validation:XValidation:rule="self.?progressDeadlineSeconds.orValue(600) > self.?minReadySeconds.orValue(0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
 type AppServiceSpec struct {
@@ -448,6 +450,32 @@ type Canary struct {
 	// Analysis judges each step by Prometheus queries (docs/canary.md).
 	// +optional
 	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
+
+	// TesterHeaders: requests with all of them go to the canary while it
+	// has an available Pod, beside the step's weight.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	TesterHeaders []TesterHeader `json:"testerHeaders,omitempty"`
+
+	// RollbackWindow: a change back to one of this many last stable
+	// templates skips the steps.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	RollbackWindow int32 `json:"rollbackWindow,omitempty"`
+}
+
+// TesterHeader is a request header's exact value.
+type TesterHeader struct {
+	// +required
+	Name gatewayv1.HTTPHeaderName `json:"name"`
+
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Value string `json:"value"`
 }
 
 // CanaryAnalysis is the measurements that judge a canary's steps.
@@ -636,6 +664,13 @@ type CanaryStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=10
 	Analysis []MetricStatus `json:"analysis,omitempty"`
+
+	// History is the templates the stable Pods ran before, newest first
+	// (rollbackWindow of them).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	History []string `json:"history,omitempty"`
 
 	// Request is a person's command, written to the status (kubectl
 	// appservice): it acts once, on the canary it names only.

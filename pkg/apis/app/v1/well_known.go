@@ -174,6 +174,10 @@ const (
 	// analysis) and waits at its gate for a person (kubectl appservice
 	// promote), with no time limit (Reconciling True).
 	ReasonCanaryGated = "CanaryGated"
+	// ReasonCanaryRollingBack: the spec went back to one of the last
+	// stable templates (spec.canary.rollbackWindow): the stable Pods roll
+	// to it at once, without a canary.
+	ReasonCanaryRollingBack = "CanaryRollingBack"
 )
 
 // Reasons of the Available and Progressing conditions while the Deployment
@@ -243,6 +247,8 @@ const (
 	// ReasonCanaryRequested: a request in status.canary.request (kubectl
 	// appservice promote, abort or retry) took effect.
 	ReasonCanaryRequested = "CanaryRequested"
+	// ReasonCanaryRolledBack: a rollback (ReasonCanaryRollingBack) is done.
+	ReasonCanaryRolledBack = "CanaryRolledBack"
 )
 
 // The Activity's words: the label on its Job and Pod, its conditions and the

@@ -33,6 +33,12 @@ type CanaryApplyConfiguration struct {
 	Abort *bool `json:"abort,omitempty"`
 	// Analysis judges each step by Prometheus queries (docs/canary.md).
 	Analysis *CanaryAnalysisApplyConfiguration `json:"analysis,omitempty"`
+	// TesterHeaders: requests with all of them go to the canary while it
+	// has an available Pod, beside the step's weight.
+	TesterHeaders []TesterHeaderApplyConfiguration `json:"testerHeaders,omitempty"`
+	// RollbackWindow: a change back to one of this many last stable
+	// templates skips the steps.
+	RollbackWindow *int32 `json:"rollbackWindow,omitempty"`
 }
 
 // CanaryApplyConfiguration constructs a declarative configuration of the Canary type for use with
@@ -67,5 +73,26 @@ func (b *CanaryApplyConfiguration) WithAbort(value bool) *CanaryApplyConfigurati
 // If called multiple times, the Analysis field is set to the value of the last call.
 func (b *CanaryApplyConfiguration) WithAnalysis(value *CanaryAnalysisApplyConfiguration) *CanaryApplyConfiguration {
 	b.Analysis = value
+	return b
+}
+
+// WithTesterHeaders adds the given value to the TesterHeaders field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TesterHeaders field.
+func (b *CanaryApplyConfiguration) WithTesterHeaders(values ...*TesterHeaderApplyConfiguration) *CanaryApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithTesterHeaders")
+		}
+		b.TesterHeaders = append(b.TesterHeaders, *values[i])
+	}
+	return b
+}
+
+// WithRollbackWindow sets the RollbackWindow field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RollbackWindow field is set to the value of the last call.
+func (b *CanaryApplyConfiguration) WithRollbackWindow(value int32) *CanaryApplyConfiguration {
+	b.RollbackWindow = &value
 	return b
 }

@@ -45,6 +45,9 @@ type CanaryStatusApplyConfiguration struct {
 	AbortedTemplateHash *string `json:"abortedTemplateHash,omitempty"`
 	// Analysis is each metric's last measurement.
 	Analysis []MetricStatusApplyConfiguration `json:"analysis,omitempty"`
+	// History is the templates the stable Pods ran before, newest first
+	// (rollbackWindow of them).
+	History []string `json:"history,omitempty"`
 	// Request is a person's command, written to the status (kubectl
 	// appservice): it acts once, on the canary it names only.
 	Request *CanaryRequestApplyConfiguration `json:"request,omitempty"`
@@ -113,6 +116,16 @@ func (b *CanaryStatusApplyConfiguration) WithAnalysis(values ...*MetricStatusApp
 			panic("nil value passed to WithAnalysis")
 		}
 		b.Analysis = append(b.Analysis, *values[i])
+	}
+	return b
+}
+
+// WithHistory adds the given value to the History field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the History field.
+func (b *CanaryStatusApplyConfiguration) WithHistory(values ...string) *CanaryStatusApplyConfiguration {
+	for i := range values {
+		b.History = append(b.History, values[i])
 	}
 	return b
 }
