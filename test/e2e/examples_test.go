@@ -119,6 +119,10 @@ func TestExamples(t *testing.T) {
 		t.Errorf("shop's canary: spec %+v, status %+v", as.Spec.Canary, as.Status.Canary)
 	}
 	checkCanaryGone(t, ns, "shop")
+	if as := waitAvailable(t, ns, "storefront", 2); as.Status.Canary == nil || as.Status.Canary.StableTemplateHash == "" ||
+		!as.Spec.Canary.Steps[0].Gate || as.Spec.Canary.RollbackWindow != 2 || len(as.Spec.Canary.TesterHeaders) != 1 {
+		t.Errorf("storefront's canary: spec %+v, status %+v", as.Spec.Canary, as.Status.Canary)
+	}
 }
 
 // On a cluster where no controller ever ran, the CRD applies with kubectl on
