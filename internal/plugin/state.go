@@ -1,0 +1,195 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package plugin
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// State is an AppService's state in a word, as list's STATUS column and
+// get's Status line say it.
+type State string
+
+// The states, from the conditions the controller writes (Ready,
+// Reconciling, Stalled), spec.suspend and observedGeneration.
+const (
+	// Healthy: Ready, every replica runs the current template.
+	Healthy State = "Healthy"
+	// Progressing: the controller or a rollout (a canary's steps among
+	// them) works toward the spec.
+	Progressing State = "Progressing"
+	// Degraded: Stalled, progress needs the user (an aborted canary, an
+	// object in the way, a rollout past its deadline).
+	Degraded State = "Degraded"
+	// Suspended: spec.suspend holds the app at 0 replicas.
+	Suspended State = "Suspended"
+	// Gated: a canary's step waits at its gate for kubectl appservice
+	// promote.
+	Gated State = "Gated"
+)
+
+// The symbols of get's tree, after Argo Rollouts' (docs/plugin.md, "The
+// tree's symbols").
+const (
+	symbolHealthy     = "✔"
+	symbolProgressing = "◌"
+	symbolFailed      = "✖"
+	symbolPaused      = "॥"
+	symbolWarning     = "⚠"
+)
+
+// Symbol is the state's symbol in get's tree.
+func (s State) Symbol() string {
+	switch s {
+	case Healthy:
+		return symbolHealthy
+	case Degraded:
+		return symbolFailed
+	case Suspended, Gated:
+		return symbolPaused
+	}
+	return symbolProgressing
+}
+
+// StateOf is an AppService's state. A Stalled AppService is Degraded
+// whatever else holds; a status that has not observed the spec yet is
+// Progressing, whatever it said of the spec before.
+func StateOf(as *appv1.AppService) State {
+	conds := as.Status.Conditions
+	switch {
+	case meta.IsStatusConditionTrue(conds, appv1.ConditionStalled):
+		return Degraded
+	case as.Spec.Suspend != nil && *as.Spec.Suspend:
+		return Suspended
+	case as.Status.ObservedGeneration < as.Generation:
+		return Progressing
+	case reconcilingReason(as) == appv1.ReasonCanaryGated:
+		return Gated
+	case meta.IsStatusConditionTrue(conds, appv1.ConditionReconciling):
+		return Progressing
+	case meta.IsStatusConditionTrue(conds, appv1.ConditionReady):
+		return Healthy
+	}
+	return Progressing
+}
+
+func reconcilingReason(as *appv1.AppService) string {
+	if c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReconciling); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason
+	}
+	return ""
+}
+
+// CanaryPhase is where an AppService's canary stands, as its status says.
+type CanaryPhase int
+
+const (
+	// NoCanary: none runs (or the AppService has no spec.canary).
+	NoCanary CanaryPhase = iota
+	// CanaryRunning: at one of its steps.
+	CanaryRunning
+	// CanaryPromoting: its last step passed; the stable Pods roll to it.
+	CanaryPromoting
+	// CanaryAborted: aborted, the stable Pods serving all the traffic,
+	// until a retry, a new template or spec.canary.abort back to false.
+	CanaryAborted
+)
+
+// Canary is what the plugin reads of an AppService's canary.
+type Canary struct {
+	Phase CanaryPhase
+	// Hash is the canary's template (the aborted one's when Aborted).
+	Hash string
+	// Step is the index of the current step; Steps their number.
+	Step, Steps int32
+	// Weight is the share of the traffic the route gives the canary.
+	Weight int32
+	// Routed: the step's weight went to the route, and its pause counts
+	// (from Since).
+	Routed bool
+	// Since is when the step began, or got its weight.
+	Since time.Time
+	// SpecAbort: spec.canary.abort is true.
+	SpecAbort bool
+}
+
+// CanaryOf reads the AppService's canary from its status, with the rules
+// the controller keeps (docs/canary.md): a canary runs while
+// canaryTemplateHash and step are set and step is below the number of
+// steps, is promoting at that number, and is aborted while Stalled for it
+// with no canary template.
+func CanaryOf(as *appv1.AppService) Canary {
+	c := Canary{}
+	if as.Spec.Canary == nil {
+		return c
+	}
+	c.Steps, c.SpecAbort = int32(len(as.Spec.Canary.Steps)), as.Spec.Canary.Abort
+	st := as.Status.Canary
+	if st == nil {
+		return c
+	}
+	c.Weight = st.Weight
+	if st.StepStartTime != nil {
+		c.Since = st.StepStartTime.Time
+	}
+	switch {
+	case st.CanaryTemplateHash != "" && st.Step != nil:
+		c.Hash, c.Step = st.CanaryTemplateHash, *st.Step
+		if c.Step < c.Steps {
+			c.Phase = CanaryRunning
+			c.Routed = st.Weight == as.Spec.Canary.Steps[c.Step].Weight
+		} else {
+			c.Phase = CanaryPromoting
+		}
+	case st.CanaryTemplateHash == "" && canaryStalled(as):
+		c.Phase, c.Hash = CanaryAborted, st.AbortedTemplateHash
+	}
+	return c
+}
+
+// canaryStalled: the AppService is Stalled by an aborted canary.
+func canaryStalled(as *appv1.AppService) bool {
+	c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled)
+	return c != nil && c.Status == metav1.ConditionTrue &&
+		(c.Reason == appv1.ReasonCanaryAborted || c.Reason == appv1.ReasonCanaryAnalysisFailed)
+}
+
+// Step is "N of M", the step counted from 1.
+func (c Canary) StepString() string {
+	return fmt.Sprintf("%d of %d", c.Step+1, c.Steps)
+}
+
+// PauseLeft is what is left of the running step's pause at now (0 when
+// its weight is not routed yet, or the pause is over).
+func (c Canary) PauseLeft(as *appv1.AppService, now time.Time) time.Duration {
+	if c.Phase != CanaryRunning || !c.Routed || c.Since.IsZero() {
+		return 0
+	}
+	pause := time.Duration(as.Spec.Canary.Steps[c.Step].PauseSeconds) * time.Second
+	return max(0, c.Since.Add(pause).Sub(now))
+}
+
+// gated: the step waits at its gate for a person.
+func (c Canary) gated(as *appv1.AppService) bool {
+	return c.Phase == CanaryRunning && reconcilingReason(as) == appv1.ReasonCanaryGated
+}

@@ -1,0 +1,607 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package plugin
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/duration"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"example.com/appservice-controller/internal/children"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// Snapshot is what get shows of an AppService: the objects as one read
+// (or the watches' caches) had them.
+type Snapshot struct {
+	AppService  *appv1.AppService
+	Deployments []appsv1.Deployment
+	ReplicaSets []appsv1.ReplicaSet
+	Pods        []corev1.Pod
+	// Route is the AppService's HTTPRoute (nil: none).
+	Route *gatewayv1.HTTPRoute
+	// RouteProblem says why the route could not be read ("": it could).
+	RouteProblem string
+}
+
+// Render writes get's view of the snapshot at now: the AppService's
+// state, its canary, route, analysis and conditions, then the tree of its
+// children. It has no blank line, so that get --watch's frames, separated
+// by one, can be told apart.
+func Render(w io.Writer, s *Snapshot, now time.Time) error {
+	as := s.AppService
+	state := StateOf(as)
+	c := CanaryOf(as)
+	var b strings.Builder
+	field := func(name, value string) { fmt.Fprintf(&b, "%-13s%s\n", name+":", value) }
+
+	field("Name", as.Name)
+	field("Namespace", as.Namespace)
+	field("Status", state.Symbol()+" "+string(state))
+	if msg := stateMessage(as); msg != "" {
+		field("Message", msg)
+	}
+	field("Image", as.Spec.Image)
+	field("Replicas", fmt.Sprintf("%d desired, %d updated, %d ready, %d available",
+		desiredReplicas(as), as.Status.UpdatedReplicas, as.Status.ReadyReplicas, as.Status.AvailableReplicas))
+	if as.Spec.Canary != nil {
+		field("Canary", canaryLine(as, c, now))
+		if st := as.Status.Canary; st != nil {
+			templates := "stable " + orNone(st.StableTemplateHash)
+			if st.CanaryTemplateHash != "" {
+				templates = "canary " + st.CanaryTemplateHash + ", " + templates
+			}
+			field("  Templates", templates)
+			if r := st.Request; r != nil {
+				field("  Request", requestLine(r))
+			}
+		}
+		field("  Steps", stepsLine(as, c))
+	}
+	field("Route", routeLine(as, s))
+	if st := as.Status.Canary; st != nil && len(st.Analysis) > 0 {
+		b.WriteString("Analysis:\n")
+		renderAnalysis(&b, st.Analysis, now)
+	}
+	if len(as.Status.Conditions) > 0 {
+		b.WriteString("Conditions:\n")
+		renderConditions(&b, as.Status.Conditions)
+	}
+	renderTree(&b, s, state, c, now)
+	// The tables pad an empty last cell: no trailing spaces.
+	lines := strings.SplitAfter(b.String(), "\n")
+	for i, l := range lines {
+		if trimmed := strings.TrimRight(l, " \n"); trimmed != strings.TrimSuffix(l, "\n") {
+			lines[i] = trimmed + "\n"
+		}
+	}
+	_, err := io.WriteString(w, strings.Join(lines, ""))
+	return err
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func desiredReplicas(as *appv1.AppService) int32 {
+	switch {
+	case as.Spec.Suspend != nil && *as.Spec.Suspend:
+		return 0
+	case as.Status.Replicas > 0 && as.Spec.Autoscaling != nil:
+		return as.Status.Replicas
+	case as.Spec.Size != nil:
+		return *as.Spec.Size
+	}
+	return 1
+}
+
+// stateMessage is the message of the condition that explains the state:
+// Stalled's when True, else Reconciling's when True, else Ready's when
+// False.
+func stateMessage(as *appv1.AppService) string {
+	for _, t := range []string{appv1.ConditionStalled, appv1.ConditionReconciling} {
+		if c := meta.FindStatusCondition(as.Status.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
+			return c.Message
+		}
+	}
+	if c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+		return c.Message
+	}
+	return ""
+}
+
+// canaryLine says where the canary stands: its step, weight, and what it
+// waits for (its Pods, its pause, its gate, its analysis).
+func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
+	switch c.Phase {
+	case CanaryRunning:
+		head := fmt.Sprintf("step %s, %d%% of the traffic", c.StepString(), c.Weight)
+		step := as.Spec.Canary.Steps[c.Step]
+		switch left := c.PauseLeft(as, now); {
+		case c.gated(as):
+			return head + ", waits at its gate (kubectl appservice promote " + as.Name + ")"
+		case !c.Routed:
+			return fmt.Sprintf("%s, waits for its Pods (then %d%%)", head, step.Weight)
+		case left > 0:
+			then := ""
+			if step.Gate {
+				then = ", then its gate"
+			}
+			until := c.Since.Add(time.Duration(step.PauseSeconds) * time.Second).UTC().Format(time.RFC3339)
+			return fmt.Sprintf("%s, pauses: %s left (until %s)%s", head, shortDuration(left), until, then)
+		}
+		if what := controllerWhat(as); what != "" {
+			return head + ", " + what
+		}
+		return head
+	case CanaryPromoting:
+		return fmt.Sprintf("promoted, %d%% of the traffic until the stable Pods all run it", c.Weight)
+	case CanaryAborted:
+		if c.SpecAbort {
+			return "aborted: spec.canary.abort is true"
+		}
+		return "aborted (kubectl appservice retry " + as.Name + " starts it again)"
+	}
+	if c.SpecAbort {
+		return "none: spec.canary.abort is true"
+	}
+	return "none"
+}
+
+// controllerWhat is what the controller's message says the step does,
+// after "...% of the traffic: ".
+func controllerWhat(as *appv1.AppService) string {
+	c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReconciling)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		c = meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled)
+	}
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return ""
+	}
+	_, what, ok := strings.Cut(c.Message, " of the traffic: ")
+	if !ok {
+		return ""
+	}
+	return what
+}
+
+// stepsLine lists the steps, the current one marked: "10% gate ▸ 50% 30s ▸ 100%".
+func stepsLine(as *appv1.AppService, c Canary) string {
+	parts := make([]string, 0, len(as.Spec.Canary.Steps))
+	for i, s := range as.Spec.Canary.Steps {
+		p := fmt.Sprintf("%d%%", s.Weight)
+		if s.PauseSeconds > 0 {
+			p += " " + shortDuration(time.Duration(s.PauseSeconds)*time.Second)
+		}
+		if s.Gate {
+			p += " gate"
+		}
+		if c.Phase == CanaryRunning && int32(i) == c.Step {
+			p = "[" + p + "]"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " → ")
+}
+
+func requestLine(r *appv1.CanaryRequest) string {
+	s := string(r.Action)
+	if r.Step != nil {
+		s += fmt.Sprintf(" step %d", *r.Step+1)
+	}
+	return s + " of canary " + r.TemplateHash
+}
+
+// routeLine is the route's backends and their shares of the first rule's
+// traffic (the controller gives every rule the same).
+func routeLine(as *appv1.AppService, s *Snapshot) string {
+	switch {
+	case s.RouteProblem != "":
+		return s.RouteProblem
+	case s.Route == nil && as.Spec.HTTPRoute == nil:
+		return "none (no spec.httpRoute)"
+	case s.Route == nil:
+		return "none yet"
+	}
+	return routeWeights(s.Route)
+}
+
+func routeWeights(r *gatewayv1.HTTPRoute) string {
+	if len(r.Spec.Rules) == 0 || len(r.Spec.Rules[0].BackendRefs) == 0 {
+		return "no backends"
+	}
+	refs := r.Spec.Rules[0].BackendRefs
+	total := int32(0)
+	for _, ref := range refs {
+		total += backendWeight(ref)
+	}
+	parts := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		share := int32(0)
+		if total > 0 {
+			share = backendWeight(ref) * 100 / total
+		}
+		parts = append(parts, fmt.Sprintf("%s %d%%", ref.Name, share))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// backendWeight is a backendRef's weight, 1 when unset (the Gateway API's
+// default).
+func backendWeight(ref gatewayv1.HTTPBackendRef) int32 {
+	if ref.Weight == nil {
+		return 1
+	}
+	return *ref.Weight
+}
+
+func renderAnalysis(b *strings.Builder, ms []appv1.MetricStatus, now time.Time) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  METRIC\tRESULT\tVALUE\tFAILURES\tERRORS\tMEASURED\tMESSAGE")
+	for _, m := range ms {
+		symbol := map[appv1.MetricResult]string{appv1.MetricPassed: symbolHealthy, appv1.MetricFailed: symbolFailed}[m.Result]
+		if symbol == "" {
+			symbol = symbolWarning
+		}
+		fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%d\t%d\t%s ago\t%s\n", symbol, m.Name, m.Result, orNone(m.Value), m.Failures, m.Errors,
+			age(m.Time.Time, now), m.Message)
+	}
+	_ = tw.Flush()
+}
+
+// conditionOrder puts kstatus's conditions first.
+var conditionOrder = []string{appv1.ConditionReady, appv1.ConditionReconciling, appv1.ConditionStalled}
+
+func renderConditions(b *strings.Builder, conds []metav1.Condition) {
+	sorted := slices.Clone(conds)
+	rank := func(t string) int {
+		if i := slices.Index(conditionOrder, t); i >= 0 {
+			return i
+		}
+		return len(conditionOrder)
+	}
+	slices.SortStableFunc(sorted, func(a, b metav1.Condition) int { return cmp.Compare(rank(a.Type), rank(b.Type)) })
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TYPE\tSTATUS\tREASON\tMESSAGE")
+	for _, c := range sorted {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	_ = tw.Flush()
+}
+
+// row is one line of the tree.
+type row struct {
+	depth                   int
+	last                    bool
+	name, kind, status, age string
+	info                    string
+}
+
+func renderTree(b *strings.Builder, s *Snapshot, state State, c Canary, now time.Time) {
+	as := s.AppService
+	info := ""
+	switch c.Phase {
+	case CanaryRunning:
+		info = fmt.Sprintf("step %d/%d, %d%%", c.Step+1, c.Steps, c.Weight)
+	case CanaryPromoting:
+		info = fmt.Sprintf("promoting, %d%%", c.Weight)
+	case CanaryAborted:
+		info = "canary aborted"
+	}
+	rows := []row{{name: as.Name, kind: "AppService", status: state.Symbol() + " " + string(state), age: age(as.CreationTimestamp.Time, now), info: info}}
+
+	deployments := ownedDeployments(s)
+	var kids [][]row
+	for _, d := range deployments {
+		kids = append(kids, deploymentRows(s, &d, now))
+	}
+	if s.Route != nil {
+		kids = append(kids, []row{{depth: 1, name: s.Route.Name, kind: "HTTPRoute", status: routeStatus(s.Route),
+			age: age(s.Route.CreationTimestamp.Time, now), info: routeWeights(s.Route)}})
+	}
+	for i, k := range kids {
+		k[0].last = i == len(kids)-1
+		rows = append(rows, k...)
+	}
+
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tSTATUS\tAGE\tINFO")
+	// open[d]: the branch at depth d goes on below (draw "│").
+	var open []bool
+	for _, r := range rows {
+		prefix := ""
+		if r.depth > 0 {
+			for d := 1; d < r.depth; d++ {
+				if open[d] {
+					prefix += "│   "
+				} else {
+					prefix += "    "
+				}
+			}
+			if r.last {
+				prefix += "└── "
+			} else {
+				prefix += "├── "
+			}
+			open = append(open[:r.depth], !r.last)
+		} else {
+			open = []bool{false}
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", prefix, r.name, r.kind, r.status, r.age, r.info)
+	}
+	_ = tw.Flush()
+}
+
+// ownedDeployments are the AppService's stable and canary Deployments,
+// the stable one first.
+func ownedDeployments(s *Snapshot) []appsv1.Deployment {
+	var out []appsv1.Deployment
+	for _, name := range []string{s.AppService.Name, children.CanaryName(s.AppService)} {
+		for _, d := range s.Deployments {
+			if d.Name == name && controlledBy(&d, s.AppService.UID) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+func controlledBy(obj metav1.Object, uid types.UID) bool {
+	ref := metav1.GetControllerOf(obj)
+	return ref != nil && ref.UID == uid
+}
+
+// deploymentRows are a Deployment's row (depth 1) and those of its
+// ReplicaSets that have or want Pods (the newest at least), newest first,
+// each with its Pods.
+func deploymentRows(s *Snapshot, d *appsv1.Deployment, now time.Time) []row {
+	role := "stable"
+	if d.Name != s.AppService.Name {
+		role = "canary"
+	}
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	image := ""
+	if cs := d.Spec.Template.Spec.Containers; len(cs) > 0 {
+		image = " " + cs[0].Image
+	}
+	rows := []row{{depth: 1, name: d.Name, kind: "Deployment", status: deploymentStatus(d), age: age(d.CreationTimestamp.Time, now),
+		info: fmt.Sprintf("%s%s ready:%d/%d", role, image, d.Status.ReadyReplicas, desired)}}
+
+	var sets []appsv1.ReplicaSet
+	for _, rs := range s.ReplicaSets {
+		if controlledBy(&rs, d.UID) {
+			sets = append(sets, rs)
+		}
+	}
+	slices.SortFunc(sets, func(a, b appsv1.ReplicaSet) int { return cmp.Compare(revision(&b), revision(&a)) })
+	shown := 0
+	for i, rs := range sets {
+		if i > 0 && replicasOf(&rs) == 0 && rs.Status.Replicas == 0 {
+			continue
+		}
+		sets[shown] = rs
+		shown++
+	}
+	sets = sets[:shown]
+	for i := range sets {
+		rs := &sets[i]
+		rows = append(rows, row{depth: 2, last: i == len(sets)-1, name: rs.Name, kind: "ReplicaSet", status: replicaSetStatus(rs),
+			age: age(rs.CreationTimestamp.Time, now), info: fmt.Sprintf("revision:%d ready:%d/%d", revision(rs), rs.Status.ReadyReplicas, replicasOf(rs))})
+		var pods []corev1.Pod
+		for _, p := range s.Pods {
+			if controlledBy(&p, rs.UID) {
+				pods = append(pods, p)
+			}
+		}
+		slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+		for j := range pods {
+			p := &pods[j]
+			st := podState(p)
+			info := fmt.Sprintf("ready:%d/%d", st.ready, st.total)
+			if st.restarts > 0 {
+				info += fmt.Sprintf(" restarts:%d", st.restarts)
+			}
+			rows = append(rows, row{depth: 3, last: j == len(pods)-1, name: p.Name, kind: "Pod", status: st.symbol + " " + st.reason,
+				age: age(p.CreationTimestamp.Time, now), info: info})
+		}
+	}
+	return rows
+}
+
+func replicasOf(rs *appsv1.ReplicaSet) int32 {
+	if rs.Spec.Replicas == nil {
+		return 1
+	}
+	return *rs.Spec.Replicas
+}
+
+// revision is the Deployment's revision a ReplicaSet carries.
+func revision(rs *appsv1.ReplicaSet) int64 {
+	n, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
+	return n
+}
+
+func deploymentStatus(d *appsv1.Deployment) string {
+	desired := int32(1)
+	if d.Spec.Replicas != nil {
+		desired = *d.Spec.Replicas
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return symbolFailed + " Degraded"
+		}
+	}
+	st := d.Status
+	switch {
+	case d.Spec.Paused:
+		return symbolPaused + " Paused"
+	case desired == 0 && st.Replicas == 0:
+		return symbolPaused + " ScaledDown"
+	case st.ObservedGeneration >= d.Generation && st.Replicas == desired && st.UpdatedReplicas == desired && st.AvailableReplicas == desired:
+		return symbolHealthy + " Healthy"
+	}
+	return symbolProgressing + " Progressing"
+}
+
+func replicaSetStatus(rs *appsv1.ReplicaSet) string {
+	want, st := replicasOf(rs), rs.Status
+	switch {
+	case want == 0 && st.Replicas == 0:
+		return symbolPaused + " ScaledDown"
+	case st.Replicas == want && st.AvailableReplicas == want:
+		return symbolHealthy + " Healthy"
+	}
+	return symbolProgressing + " Progressing"
+}
+
+// routeStatus is whether the route's Gateways accepted it.
+func routeStatus(r *gatewayv1.HTTPRoute) string {
+	accepted, refused := 0, 0
+	for _, p := range r.Status.Parents {
+		switch c := meta.FindStatusCondition(p.Conditions, string(gatewayv1.RouteConditionAccepted)); {
+		case c == nil:
+		case c.Status == metav1.ConditionTrue:
+			accepted++
+		default:
+			refused++
+		}
+	}
+	switch {
+	case refused > 0:
+		return symbolWarning + " NotAccepted"
+	case accepted > 0:
+		return symbolHealthy + " Accepted"
+	}
+	return symbolProgressing + " Pending"
+}
+
+// podStatus is a Pod's state as kubectl get pods says it (its STATUS
+// column), with the symbol for it.
+type podStatus struct {
+	symbol, reason string
+	ready, total   int
+	restarts       int32
+}
+
+const podRunning = string(corev1.PodRunning)
+
+// failedReasons are the Pod states the tree marks failed.
+var failedReasons = []string{"CrashLoopBackOff", "Error", "ImagePullBackOff", "ErrImagePull", "InvalidImageName",
+	"CreateContainerConfigError", "CreateContainerError", "RunContainerError", "OOMKilled", "Failed", "Evicted",
+	"ContainerStatusUnknown", "StartError"}
+
+// podState follows kubectl's printPod: the Pod's reason or phase, then
+// an init container's or a container's waiting or terminated reason,
+// Terminating while it is deleted.
+func podState(p *corev1.Pod) podStatus {
+	st := podStatus{reason: string(p.Status.Phase), total: len(p.Spec.Containers)}
+	if p.Status.Reason != "" {
+		st.reason = p.Status.Reason
+	}
+	initializing := initState(p, &st)
+	if !initializing {
+		running := false
+		for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- {
+			c := p.Status.ContainerStatuses[i]
+			st.restarts += c.RestartCount
+			switch {
+			case c.State.Waiting != nil && c.State.Waiting.Reason != "":
+				st.reason = c.State.Waiting.Reason
+			case c.State.Terminated != nil:
+				st.reason = cmp.Or(c.State.Terminated.Reason, fmt.Sprintf("ExitCode:%d", c.State.Terminated.ExitCode))
+			case c.Ready && c.State.Running != nil:
+				running = true
+				st.ready++
+			}
+		}
+		if st.reason == "Completed" && running {
+			st.reason = podRunning
+		}
+	}
+	if p.DeletionTimestamp != nil {
+		st.reason = "Terminating"
+	}
+	reason := strings.TrimPrefix(st.reason, "Init:")
+	switch {
+	case slices.Contains(failedReasons, reason) || strings.HasPrefix(reason, "ExitCode:"):
+		st.symbol = symbolFailed
+	case st.reason == podRunning && st.ready == st.total && st.restarts > 0:
+		st.symbol = symbolWarning
+	case st.reason == podRunning && st.ready == st.total, st.reason == "Succeeded", st.reason == "Completed":
+		st.symbol = symbolHealthy
+	default:
+		st.symbol = symbolProgressing
+	}
+	return st
+}
+
+// initState is the state of the Pod's first init container that has
+// not finished (a sidecar that started counts as finished), and whether
+// there is one.
+func initState(p *corev1.Pod, st *podStatus) bool {
+	for i, c := range p.Status.InitContainerStatuses {
+		st.restarts += c.RestartCount
+		restartable := i < len(p.Spec.InitContainers) && p.Spec.InitContainers[i].RestartPolicy != nil &&
+			*p.Spec.InitContainers[i].RestartPolicy == corev1.ContainerRestartPolicyAlways
+		switch {
+		case c.State.Terminated != nil && c.State.Terminated.ExitCode == 0:
+			continue
+		case restartable && c.Started != nil && *c.Started:
+			continue
+		case c.State.Terminated != nil:
+			st.reason = "Init:" + cmp.Or(c.State.Terminated.Reason, fmt.Sprintf("ExitCode:%d", c.State.Terminated.ExitCode))
+		case c.State.Waiting != nil && c.State.Waiting.Reason != "" && c.State.Waiting.Reason != "PodInitializing":
+			st.reason = "Init:" + c.State.Waiting.Reason
+		default:
+			st.reason = fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
+		}
+		return true
+	}
+	return false
+}
+
+// age is how long ago t was, as kubectl says it (5m, 2d3h).
+func age(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return duration.HumanDuration(now.Sub(t))
+}
+
+// shortDuration is d as kubectl says an age, to the second.
+func shortDuration(d time.Duration) string {
+	return duration.HumanDuration(d.Round(time.Second))
+}

@@ -1,0 +1,252 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package plugin
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// update rewrites the golden files from what Render writes now:
+//
+//	go test ./internal/plugin -run TestRender -update
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// TestRender: get's view of fixed objects in each state a canary goes
+// through, against the golden files in testdata.
+func TestRender(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		snap func() *Snapshot
+	}{
+		{"gated", gatedSnapshot},
+		{"pausing-with-analysis", pausingSnapshot},
+		{"waiting-for-pods", waitingSnapshot},
+		{"aborted", abortedSnapshot},
+		{"healthy", healthySnapshot},
+		{"suspended", suspendedSnapshot},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := Render(&b, tc.snap(), now); err != nil {
+				t.Fatal(err)
+			}
+			got := b.String()
+			if strings.Contains(got, "\n\n") {
+				t.Errorf("the view has a blank line, which separates get --watch's frames:\n%s", got)
+			}
+			golden(t, filepath.Join("testdata", "get-"+tc.name+".golden"), got)
+		})
+	}
+}
+
+// golden compares got with the file, or writes it with -update.
+func golden(t *testing.T, file, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got; -update rewrites it):\n%s", file, diff)
+	}
+}
+
+func setConditions(as *appv1.AppService, reason, msg string, ready, reconciling, stalled metav1.ConditionStatus) {
+	for typ, status := range map[string]metav1.ConditionStatus{
+		appv1.ConditionReady: ready, appv1.ConditionReconciling: reconciling, appv1.ConditionStalled: stalled,
+	} {
+		meta.SetStatusCondition(&as.Status.Conditions, condition(typ, status, reason, msg))
+	}
+}
+
+// pausingSnapshot: the second step, 50% routed 2 minutes ago (3 of its
+// 5 minutes left), measured by an analysis: one metric passing, one
+// without data.
+func pausingSnapshot() *Snapshot {
+	s := gatedSnapshot()
+	as := s.AppService
+	as.Status.Canary.Step, as.Status.Canary.Weight, as.Status.Canary.StepStartTime = new(int32(1)), 50, new(ago(2*time.Minute))
+	as.Status.Canary.Analysis = []appv1.MetricStatus{
+		{Name: "success-rate", Result: appv1.MetricPassed, Value: "0.998", Time: ago(20 * time.Second), PassedStep: new(int32(1))},
+		{Name: "latency-p99", Result: appv1.MetricNoData, Message: "the query returned no data", Time: ago(20 * time.Second), Failures: 0, Errors: 0},
+	}
+	msg := "Canary " + canaryHash + " at step 2 of 3, 50% of the traffic: pauses"
+	setConditions(as, appv1.ReasonCanaryProgressing, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
+	s.Route = route(50)
+	return s
+}
+
+// waitingSnapshot: the second step asked for its Pods (the weight still
+// the first step's): one crashes, one is being created.
+func waitingSnapshot() *Snapshot {
+	s := gatedSnapshot()
+	as := s.AppService
+	as.Status.Canary.Step, as.Status.Canary.StepStartTime = new(int32(1)), new(ago(30*time.Second))
+	msg := "Canary " + canaryHash + " at step 2 of 3, 10% of the traffic: waits for its Pods"
+	setConditions(as, appv1.ReasonCanaryProgressing, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
+	d := &s.Deployments[0]
+	d.Spec.Replicas, d.Status.Replicas, d.Status.UpdatedReplicas = new(int32(2)), 2, 2
+	rs := &s.ReplicaSets[2]
+	rs.Spec.Replicas, rs.Status.Replicas = new(int32(2)), 2
+	crashing := runningPod("web-canary-5b6c7d8e9-z1z2z", "web-canary-5b6c7d8e9", "rs-canary", canaryLabels, 4)
+	crashing.CreationTimestamp = ago(30 * time.Second)
+	crashing.Status.ContainerStatuses[0].Ready = false
+	crashing.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	creating := runningPod("web-canary-5b6c7d8e9-k3k4k", "web-canary-5b6c7d8e9", "rs-canary", canaryLabels, 0)
+	creating.CreationTimestamp = ago(3 * time.Second)
+	creating.Status.Phase = corev1.PodPending
+	creating.Status.ContainerStatuses[0].Ready = false
+	creating.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	s.Pods = append(s.Pods, *crashing, *creating)
+	return s
+}
+
+// abortedSnapshot: aborted on request at its second step: the canary's
+// objects gone, the route whole again, Stalled.
+func abortedSnapshot() *Snapshot {
+	s := gatedSnapshot()
+	as := s.AppService
+	as.Status.Canary = &appv1.CanaryStatus{StableTemplateHash: stableHash, AbortedTemplateHash: canaryHash,
+		Request: &appv1.CanaryRequest{Action: appv1.CanaryAbort, TemplateHash: canaryHash}}
+	msg := "Canary " + canaryHash + " aborted: aborted on request (kubectl appservice retry, or a new template, starts it again); the stable version serves all the traffic"
+	setConditions(as, appv1.ReasonCanaryAborted, msg, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue)
+	s.Deployments, s.ReplicaSets, s.Pods = s.Deployments[1:], s.ReplicaSets[:2], s.Pods[:2]
+	s.Route = route(0)
+	return s
+}
+
+// healthySnapshot: no canary under way, every replica on the spec's
+// template.
+func healthySnapshot() *Snapshot {
+	s := abortedSnapshot()
+	as := s.AppService
+	as.Spec.Image = "nginx:1.27"
+	as.Status.Canary = &appv1.CanaryStatus{StableTemplateHash: stableHash}
+	setConditions(as, appv1.ReasonRolloutComplete, "Every replica runs the current template", metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse)
+	return s
+}
+
+// suspendedSnapshot: spec.suspend, no canary nor route: the Deployment
+// at 0 and its Pods gone.
+func suspendedSnapshot() *Snapshot {
+	s := healthySnapshot()
+	as := s.AppService
+	as.Spec.Suspend, as.Spec.Canary, as.Spec.HTTPRoute, as.Status.Canary = new(true), nil, nil, nil
+	as.Status.Replicas, as.Status.UpdatedReplicas, as.Status.ReadyReplicas, as.Status.AvailableReplicas = 0, 0, 0, 0
+	setConditions(as, appv1.ReasonSuspended, "spec.suspend is true: the Deployment is at 0 replicas", metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse)
+	meta.SetStatusCondition(&as.Status.Conditions, condition(appv1.ConditionSuspended, metav1.ConditionTrue, appv1.ReasonSuspended, "spec.suspend is true"))
+	d := &s.Deployments[0]
+	d.Spec.Replicas, d.Status = new(int32(0)), appsv1.DeploymentStatus{ObservedGeneration: 1}
+	rs := &s.ReplicaSets[1]
+	rs.Spec.Replicas, rs.Status = new(int32(0)), appsv1.ReplicaSetStatus{}
+	s.Pods, s.Route = nil, nil
+	return s
+}
+
+// TestPodState: kubectl's Pod statuses, and their symbols.
+func TestPodState(t *testing.T) {
+	waiting := func(reason string) corev1.ContainerState {
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}
+	}
+	for _, tc := range []struct {
+		name     string
+		pod      func(p *corev1.Pod)
+		want     string
+		restarts int32
+	}{
+		{"running and ready", func(*corev1.Pod) {}, "✔ Running", 0},
+		{"restarted", func(p *corev1.Pod) { p.Status.ContainerStatuses[0].RestartCount = 3 }, "⚠ Running", 3},
+		{"not ready", func(p *corev1.Pod) { p.Status.ContainerStatuses[0].Ready = false }, "◌ Running", 0},
+		{"crash loop", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[0].State, p.Status.ContainerStatuses[0].RestartCount = waiting("CrashLoopBackOff"), 5
+		}, "✖ CrashLoopBackOff", 5},
+		{"image pull", func(p *corev1.Pod) { p.Status.ContainerStatuses[0].State = waiting("ImagePullBackOff") }, "✖ ImagePullBackOff", 0},
+		{"pending", func(p *corev1.Pod) { p.Status.Phase, p.Status.ContainerStatuses = corev1.PodPending, nil }, "◌ Pending", 0},
+		{"terminated with an exit code", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137}}
+		}, "✖ ExitCode:137", 0},
+		{"init container", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init"}}
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+		}, "◌ Init:0/1", 0},
+		{"init container crashing", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init"}}
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", State: waiting("CrashLoopBackOff")}}
+		}, "✖ Init:CrashLoopBackOff", 0},
+		{"evicted", func(p *corev1.Pod) { p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted" }, "✖ Evicted", 0},
+		{"terminating", func(p *corev1.Pod) { p.DeletionTimestamp = new(ago(time.Second)) }, "◌ Terminating", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := runningPod("p", "rs", "rs-uid", nil, 0)
+			tc.pod(p)
+			st := podState(p)
+			if got := st.symbol + " " + st.reason; got != tc.want || st.restarts != tc.restarts {
+				t.Errorf("podState = %q, %d restarts; want %q, %d", got, st.restarts, tc.want, tc.restarts)
+			}
+		})
+	}
+}
+
+// TestStateOf: the word list's STATUS column and get's Status line say.
+func TestStateOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		snap func() *Snapshot
+		edit func(as *appv1.AppService)
+		want State
+	}{
+		{"gated", gatedSnapshot, nil, Gated},
+		{"pausing", pausingSnapshot, nil, Progressing},
+		{"aborted", abortedSnapshot, nil, Degraded},
+		{"healthy", healthySnapshot, nil, Healthy},
+		{"suspended", suspendedSnapshot, nil, Suspended},
+		{"a spec not observed yet", healthySnapshot, func(as *appv1.AppService) { as.Generation++ }, Progressing},
+		{"stalled while suspended", suspendedSnapshot, func(as *appv1.AppService) {
+			meta.SetStatusCondition(&as.Status.Conditions, condition(appv1.ConditionStalled, metav1.ConditionTrue, appv1.ReasonResourceExists, "in the way"))
+		}, Degraded},
+		{"no conditions yet", healthySnapshot, func(as *appv1.AppService) { as.Status = appv1.AppServiceStatus{} }, Progressing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as := tc.snap().AppService
+			if tc.edit != nil {
+				tc.edit(as)
+			}
+			if got := StateOf(as); got != tc.want {
+				t.Errorf("StateOf = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
