@@ -75,10 +75,10 @@ func gatedApp() *appv1.AppService {
 			Conditions: []metav1.Condition{
 				condition(appv1.ConditionAvailable, metav1.ConditionTrue, "MinimumReplicasAvailable", "Deployment has minimum availability."),
 				condition(appv1.ConditionProgressing, metav1.ConditionTrue, "NewReplicaSetAvailable", `ReplicaSet "web-7c9d8b6f4" has successfully progressed.`),
-				condition(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected, "The children match the spec"),
+				condition(appv1.ConditionDegraded, metav1.ConditionFalse, appv1.ReasonAsExpected, "Every child matches the spec"),
 				condition(appv1.ConditionReady, metav1.ConditionFalse, appv1.ReasonCanaryGated, gatedMessage),
 				condition(appv1.ConditionReconciling, metav1.ConditionTrue, appv1.ReasonCanaryGated, gatedMessage),
-				condition(appv1.ConditionStalled, metav1.ConditionFalse, appv1.ReasonCanaryGated, gatedMessage),
+				condition(appv1.ConditionStalled, metav1.ConditionFalse, appv1.ReasonAsExpected, "Nothing needs the user"),
 			},
 		},
 	}

@@ -59,6 +59,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"example.com/appservice-controller/internal/version"
 )
 
 // Options are what the plugin runs with besides its arguments: the tests
@@ -129,6 +131,7 @@ Exit codes: 0 success; 1 any other error; 2 bad usage; 3 the AppService or
 its namespace does not exist; 4 forbidden (RBAC); 5 the command does not
 apply to the canary's state. docs/plugin.md says more.`,
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl appservice"},
+		Version:     version.Get().GitVersion,
 		// The errors are printed once, by Main, with the exit code's
 		// meaning; a usage error points to the help.
 		SilenceErrors: true,
