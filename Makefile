@@ -2,6 +2,8 @@
 
 # The controller's binary.
 BIN ?= bin/appservice-controller
+# The kubectl plugin's binary (kubectl appservice): beside the controller's.
+PLUGIN_BIN ?= $(dir $(BIN))kubectl-appservice
 # kubectl for install/uninstall; any kubectl that reaches your cluster.
 KUBECTL ?= kubectl
 # Extra flags for the controller in `make run`, e.g. ARGS="-v=2 -workers=4".
@@ -63,8 +65,24 @@ vet: ## go vet, including the e2e and admission-property tests (build tag e2e).
 	go vet -tags e2e ./test/...
 
 .PHONY: build
-build: ## Build the controller into bin/.
+build: ## Build the controller and the kubectl plugin (kubectl appservice) into bin/.
 	go build -ldflags "$(LDFLAGS)" -o $(BIN) .
+	go build -ldflags "$(LDFLAGS)" -o $(PLUGIN_BIN) ./cmd/kubectl-appservice
+
+.PHONY: build-plugin
+build-plugin: ## Build the kubectl plugin only (PLUGIN_BIN, bin/kubectl-appservice); put it on the PATH for kubectl appservice.
+	go build -ldflags "$(LDFLAGS)" -o $(PLUGIN_BIN) ./cmd/kubectl-appservice
+
+# Where the krew archives are published: their URLs in the manifest.
+KREW_BASE_URL ?= https://example.com/appservice-controller/releases/download/$(VERSION)
+# The platforms make krew builds for, OS/ARCH,... (empty: linux, darwin and
+# windows on amd64 and arm64); e.g. linux/amd64 for a local install.
+KREW_PLATFORMS ?=
+
+.PHONY: krew
+krew: ## Build the plugin for linux, darwin and windows (amd64, arm64) into tar.gz archives under _output/krew, and their krew manifest _output/krew/appservice.yaml (from artifacts/krew/appservice.yaml; URLs under KREW_BASE_URL).
+	go run ./hack/krew -template artifacts/krew/appservice.yaml -out _output/krew -version $(VERSION) \
+	  -base-url $(KREW_BASE_URL) -ldflags "$(LDFLAGS)" -mtime $(BUILD_DATE) $(if $(KREW_PLATFORMS),-platforms $(KREW_PLATFORMS))
 
 .PHONY: binaries
 binaries: ## Build the local control plane's binaries (cached outside the tree; ~25 min the first time).
