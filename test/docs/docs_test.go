@@ -68,6 +68,7 @@ var translations = map[string]string{
 	"docs/from-the-tutorials.md": "docs/zh-CN/from-the-tutorials.md",
 	"docs/canary.md":             "docs/zh-CN/canary.md",
 	"docs/monitoring.md":         "docs/zh-CN/monitoring.md",
+	"docs/plugin.md":             "docs/zh-CN/plugin.md",
 }
 
 // docFiles are the Markdown files a user reads: the top level's and docs/.

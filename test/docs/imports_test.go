@@ -58,6 +58,9 @@ var mayImport = map[string][]string{
 	"hack/demo":              {"internal/promtest"},
 	"hack/image":             {},
 	"hack/localcluster":      {"internal/localcluster"},
+	"hack/krew":              {},
+	"cmd/kubectl-appservice": {"internal/plugin"},
+	"internal/plugin":        {"internal/children", "internal/version", "pkg/apis/app/v1", "pkg/generated/..."},
 }
 
 // testHelpers are packages for tests and tools only: the controller's
@@ -126,9 +129,12 @@ func allows(allowed []string, dep string) bool {
 // authorization and certificate reloader (for -metrics-secure) bring CEL,
 // gRPC and OpenTelemetry's SDK along, 255 packages that doubled the binary;
 // internal/servers speaks the same protocols itself. controller-runtime is
-// the benchmark's peer (test/bench/peer), not a dependency.
+// the benchmark's peer (test/bench/peer), not a dependency. k8s.io/cli-runtime
+// is the kubectl plugin's (cmd/kubectl-appservice), with the kustomize it
+// brings along: the controller never links the plugin.
 var notLinked = []string{"k8s.io/apiserver", "github.com/google/cel-go", "google.golang.org/grpc",
-	"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "sigs.k8s.io/controller-runtime"}
+	"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "sigs.k8s.io/controller-runtime",
+	"k8s.io/cli-runtime", "sigs.k8s.io/kustomize"}
 
 // TestBinaryDependencies holds the controller's binary to notLinked.
 func TestBinaryDependencies(t *testing.T) {
