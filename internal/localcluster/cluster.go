@@ -88,7 +88,8 @@ type Cluster struct {
 	URL string
 	// Kubeconfig is the path of an admin kubeconfig (group system:masters).
 	Kubeconfig string
-	// AuditLog is the path of the audit log of every write (JSON lines).
+	// AuditLog is the path of the audit log of every write (JSON lines),
+	// and of the reads of AuditReadsGroup's users.
 	AuditLog string
 	// LogDir holds one log file per process.
 	LogDir string
@@ -351,12 +352,21 @@ func (c *Cluster) etcdHealthy() error {
 	return nil
 }
 
+// AuditReadsGroup: the audit log records the reads (get, list, watch, and
+// of non-resource URLs) of the users in this group too, as it records
+// everyone's writes: a test proves with them that a client watches rather
+// than polls. MintUser gives a user the group.
+const AuditReadsGroup = "localcluster:audit-reads"
+
 // auditPolicy records every request that is not a read, with the user and
-// the response code: enough to count a controller's writes.
+// the response code: enough to count a controller's writes; and every
+// request of the users in AuditReadsGroup.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
+- level: Metadata
+  userGroups: ["` + AuditReadsGroup + `"]
 - level: None
   verbs: ["get", "list", "watch"]
 - level: None
