@@ -194,38 +194,7 @@ func decide(in Input) Decision {
 	running := st.CanaryTemplateHash != "" && st.Step != nil
 
 	if in.StableInLine {
-		promoted := running && st.CanaryTemplateHash == in.Hash
-		if promoted && *st.Step < steps {
-			// Only the promotion gives the stable Deployment the canary's
-			// template: this is a status read before the promotion's
-			// status write reached the cache.
-			st = st.DeepCopy()
-			st.Step = new(steps)
-		}
-		if promoted && !in.StableRolledOut {
-			// The canary keeps its share until the stable Pods all run
-			// its template.
-			return promoting(in, st)
-		}
-		back := !promoted && rollback(c, st, in.Hash)
-		if back && !in.StableRolledOut {
-			return rollingBack(in, st)
-		}
-		// The last canary's measurements stay until the next one starts.
-		d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash, Analysis: st.Analysis,
-			History: history(c, st, in.Hash)}}
-		if c.Analysis == nil {
-			d.Status.Analysis = nil
-		}
-		switch {
-		case promoted:
-			d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted,
-				fmt.Sprintf("Canary %s promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted", in.Hash)}
-		case back:
-			d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRolledBack,
-				fmt.Sprintf("Rolled back to %s without a canary: every Pod runs it (%s)", in.Hash, rollbackWhy(c))}
-		}
-		return d
+		return inLine(in, st, running)
 	}
 
 	// The spec asks for a template the stable Pods do not run.
@@ -237,23 +206,7 @@ func decide(in Input) Decision {
 		return rollingBack(in, st)
 	}
 	if st.AbortedTemplateHash == in.Hash && !running {
-		switch requested(st, in.Hash) {
-		case appv1.CanaryRetry:
-			d := start(in, st, "")
-			d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
-				fmt.Sprintf("Canary %s retried on request: it starts again at step 1 of %d", in.Hash, steps)}
-			return d
-		case appv1.CanaryAbort:
-			// The request stays: it is the record of why.
-			return abortOnRequest(in, st, false)
-		}
-		if c.Analysis != nil && len(st.Analysis) > 0 {
-			// Aborted by its analysis, whose results stay in the status.
-			d := aborted(analysisAbort(c.Analysis, st)+" (change the template to start a new canary)", false)
-			d.Reason, d.Status.Analysis = appv1.ReasonCanaryAnalysisFailed, st.Analysis
-			return d
-		}
-		return aborted("its Pods were not available within the progress deadline (change the template to start a new canary)", false)
+		return stillAborted(in, st)
 	}
 	if !running || st.CanaryTemplateHash != in.Hash {
 		// A new template, or a newer one than the canary's: the canary
@@ -268,26 +221,9 @@ func decide(in Input) Decision {
 		// canary's template (this sync writes it).
 		return promoting(in, st)
 	}
-	promote := false
-	switch requested(st, in.Hash) {
-	case appv1.CanaryAbort:
-		return abortOnRequest(in, st, true)
-	case appv1.CanaryPromoteFull:
-		next := st.DeepCopy()
-		next.Step, next.StepStartTime = new(steps), &metav1.Time{Time: in.Now}
-		d := promoting(in, next)
-		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
-			fmt.Sprintf("Canary %s promoted on request at step %d of %d, skipping the steps left: the stable Pods roll to it", in.Hash, step+1, steps)}
-		return d
-	case appv1.CanaryPromote:
-		// For this step only: it waits, if need be, for the step's
-		// weight to be routed.
-		promote = *st.Request.Step == step
-	}
-	if !promote && st.Request != nil {
-		// A request for another canary, step or action: it goes.
-		st = st.DeepCopy()
-		st.Request = nil
+	acted, promote, st := onRequest(in, st)
+	if acted != nil {
+		return *acted
 	}
 	want := c.Steps[step]
 	since := in.Now.Sub(startTime(st, in.Now))
@@ -394,6 +330,100 @@ func history(c *appv1.Canary, st *appv1.CanaryStatus, hash string) []string {
 
 // gateWait says what a step at its gate waits for.
 const gateWait = "waits at its gate for kubectl appservice promote"
+
+// inLine is the decision once the stable Deployment runs the spec's
+// template (or is being created with it): a promotion or a rollback
+// rolling out, or no canary.
+func inLine(in Input, st *appv1.CanaryStatus, running bool) Decision {
+	c, steps := in.Spec, int32(len(in.Spec.Steps))
+	promoted := running && st.CanaryTemplateHash == in.Hash
+	if promoted && *st.Step < steps {
+		// Only the promotion gives the stable Deployment the canary's
+		// template: this is a status read before the promotion's
+		// status write reached the cache.
+		st = st.DeepCopy()
+		st.Step = new(steps)
+	}
+	if promoted && !in.StableRolledOut {
+		// The canary keeps its share until the stable Pods all run
+		// its template.
+		return promoting(in, st)
+	}
+	back := !promoted && rollback(c, st, in.Hash)
+	if back && !in.StableRolledOut {
+		return rollingBack(in, st)
+	}
+	// The last canary's measurements stay until the next one starts.
+	d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash, Analysis: st.Analysis,
+		History: history(c, st, in.Hash)}}
+	if c.Analysis == nil {
+		d.Status.Analysis = nil
+	}
+	switch {
+	case promoted:
+		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted,
+			fmt.Sprintf("Canary %s promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted", in.Hash)}
+	case back:
+		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRolledBack,
+			fmt.Sprintf("Rolled back to %s without a canary: every Pod runs it (%s)", in.Hash, rollbackWhy(c))}
+	}
+	return d
+}
+
+// stillAborted is the decision of a canary aborted (at its deadline, by
+// its analysis or on request) whose template the spec still asks for: it
+// stays so, unless a Retry asks for it again.
+func stillAborted(in Input, st *appv1.CanaryStatus) Decision {
+	c := in.Spec
+	switch requested(st, in.Hash) {
+	case appv1.CanaryRetry:
+		d := start(in, st, "")
+		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
+			fmt.Sprintf("Canary %s retried on request: it starts again at step 1 of %d", in.Hash, len(c.Steps))}
+		return d
+	case appv1.CanaryAbort:
+		// The request stays: it is the record of why.
+		return abortOnRequest(in, st, false)
+	}
+	if c.Analysis != nil && len(st.Analysis) > 0 {
+		// Aborted by its analysis, whose results stay in the status.
+		d := abort(in, st, analysisAbort(c.Analysis, st)+" (change the template to start a new canary)", false)
+		d.Reason, d.Status.Analysis = appv1.ReasonCanaryAnalysisFailed, st.Analysis
+		return d
+	}
+	return abort(in, st, "its Pods were not available within the progress deadline (change the template to start a new canary)", false)
+}
+
+// onRequest is what the status's request does to a running canary (st,
+// before its last step's end): the decision when it acts at once (an
+// Abort, a PromoteFull); promote when it is a Promote of the current step,
+// which passes it once the step's weight is routed; and the status to go
+// on from, without any request that does neither.
+func onRequest(in Input, st *appv1.CanaryStatus) (*Decision, bool, *appv1.CanaryStatus) {
+	step, steps := *st.Step, int32(len(in.Spec.Steps))
+	switch requested(st, in.Hash) {
+	case appv1.CanaryAbort:
+		d := abortOnRequest(in, st, true)
+		return &d, false, st
+	case appv1.CanaryPromoteFull:
+		next := st.DeepCopy()
+		next.Step, next.StepStartTime = new(steps), &metav1.Time{Time: in.Now}
+		d := promoting(in, next)
+		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
+			fmt.Sprintf("Canary %s promoted on request at step %d of %d, skipping the steps left: the stable Pods roll to it", in.Hash, step+1, steps)}
+		return &d, false, st
+	case appv1.CanaryPromote:
+		if *st.Request.Step == step {
+			return nil, true, st
+		}
+	}
+	if st.Request != nil {
+		// A request for another canary, step or action: it goes.
+		st = st.DeepCopy()
+		st.Request = nil
+	}
+	return nil, false, st
+}
 
 // requested is the action of the status's request when it is for the
 // canary of template hash ("" when there is none, or it is for another).

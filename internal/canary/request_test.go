@@ -233,7 +233,7 @@ func TestDecideRollback(t *testing.T) {
 			Message: "Canary a aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic"},
 	}, {
 		name: "a promotion done: the template before it joins the history, the oldest leaves",
-		in: in("n", &appv1.CanaryStatus{StableTemplateHash: "c", History: []string{"a", "b"}, CanaryTemplateHash: "n", Step: new(int32(2)), Weight: 100}, rolledOut),
+		in:   in("n", &appv1.CanaryStatus{StableTemplateHash: "c", History: []string{"a", "b"}, CanaryTemplateHash: "n", Step: new(int32(2)), Weight: 100}, rolledOut),
 		want: Decision{Phase: None, Status: stable("n", "c", "a"),
 			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted, "Canary n promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted"}},
 	}, {

@@ -336,21 +336,22 @@ func TestCanaryRestart(t *testing.T) {
 	}
 	rec.checkStepsServed(t, map[int32]int32{10: 1, 50: 1, 100: 1})
 
-	// A promotion at a gate, the controller killed right after it is
-	// written, and again right after the step it passed is recorded:
-	// the step is passed once, neither lost nor passed twice.
+	// A promotion at a gate (kubectl appservice promote), the controller
+	// killed right after it is written, and again right after the step it
+	// passed is recorded: the step is passed once, neither lost nor
+	// passed twice.
 	const gated = "gated"
 	createAppService(t, ns, gated, canarySpec(
 		appv1.CanaryStep{Weight: 10, Gate: true}, appv1.CanaryStep{Weight: 50, Gate: true}, appv1.CanaryStep{Weight: 100}))
 	waitAvailable(t, ns, gated, 1)
 	grec := recordCanary(t, ns, gated)
 	updateAppService(t, ns, gated, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
-	at := grec.waitReason(t, appv1.ReasonCanaryGated, 0)
-	requestCanary(t, ns, gated, appv1.CanaryRequest{Action: appv1.CanaryPromote, TemplateHash: at.obj.Status.Canary.CanaryTemplateHash, Step: new(int32(0))})
+	grec.waitAtGate(t, 0)
+	(&plugin{t: t, kubeconfig: cluster.Kubeconfig, ns: ns}).expect(0, "", "", "promote", gated)
 	restartController(t)
 	grec.waitEdges(t, "0@0%", "0@10%", "1@10%")
 	restartController(t)
-	grec.waitReason(t, appv1.ReasonCanaryGated, 1)
+	grec.waitAtGate(t, 1)
 	grec.holds(t, 3*time.Second)
 	grec.waitEdges(t, "0@0%", "0@10%", "1@10%", "1@50%")
 }

@@ -76,7 +76,7 @@ func testCanaryGate(t *testing.T) {
 
 	// At the gate: it waits there, with Argo CD's Suspended, far longer
 	// than its 1 s pause (the watch shows no edge after it for 10 s).
-	gated := rec.waitReason(t, appv1.ReasonCanaryGated, 0)
+	gated := rec.waitAtGate(t, 0)
 	rec.waitEdges(t, "0@0%", "0@10%")
 	if h := argoHealth(t, gated.obj); h != "Suspended" {
 		t.Errorf("Argo CD's health of a canary at its gate: %s, want Suspended", h)
@@ -98,7 +98,7 @@ func testCanaryGate(t *testing.T) {
 
 	// Promoted: one step, to the next gate, the request gone with it.
 	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryPromote, TemplateHash: hash, Step: new(int32(0))})
-	rec.waitReason(t, appv1.ReasonCanaryGated, 1)
+	rec.waitAtGate(t, 1)
 	rec.waitEdges(t, "0@0%", "0@10%", "1@10%", "1@50%")
 	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonCanaryRequested, "promoted on request past step 1 of 3")
 	// The same promotion again, now stale: nothing moves.
@@ -116,7 +116,7 @@ func testCanaryGate(t *testing.T) {
 	}
 	checkCanaryGone(t, ns, name)
 	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryRetry, TemplateHash: hash})
-	rec.waitReason(t, appv1.ReasonCanaryGated, 0)
+	rec.waitAtGate(t, 0)
 	rec.waitEdges(t, "0@0%", "0@10%", "1@10%", "1@50%", "0@0%", "0@10%")
 
 	// Promoted fully from the first gate: the steps left skipped.
@@ -160,9 +160,9 @@ func testCanaryGitOps(t *testing.T, manager string) {
 	rec := recordCanary(t, ns, name)
 	release := manifest("nginx:1.28")
 	apply(release)
-	gated := rec.waitReason(t, appv1.ReasonCanaryGated, 0)
+	gated := rec.waitAtGate(t, 0)
 	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryPromote, TemplateHash: gated.obj.Status.Canary.CanaryTemplateHash, Step: new(int32(0))})
-	promoted := rec.waitReason(t, appv1.ReasonCanaryGated, 1)
+	promoted := rec.waitAtGate(t, 1)
 
 	// What Argo CD's and Flux's drift detection asks: a server-side diff
 	// of the manifest (exit code 0: no difference).
@@ -333,9 +333,9 @@ func requestCanary(t *testing.T, ns, name string, r appv1.CanaryRequest) {
 	})
 }
 
-// waitReason waits until the AppService's last version has no request
-// and its Reconciling condition has the reason at step, and returns it.
-func (r *canaryRecord) waitReason(t *testing.T, reason string, step int32) version[*appv1.AppService] {
+// waitAtGate waits until the AppService's last version has no request
+// and waits at the gate of step (Reconciling: CanaryGated), and returns it.
+func (r *canaryRecord) waitAtGate(t *testing.T, step int32) version[*appv1.AppService] {
 	t.Helper()
 	vs := r.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
 		if len(vs) == 0 {
@@ -343,8 +343,8 @@ func (r *canaryRecord) waitReason(t *testing.T, reason string, step int32) versi
 		}
 		v := vs[len(vs)-1]
 		c, st := condition(v.obj, appv1.ConditionReconciling), v.obj.Status.Canary
-		if c == nil || c.Reason != reason || st == nil || st.Request != nil || st.Step == nil || *st.Step != step {
-			return fmt.Errorf("the AppService's last version: Reconciling %+v, status.canary %s; want %s at step %d", c, canaryString(st), reason, step+1)
+		if c == nil || c.Reason != appv1.ReasonCanaryGated || st == nil || st.Request != nil || st.Step == nil || *st.Step != step {
+			return fmt.Errorf("the AppService's last version: Reconciling %+v, status.canary %s; want at the gate of step %d", c, canaryString(st), step+1)
 		}
 		return nil
 	})
