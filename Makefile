@@ -106,16 +106,16 @@ endif
 # in Chinese. APPSERVICE_PROMETHEUS is the Prometheus server the canary's
 # analysis queries (hack/ensure-prometheus.sh builds it).
 .PHONY: demo
-demo: build ## A narrated kubectl tour of the controller: on a local control plane, or KUBECONFIG's cluster (DEMO_LANG=zh in Chinese).
+demo: build ## A narrated kubectl tour of the controller and its plugin (kubectl appservice, from bin/): on a local control plane, or KUBECONFIG's cluster (DEMO_LANG=zh in Chinese).
 	@go build -o bin/demo ./hack/demo
 ifneq ($(strip $(KUBECONFIG)),)
 	prometheus=$$(./hack/ensure-prometheus.sh) && \
-	  APPSERVICE_PROMETHEUS="$$prometheus" bin/demo -kubectl "$(KUBECTL)"
+	  PATH="$(abspath $(dir $(PLUGIN_BIN))):$$PATH" APPSERVICE_PROMETHEUS="$$prometheus" bin/demo -kubectl "$(KUBECTL)"
 else
 	@bin_dir=$$(./hack/ensure-binaries.sh) && \
 	  prometheus=$$(./hack/ensure-prometheus.sh) && \
 	  go build -o bin/localcluster ./hack/localcluster && \
-	  APPSERVICE_PROMETHEUS="$$prometheus" bin/localcluster -bin-dir "$$bin_dir" -- bin/demo -kubectl "$$bin_dir/kubectl" -controller $(BIN)
+	  PATH="$(abspath $(dir $(PLUGIN_BIN))):$$PATH" APPSERVICE_PROMETHEUS="$$prometheus" bin/localcluster -bin-dir "$$bin_dir" -- bin/demo -kubectl "$$bin_dir/kubectl" -controller $(BIN)
 endif
 
 ##@ Tests

@@ -36,6 +36,10 @@ limitations under the License.
 // their rates. The local control plane has no gateway: the exporter stands
 // in for its metrics.
 //
+// The release steps run the kubectl plugin (kubectl appservice): make demo
+// puts the folder make build builds it in on the PATH, where kubectl finds
+// it.
+//
 // Of this repository it imports only internal/promtest (that Prometheus and
 // that exporter); the rest it drives with kubectl and the built controller,
 // as a user would.
@@ -43,6 +47,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -56,6 +61,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -234,6 +240,17 @@ type command struct {
 	// controller's /metrics (the tour's own controller serves it on
 	// loopback).
 	series []string
+	// first and until, for a command that runs until interrupted (a
+	// watch): the step's next commands wait until its output contains
+	// first, and run beside it; it stops once its output contains until.
+	// Its first and last frames are shown at the step's end.
+	first, until string
+}
+
+// kubectlWatch runs a watching kubectl command beside the step's next
+// commands, once it drew first, until it draws until.
+func kubectlWatch(first, until string, args ...string) command {
+	return command{args: args, first: first, until: until}
 }
 
 func kubectl(args ...string) command      { return command{args: args} }
@@ -335,10 +352,28 @@ func (t *tour) runStep(ctx context.Context, s step) error {
 			return err
 		}
 	}
+	var watches []*watch
+	defer func() {
+		for _, w := range watches {
+			w.stop()
+		}
+	}()
 	for _, c := range s.cmds {
 		shown := c.String()
 		if c.series != nil {
 			shown = strings.Replace(shown, "127.0.0.1:PORT", t.metrics, 1)
+		}
+		if c.until != "" {
+			fmt.Fprintf(t.out, "\n%s\n", t.style(cyan, "$ "+shown+" &"))
+			w, err := t.watch(ctx, c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c, err)
+			}
+			watches = append(watches, w)
+			if err := w.waitFor(c.first, time.Minute); err != nil {
+				return fmt.Errorf("%s: %w", c, err)
+			}
+			continue
 		}
 		fmt.Fprintf(t.out, "\n%s\n", t.style(cyan, "$ "+shown))
 		out, err := t.run(ctx, c.args...)
@@ -356,10 +391,114 @@ func (t *tour) runStep(ctx context.Context, s step) error {
 		}
 		t.last = append(t.last, out)
 	}
+	for _, w := range watches {
+		frames, err := w.wait(2 * time.Minute)
+		fmt.Fprintf(t.out, "\n%s\n", t.style(cyan, t.say(text{"(what `" + w.c.String() + "` drew: its first and last frames)",
+			"（`" + w.c.String() + "` 画出的内容：第一帧和最后一帧）"})))
+		switch {
+		case len(frames) > 1:
+			fmt.Fprint(t.out, indent(frames[0]+"\n"))
+			fmt.Fprint(t.out, indent(t.say(text{fmt.Sprintf("... %d frames ...\n", len(frames)-2), fmt.Sprintf("……中间 %d 帧……\n", len(frames)-2)})))
+			fmt.Fprint(t.out, indent(frames[len(frames)-1]+"\n"))
+		case len(frames) == 1:
+			fmt.Fprint(t.out, indent(frames[0]+"\n"))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.c, err)
+		}
+		t.last = append(t.last, strings.Join(frames, "\n\n"))
+	}
 	if s.check == nil {
 		return nil
 	}
 	return s.check(ctx, t)
+}
+
+// watch is a command of the tour that runs until its output contains its
+// command's until.
+type watch struct {
+	c    command
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan struct{}
+}
+
+// lockedBuffer is a bytes.Buffer a process writes while the tour reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (t *tour) watch(ctx context.Context, c command) (*watch, error) {
+	w := &watch{c: c, cmd: exec.CommandContext(ctx, t.kubectl, c.args...), out: &lockedBuffer{}, done: make(chan struct{})}
+	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
+	if err := w.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	return w, nil
+}
+
+// waitFor waits until the output contains s (or the command ends, or
+// timeout), and the frame that shows it is whole.
+func (w *watch) waitFor(s string, timeout time.Duration) error {
+	deadline := time.After(timeout)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(w.out.String(), s) {
+		select {
+		case <-w.done:
+			return fmt.Errorf("it ended before it showed %q", s)
+		case <-deadline:
+			return fmt.Errorf("it did not show %q within %s", s, timeout)
+		case <-tick.C:
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	return nil
+}
+
+// wait waits until the output contains the command's until, stops it, and
+// returns its frames: the watch's redraws, separated by a blank line when
+// not on a terminal.
+func (w *watch) wait(timeout time.Duration) ([]string, error) {
+	err := w.waitFor(w.c.until, timeout)
+	w.stop()
+	var frames []string
+	for f := range strings.SplitSeq(strings.TrimSpace(w.out.String()), "\n\n") {
+		if f = strings.TrimSpace(f); f != "" {
+			frames = append(frames, f)
+		}
+	}
+	return frames, err
+}
+
+// stop interrupts the command, as Ctrl-C would, and waits for its end.
+func (w *watch) stop() {
+	select {
+	case <-w.done:
+		return
+	default:
+	}
+	_ = w.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-w.done:
+	case <-time.After(10 * time.Second):
+		_ = w.cmd.Process.Kill()
+		<-w.done
+	}
 }
 
 // run runs kubectl and returns its output, stdout and stderr together.

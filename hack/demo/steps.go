@@ -35,7 +35,13 @@ const (
 	canaryManifest = "artifacts/examples/canary/shop.yaml"
 	// The canary with an analysis, which needs Prometheus besides.
 	analysisManifest = "artifacts/examples/canary/checkout.yaml"
+	// The release driven by hand: a gate, testers, a rollback window.
+	releaseManifest = "artifacts/examples/canary/storefront.yaml"
 )
+
+// routeRules prints each rule of an HTTPRoute: the headers it matches, and
+// its backends with their weights.
+const routeRules = `jsonpath={range .spec.rules[*]}{.matches[0].headers[*].name}{" -> "}{range .backendRefs[*]}{.name}={.weight} {end}{"\n"}{end}`
 
 // routeWeights prints an HTTPRoute's backends and their weights.
 const routeWeights = `jsonpath={range .spec.rules[0].backendRefs[*]}{.name}={.weight} {end}{"\n"}`
@@ -43,7 +49,7 @@ const routeWeights = `jsonpath={range .spec.rules[0].backendRefs[*]}{.name}={.we
 // The objects the tour makes; the first step checks none is left from an
 // earlier tour, and the last deletes them.
 var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app", "configmap/nginx-settings",
-	"activity/sleep-once", "appservice/shop", "appservice/checkout"}
+	"activity/sleep-once", "appservice/shop", "appservice/checkout", "appservice/storefront"}
 
 // What steps that need the tour's own controller say when they are skipped.
 var (
@@ -411,6 +417,51 @@ func tourSteps() []step {
 		},
 		check: abortedByAnalysis,
 	}, {
+		title: text{"Drive a release by hand: a gate, testers, promote, a rollback", "手动推进发布：关卡、测试者、晋升、回滚"},
+		say: text{
+			"storefront's first step waits at a gate for a person; requests with x-canary: qa reach the canary beside the\n" +
+				"step's 20%; and a change back to one of its last two images skips the steps. kubectl appservice, the plugin\n" +
+				"(make build puts it in bin/, on the tour's PATH), draws it as a tree, redrawn from watches, and promotes it:\n" +
+				"its request goes to the status, which GitOps tools leave alone.",
+			"storefront 的第一步在关卡处等人；带 x-canary: qa 的请求在这一步的 20% 之外直达金丝雀；\n" +
+				"改回最近两个镜像之一时跳过所有步骤。插件 kubectl appservice（make build 把它放进 bin/，演示已将其加入 PATH）\n" +
+				"把它画成一棵由 watch 驱动重绘的树，并晋升它：它的请求写进 status，GitOps 工具不会去动它。",
+		},
+		cmds: []command{
+			kubectl("apply", "-f", releaseManifest),
+			kubectl("wait", "--for=condition=Ready", "appsvc/storefront", "--timeout=2m"),
+			kubectl("patch", "appsvc", "storefront", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Reconciling")].reason}=CanaryGated`, "appsvc/storefront", "--timeout=2m"),
+			kubectl("get", "httproute", "storefront", "-o", routeRules),
+			kubectlWatch("waits at its gate", "Canary:      none", "appservice", "get", "storefront", "--watch"),
+			kubectl("appservice", "promote", "storefront"),
+		},
+		expect: text{
+			"held at its gate with the testers' rule beside the weights, promoted by kubectl appservice promote: every Pod runs nginx:1.28",
+			"停在关卡处，测试者的规则与权重并存；由 kubectl appservice promote 晋升：每个 Pod 都运行 nginx:1.28",
+		},
+		check: releasedByHand,
+	}, {
+		title: text{"A fast rollback", "快速回滚"},
+		say: text{
+			"Back to nginx:1.27, one of storefront's last two stable templates (rollbackWindow: 2): no canary, the stable\n" +
+				"Deployment takes it at once, and an Event says so.",
+			"改回 nginx:1.27，它是 storefront 最近两个稳定模板之一（rollbackWindow: 2）：没有金丝雀，\n" +
+				"稳定的 Deployment 立即换上它，并有一条 Event 说明。",
+		},
+		cmds: []command{
+			kubectl("patch", "appsvc", "storefront", "--type=merge", "-p", `{"spec":{"image":"nginx:1.27"}}`),
+			kubectl("wait", "--for=jsonpath={.status.observedGeneration}=3", "appsvc/storefront", "--timeout=1m"),
+			kubectl("wait", "--for=condition=Ready", "appsvc/storefront", "--timeout=2m"),
+			kubectl("get", "events", "--field-selector", "involvedObject.name=storefront,reason=CanaryRolledBack"),
+			kubectl("appservice", "list"),
+		},
+		expect: text{
+			"rolled back to nginx:1.27 without a canary (a Normal Event CanaryRolledBack), storefront-canary gone",
+			"不经金丝雀回滚到 nginx:1.27（一条 Normal Event CanaryRolledBack），storefront-canary 不存在",
+		},
+		check: rolledBack,
+	}, {
 		title: text{"Edit the Deployment by hand", "手动修改 Deployment"},
 		say: text{
 			"The controller owns the fields the spec sets, and only those: a hand-edited replica count is put back,\n" +
@@ -657,6 +708,39 @@ func promotedThenAborted(ctx context.Context, t *tour) error {
 		name, err := t.get(ctx, "deployment/shop-canary", "{.metadata.name}")
 		return err == nil && name == "", "deployment/shop-canary: " + name, err
 	})
+}
+
+// releasedByHand: storefront's canary waited at its gate with the testers'
+// rule, and the plugin's promotion ended it: promoted.
+func releasedByHand(ctx context.Context, t *tour) error {
+	if len(t.last) < 5 || !strings.Contains(t.last[4], "x-canary -> storefront-canary=1") {
+		return fmt.Errorf("the route at the gate has no testers' rule to storefront-canary")
+	}
+	if err := t.equals(ctx, "deployment/storefront", "{.spec.template.spec.containers[0].image}", "nginx:1.28"); err != nil {
+		return err
+	}
+	if err := t.event(ctx, "storefront", "CanaryRequested", "promoted on request past step 1 of 2"); err != nil {
+		return err
+	}
+	return t.eventually(ctx, func() (bool, string, error) {
+		name, err := t.get(ctx, "deployment/storefront-canary", "{.metadata.name}")
+		return err == nil && name == "", "deployment/storefront-canary: " + name, err
+	})
+}
+
+// rolledBack: storefront went back to nginx:1.27 without a canary.
+func rolledBack(ctx context.Context, t *tour) error {
+	if err := t.equals(ctx, "deployment/storefront", "{.spec.template.spec.containers[0].image}", "nginx:1.27"); err != nil {
+		return err
+	}
+	if err := t.event(ctx, "storefront", "CanaryRolledBack", "Rolled back to"); err != nil {
+		return err
+	}
+	name, err := t.get(ctx, "deployment/storefront-canary", "{.metadata.name}")
+	if err != nil || name != "" {
+		return fmt.Errorf("deployment/storefront-canary after the rollback: %q, %v", name, err)
+	}
+	return nil
 }
 
 // serveErrors is the analysis step's before: the stand-in gateway counts,

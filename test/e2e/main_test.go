@@ -159,6 +159,13 @@ func runMain(m *testing.M) (code int) {
 		}
 	}
 
+	// make build puts the kubectl plugin beside the controller: on the
+	// PATH, kubectl finds it, as a user's kubectl does (kubectl appservice
+	// in the docs' commands).
+	if _, err := os.Stat(filepath.Join(filepath.Dir(controllerBin), "kubectl-appservice")); err == nil {
+		os.Setenv("PATH", filepath.Dir(controllerBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cluster, err = localcluster.Start(ctx, localcluster.Options{
