@@ -393,8 +393,12 @@ func (t *tour) runStep(ctx context.Context, s step) error {
 	}
 	for _, w := range watches {
 		frames, err := w.wait(2 * time.Minute)
-		fmt.Fprintf(t.out, "\n%s\n", t.style(cyan, t.say(text{"(what `" + w.c.String() + "` drew: its first and last frames)",
-			"（`" + w.c.String() + "` 画出的内容：第一帧和最后一帧）"})))
+		shown := text{"(what `" + w.c.String() + "` printed)", "（`" + w.c.String() + "` 输出的内容）"}
+		if len(frames) > 1 {
+			shown = text{"(what `" + w.c.String() + "` drew: its first and last frames)",
+				"（`" + w.c.String() + "` 画出的内容：第一帧和最后一帧）"}
+		}
+		fmt.Fprintf(t.out, "\n%s\n", t.style(cyan, t.say(shown)))
 		switch {
 		case len(frames) > 1:
 			fmt.Fprint(t.out, indent(frames[0]+"\n"))
