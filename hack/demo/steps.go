@@ -359,15 +359,7 @@ func tourSteps() []step {
 			"the route's weights went 90/10, 50/50, 0/100 between shop and shop-canary",
 			"路由的权重依次为 shop 与 shop-canary 之间的 90/10、50/50、0/100",
 		},
-		check: func(_ context.Context, t *tour) error {
-			watched := strings.Join(strings.Fields(t.last[len(t.last)-1]), " ")
-			for _, split := range []string{"shop,shop-canary 90,10", "shop,shop-canary 50,50", "shop,shop-canary 0,100"} {
-				if !strings.Contains(watched, split) {
-					return fmt.Errorf("the route's watch did not show %q: %q", split, watched)
-				}
-			}
-			return nil
-		},
+		check: routeSplits,
 	}, {
 		title: text{"Promoted; then a canary aborted", "晋升完成；再中止一次金丝雀发布"},
 		say: text{
@@ -715,6 +707,17 @@ func promotedThenAborted(ctx context.Context, t *tour) error {
 		name, err := t.get(ctx, "deployment/shop-canary", "{.metadata.name}")
 		return err == nil && name == "", "deployment/shop-canary: " + name, err
 	})
+}
+
+// routeSplits: the watch of shop's route showed each step's split.
+func routeSplits(_ context.Context, t *tour) error {
+	watched := strings.Join(strings.Fields(t.last[len(t.last)-1]), " ")
+	for _, split := range []string{"shop,shop-canary 90,10", "shop,shop-canary 50,50", "shop,shop-canary 0,100"} {
+		if !strings.Contains(watched, split) {
+			return fmt.Errorf("the route's watch did not show %q: %q", split, watched)
+		}
+	}
+	return nil
 }
 
 // releasedByHand: storefront's canary waited at its gate with the testers'
