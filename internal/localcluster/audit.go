@@ -19,7 +19,9 @@ package localcluster
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 )
@@ -74,11 +76,19 @@ func (c *Cluster) Writes(user string, since time.Time) ([]AuditEvent, error) {
 	}
 	defer f.Close()
 	var out []AuditEvent
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			// A last line without its newline is one the API server is
+			// still writing: its request is not logged yet.
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 		var e AuditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+		if err := json.Unmarshal(line, &e); err != nil {
 			return nil, fmt.Errorf("parsing %s: %w", c.AuditLog, err)
 		}
 		if e.Stage != "ResponseComplete" || e.User.Username != user || e.RequestReceivedTimestamp.Before(since) {
@@ -86,5 +96,4 @@ func (c *Cluster) Writes(user string, since time.Time) ([]AuditEvent, error) {
 		}
 		out = append(out, e)
 	}
-	return out, sc.Err()
 }

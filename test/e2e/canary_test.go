@@ -388,20 +388,22 @@ type canaryEdge struct {
 }
 
 // canaryEdges are the canary's edges in the AppService's versions, once
-// for each time a step's stage began (status.canary's stepStartTime).
+// for each time a step's stage began (status.canary's stepStartTime): a
+// version whose step, weight or stepStartTime differs from the version
+// before's. (Not a set of them: stepStartTime is in seconds, and a canary
+// aborted and started again within the second repeats its first edges.)
 func canaryEdges(versions []version[*appv1.AppService]) []canaryEdge {
 	var edges []canaryEdge
-	seen := map[string]bool{}
+	last := ""
 	for _, v := range versions {
-		c := v.obj.Status.Canary
-		if c == nil || c.Step == nil || c.StepStartTime == nil {
-			continue
+		c, key := v.obj.Status.Canary, ""
+		if c != nil && c.Step != nil && c.StepStartTime != nil {
+			edge := fmt.Sprintf("%d@%d%%", *c.Step, c.Weight)
+			if key = edge + " " + c.StepStartTime.String(); key != last {
+				edges = append(edges, canaryEdge{edge, v})
+			}
 		}
-		edge := fmt.Sprintf("%d@%d%%", *c.Step, c.Weight)
-		if key := edge + " " + c.StepStartTime.String(); !seen[key] {
-			seen[key] = true
-			edges = append(edges, canaryEdge{edge, v})
-		}
+		last = key
 	}
 	return edges
 }
