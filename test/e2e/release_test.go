@@ -84,8 +84,8 @@ func testCanaryGate(t *testing.T) {
 	hash := gated.obj.Status.Canary.CanaryTemplateHash
 	rec.holds(t, 10*time.Second)
 
-	// A promotion of the step before and one of another template: gone,
-	// nothing moves.
+	// A promotion of another template and one of a step it is not at:
+	// recorded, then gone; nothing moves.
 	for _, stale := range []appv1.CanaryRequest{
 		{Action: appv1.CanaryPromote, TemplateHash: "0000000000", Step: new(int32(0))},
 		{Action: appv1.CanaryPromote, TemplateHash: hash, Step: new(int32(5))},
