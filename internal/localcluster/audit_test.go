@@ -1,0 +1,60 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestWritesSkipsTheLineBeingWritten: Writes reads the user's completed
+// requests since a time, and not the last line while the API server is
+// still writing it (no newline yet), which does not parse.
+func TestWritesSkipsTheLineBeingWritten(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	lines := `{"stage":"ResponseComplete","verb":"update","user":{"username":"ctrl"},"requestReceivedTimestamp":"2026-11-28T10:00:01Z"}
+{"stage":"ResponseComplete","verb":"patch","user":{"username":"other"},"requestReceivedTimestamp":"2026-11-28T10:00:02Z"}
+{"stage":"ResponseStarted","verb":"watch","user":{"username":"ctrl"},"requestReceivedTimestamp":"2026-11-28T10:00:03Z"}
+{"stage":"ResponseComplete","verb":"create","user":{"username":"ctrl"},"requestReceivedTimestamp":"2026-11-28T09:59:59Z"}
+{"stage":"ResponseComplete","verb":"delete","user":{"username":"ctrl"},"requestReceivedTimestamp":"2026-11-28T10:00:04Z"}
+{"stage":"ResponseComplete","verb":"patch","user":{"userna`
+	if err := os.WriteFile(log, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{AuditLog: log}
+	got, err := c.Writes("ctrl", time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verbs []string
+	for _, e := range got {
+		verbs = append(verbs, e.Verb)
+	}
+	if len(verbs) != 2 || verbs[0] != "update" || verbs[1] != "delete" {
+		t.Errorf("Writes read %v, want [update delete]", verbs)
+	}
+
+	// A whole line that does not parse is an error, not skipped.
+	if err := os.WriteFile(log, []byte(lines+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Writes("ctrl", time.Time{}); err == nil {
+		t.Error("Writes read a complete line that is not JSON without an error")
+	}
+}
