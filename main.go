@@ -233,7 +233,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	probes, watchdog := servers.NewProbes(o.leader.Enabled)
-	stopServers, err := servers.Start(ctx, o.servers, c.kube, probes)
+	stopServers, err := servers.Start(ctx, o.servers, c.reviews, probes)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func run(ctx context.Context, o options) error {
 			func(ctx context.Context) error { return activities.Run(ctx, o.actWorkers) })
 	}
 	if o.leader.Enabled {
-		err = leader.Run(ctx, c.kube, identity, o.leader, watchdog, work)
+		err = leader.Run(ctx, c.leases, identity, o.leader, watchdog, work)
 	} else {
 		err = work(ctx)
 	}
@@ -377,8 +377,8 @@ func replicaIdentity() (string, error) {
 	return hostname + "_" + string(uuid.NewUUID()), nil
 }
 
-// clients are the controller's clientsets. They share one rate limiter
-// (see clientConfigs).
+// clients are the controller's clientsets. Those of the syncs share one
+// rate limiter (see clientConfigs); leases and reviews have their own.
 type clients struct {
 	kube kubernetes.Interface
 	// metadata watches ConfigMaps and Secrets as metadata only.
@@ -388,7 +388,25 @@ type clients struct {
 	// gateway is the Gateway API's (HTTPRoutes), which the cluster may not
 	// serve.
 	gateway gatewayclient.Interface
+	// leases renews the Lease, as kube-controller-manager's leader election
+	// does, with a client of its own: a backlog of syncs that spends
+	// --kube-api-qps to the last token does not delay a renewal.
+	leases kubernetes.Interface
+	// reviews sends the metrics server's TokenReviews and
+	// SubjectAccessReviews (internal/servers), at reviewQPS: callers of
+	// :8443 with random tokens spend that, not what the syncs and the Lease
+	// need.
+	reviews kubernetes.Interface
 }
+
+// The budgets of the clients apart from the syncs': the Lease's renewal is
+// two requests every --leader-elect-retry-period; the reviews are two per
+// scraper and token cache period (10 s), and a caller with random tokens
+// gets no more than this.
+const (
+	leaseQPS, leaseBurst   = 5, 10
+	reviewQPS, reviewBurst = 10, 20
+)
 
 func newClients(o options, identity string) (*clients, error) {
 	base, err := buildConfig(o.masterURL, o.kubeconfig)
@@ -411,6 +429,12 @@ func newClients(o options, identity string) (*clients, error) {
 	}
 	if c.gateway, err = gatewayclient.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("building Gateway API clientset: %w", err)
+	}
+	if c.leases, err = kubernetes.NewForConfig(ownBucket(kubeCfg, leaseQPS, leaseBurst)); err != nil {
+		return nil, fmt.Errorf("building leader election clientset: %w", err)
+	}
+	if c.reviews, err = kubernetes.NewForConfig(ownBucket(kubeCfg, reviewQPS, reviewBurst)); err != nil {
+		return nil, fmt.Errorf("building metrics reviews clientset: %w", err)
 	}
 	return c, nil
 }
@@ -484,6 +508,14 @@ func clientConfigs(base *rest.Config, qps float64, burst int, identity string) (
 	kubeCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	kubeCfg.ContentType = "application/vnd.kubernetes.protobuf"
 	return cfg, kubeCfg
+}
+
+// ownBucket is cfg with a token bucket of its own, of qps and burst.
+func ownBucket(cfg *rest.Config, qps float32, burst int) *rest.Config {
+	own := rest.CopyConfig(cfg)
+	own.QPS, own.Burst = qps, burst
+	own.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
+	return own
 }
 
 // buildConfig finds the cluster as kubectl does: -kubeconfig, else the

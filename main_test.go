@@ -54,6 +54,25 @@ func TestClientConfigs(t *testing.T) {
 	}
 }
 
+// The Lease's and the reviews' clients have token buckets of their own:
+// what the syncs spend does not delay a renewal, and what callers of the
+// metrics endpoint make the reviews spend is not the syncs'.
+func TestOwnBucket(t *testing.T) {
+	_, kubeCfg := clientConfigs(&rest.Config{Host: "https://127.0.0.1:6443"}, 500, 1000, "host_1234")
+	leases, reviews := ownBucket(kubeCfg, leaseQPS, leaseBurst), ownBucket(kubeCfg, reviewQPS, reviewBurst)
+	for name, c := range map[string]*rest.Config{"leases": leases, "reviews": reviews} {
+		if c.RateLimiter == nil || c.RateLimiter == kubeCfg.RateLimiter {
+			t.Errorf("%s: the syncs' rate limiter, or none", name)
+		}
+		if c.ContentType != kubeCfg.ContentType || c.UserAgent != kubeCfg.UserAgent {
+			t.Errorf("%s: content type %q and user agent %q, want the built-in kinds' client's", name, c.ContentType, c.UserAgent)
+		}
+	}
+	if leases.RateLimiter == reviews.RateLimiter || reviews.RateLimiter.QPS() != reviewQPS {
+		t.Errorf("reviews: rate limiter %v at %v QPS, want one of their own at %v", reviews.RateLimiter, reviews.RateLimiter.QPS(), reviewQPS)
+	}
+}
+
 func TestStoppedBySignal(t *testing.T) {
 	stopped, stop := context.WithCancel(context.Background())
 	stop()

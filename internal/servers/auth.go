@@ -19,12 +19,14 @@ package servers
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,67 +38,124 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// The reviews' own budget, apart from the syncs' and the Lease's: the
+// client that sends them has a token bucket of its own (reviewQPS, in
+// main.go), and here at most reviewsInFlight TokenReviews of tokens not
+// seen before are sent at once, each given reviewTimeout with its retries.
+// A request that would need one more is answered 429 at once: a caller
+// with random tokens costs the API server reviewQPS reviews a second,
+// whatever it sends. The TokenReviews of tokens the API server knew within
+// knownFor, and the SubjectAccessReviews (of users it authenticated), have
+// knownInFlight slots of their own, so that a scraper whose answers
+// expire during such a flood is reviewed again, not refused.
+const (
+	reviewsInFlight = 8
+	knownInFlight   = 4
+	reviewTimeout   = 10 * time.Second
+	knownFor        = time.Hour
+)
+
+// errBusy: every review slot is taken.
+var errBusy = errors.New("too many reviews in flight")
+
 // reviews lets through only the requests the API server vouches for, as
 // kube-controller-manager's metrics do: the bearer token's user comes from
 // a TokenReview, and a SubjectAccessReview says whether that user may use
 // the request's verb on its path, a non-resource URL (get /metrics). Both
-// answers, yes or no, are cached for ttl, keyed by the token's hash and by
-// the user, verb and path, so that a scraper costs the API server two
-// reviews per ttl at most. A review that fails (the API server unreachable,
-// a 5xx, a 429) is retried a few times over about 5 s, then the request
+// answers, yes or no, are cached for ttl, keyed by hashes of fixed size
+// (the token's; the user's, verb's and path's), so that a scraper costs the
+// API server two reviews per ttl at most; concurrent requests that need the
+// same review wait for one (singleflight, as the API server's cached token
+// authenticator does). A review that fails (the API server unreachable, a
+// 5xx, a 429) is retried a few times within reviewTimeout, then the request
 // gets 401 (authentication) or 500 (authorization), and nothing is cached.
 type reviews struct {
 	tokens  authenticationv1client.TokenReviewInterface
 	access  authorizationv1client.SubjectAccessReviewInterface
 	ttl     time.Duration
+	timeout time.Duration
 	backoff wait.Backoff
 
-	users     *cache.LRUExpireCache // sha256 of the token → *authenticationv1.UserInfo, nil if unknown
-	decisions *cache.LRUExpireCache // user, verb, path → bool
+	// strangers and known hold a token per review in flight: of tokens
+	// not known, and of the others.
+	strangers, known chan struct{}
+	flights          singleflight.Group
+
+	// users: sha256 of a token the API server knows → its user; unknown:
+	// the same of a token it does not. Apart, so that random tokens evict
+	// no scraper.
+	users, unknown *cache.LRUExpireCache
+	// recent: sha256 of a token the API server knew within knownFor.
+	recent    *cache.LRUExpireCache
+	decisions *cache.LRUExpireCache // decisionKey → bool
 }
 
 func newReviews(tokens authenticationv1client.TokenReviewInterface,
 	access authorizationv1client.SubjectAccessReviewInterface, ttl time.Duration) *reviews {
 	return &reviews{
-		tokens: tokens, access: access, ttl: ttl,
+		tokens: tokens, access: access, ttl: ttl, timeout: reviewTimeout,
 		// The retries of the API server's own webhook clients
 		// (DefaultAuthWebhookRetryBackoff).
 		backoff:   wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5},
+		strangers: make(chan struct{}, reviewsInFlight),
+		known:     make(chan struct{}, knownInFlight),
 		users:     cache.NewLRUExpireCache(1024),
+		unknown:   cache.NewLRUExpireCache(1024),
+		recent:    cache.NewLRUExpireCache(1024),
 		decisions: cache.NewLRUExpireCache(1024),
 	}
 }
 
 // protect serves next to the callers the reviews allow: 401 without a
 // token or with one the API server does not know, 403 without the
-// permission.
-func (r *reviews) protect(next http.Handler) http.Handler {
+// permission, 429 when the reviews it would need are over their budget.
+// Before any review, a request for something the server does not serve
+// (served says which method and path it does) gets 404 or 405: no path
+// nor method a caller makes up reaches a review or a cache. Every refusal
+// closes the connection (see limitListener).
+func (r *reviews) protect(served func(method, path string) (ok bool, allow string), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		token, ok := bearerToken(req)
-		if !ok {
-			http.Error(w, "Unauthorized: a bearer token is required", http.StatusUnauthorized)
+		if ok, allow := served(req.Method, req.URL.Path); !ok {
+			if allow == "" {
+				refuse(w, http.StatusNotFound, "Not Found")
+				return
+			}
+			w.Header().Set("Allow", allow)
+			refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 			return
 		}
+		token, ok := bearerToken(req)
+		if !ok {
+			refuse(w, http.StatusUnauthorized, "Unauthorized: a bearer token is required")
+			return
+		}
+		logger := klog.FromContext(req.Context())
 		user, err := r.authenticate(req.Context(), token)
+		if busy(w, err) {
+			return
+		}
 		if err != nil {
-			klog.FromContext(req.Context()).Error(err, "Unable to authenticate the request", "path", req.URL.Path)
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			logger.Error(err, "Unable to authenticate the request", "path", req.URL.Path)
+			refuse(w, http.StatusUnauthorized, "Unauthorized")
 			return
 		}
 		if user == nil {
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			refuse(w, http.StatusUnauthorized, "Unauthorized")
 			return
 		}
 		// The verb of a non-resource URL is the HTTP method, lower case.
 		verb, path := strings.ToLower(req.Method), req.URL.Path
 		allowed, err := r.authorize(req.Context(), user, verb, path)
+		if busy(w, err) {
+			return
+		}
 		if err != nil {
-			klog.FromContext(req.Context()).Error(err, "Unable to authorize the request", "user", user.Username, "path", path)
-			http.Error(w, "Internal Server Error: the authorization check failed", http.StatusInternalServerError)
+			logger.Error(err, "Unable to authorize the request", "user", user.Username, "path", path)
+			refuse(w, http.StatusInternalServerError, "Internal Server Error: the authorization check failed")
 			return
 		}
 		if !allowed {
-			http.Error(w, fmt.Sprintf("Forbidden: user %q cannot %s path %q", user.Username, verb, path), http.StatusForbidden)
+			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: user %q cannot %s path %q", user.Username, verb, path))
 			return
 		}
 		// The token goes no further than here.
@@ -105,14 +164,33 @@ func (r *reviews) protect(next http.Handler) http.Handler {
 	})
 }
 
-// bearerToken is the request's "Authorization: Bearer TOKEN".
+// refuse answers code and closes the connection after it: a caller who is
+// refused must connect again, through the listener's bounds.
+func refuse(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+}
+
+// busy answers 429 when err says the reviews are over their budget.
+func busy(w http.ResponseWriter, err error) bool {
+	if !errors.Is(err, errBusy) {
+		return false
+	}
+	w.Header().Set("Retry-After", "1")
+	refuse(w, http.StatusTooManyRequests, "Too Many Requests: the authentication and authorization checks are over their budget")
+	return true
+}
+
+// bearerToken is the request's "Authorization: Bearer TOKEN", parsed as
+// the API server parses it: the scheme in any case, then one space, then
+// the token up to the next space; "Bearer" and two spaces has an empty
+// token, which is none.
 func bearerToken(req *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(req.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
+	parts := strings.SplitN(strings.TrimSpace(req.Header.Get("Authorization")), " ", 3)
+	if len(parts) < 2 || strings.ToLower(parts[0]) != "bearer" {
 		return "", false
 	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
+	return parts[1], parts[1] != ""
 }
 
 // authenticate is the token's user, nil if the API server does not know
@@ -122,55 +200,107 @@ func (r *reviews) authenticate(ctx context.Context, token string) (*authenticati
 	if cached, ok := r.users.Get(key); ok {
 		return cached.(*authenticationv1.UserInfo), nil
 	}
-	var result *authenticationv1.TokenReview
-	err := r.retry(ctx, func() (err error) {
-		result, err = r.tokens.Create(ctx, &authenticationv1.TokenReview{
-			Spec: authenticationv1.TokenReviewSpec{Token: token},
-		}, metav1.CreateOptions{})
-		return err
+	if _, ok := r.unknown.Get(key); ok {
+		return nil, nil
+	}
+	slots := r.strangers
+	if _, ok := r.recent.Get(key); ok {
+		slots = r.known
+	}
+	user, err := r.review(ctx, "t"+string(key[:]), slots, func(ctx context.Context) (any, error) {
+		var result *authenticationv1.TokenReview
+		err := r.retry(ctx, func() (err error) {
+			result, err = r.tokens.Create(ctx, &authenticationv1.TokenReview{
+				Spec: authenticationv1.TokenReviewSpec{Token: token},
+			}, metav1.CreateOptions{})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("TokenReview: %w", err)
+		}
+		if !result.Status.Authenticated || result.Status.Error != "" {
+			r.unknown.Add(key, struct{}{}, r.ttl)
+			return (*authenticationv1.UserInfo)(nil), nil
+		}
+		user := &result.Status.User
+		r.users.Add(key, user, r.ttl)
+		r.recent.Add(key, struct{}{}, knownFor)
+		return user, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("TokenReview: %w", err)
+		return nil, err
 	}
-	var user *authenticationv1.UserInfo
-	if result.Status.Authenticated && result.Status.Error == "" {
-		user = &result.Status.User
-	}
-	r.users.Add(key, user, r.ttl)
-	return user, nil
+	return user.(*authenticationv1.UserInfo), nil
 }
 
-type decisionKey struct{ user, verb, path string }
+// decisionKey is the sha256 of the JSON of a user, verb and path: of fixed
+// size whatever they hold, and two users who differ in anything, groups
+// and extra included, have different keys.
+type decisionKey [sha256.Size]byte
+
+func newDecisionKey(user *authenticationv1.UserInfo, verb, path string) (decisionKey, error) {
+	b, err := json.Marshal(struct {
+		User *authenticationv1.UserInfo `json:"user"`
+		Verb string                     `json:"verb"`
+		Path string                     `json:"path"`
+	}{user, verb, path})
+	return sha256.Sum256(b), err
+}
 
 // authorize says whether the user may use verb on the non-resource URL
 // path.
 func (r *reviews) authorize(ctx context.Context, user *authenticationv1.UserInfo, verb, path string) (bool, error) {
-	// The user's groups and extra are part of who they are: a key of the
-	// name alone could give one caller another's answer.
-	key := decisionKey{user: fmt.Sprintf("%s\x00%s\x00%q\x00%v", user.Username, user.UID, user.Groups, user.Extra), verb: verb, path: path}
+	key, err := newDecisionKey(user, verb, path)
+	if err != nil {
+		return false, err
+	}
 	if cached, ok := r.decisions.Get(key); ok {
 		return cached.(bool), nil
 	}
-	extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
-	for k, v := range user.Extra {
-		extra[k] = authorizationv1.ExtraValue(v)
-	}
-	var result *authorizationv1.SubjectAccessReview
-	err := r.retry(ctx, func() (err error) {
-		result, err = r.access.Create(ctx, &authorizationv1.SubjectAccessReview{
-			Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
-				NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb},
-			},
-		}, metav1.CreateOptions{})
-		return err
+	allowed, err := r.review(ctx, "d"+string(key[:]), r.known, func(ctx context.Context) (any, error) {
+		extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
+		for k, v := range user.Extra {
+			extra[k] = authorizationv1.ExtraValue(v)
+		}
+		var result *authorizationv1.SubjectAccessReview
+		err := r.retry(ctx, func() (err error) {
+			result, err = r.access.Create(ctx, &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{
+					User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra,
+					NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb},
+				},
+			}, metav1.CreateOptions{})
+			return err
+		})
+		if err != nil {
+			return false, fmt.Errorf("SubjectAccessReview: %w", err)
+		}
+		allowed := result.Status.Allowed && !result.Status.Denied
+		r.decisions.Add(key, allowed, r.ttl)
+		return allowed, nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("SubjectAccessReview: %w", err)
+		return false, err
 	}
-	allowed := result.Status.Allowed && !result.Status.Denied
-	r.decisions.Add(key, allowed, r.ttl)
-	return allowed, nil
+	return allowed.(bool), nil
+}
+
+// review runs send once for all the concurrent callers of key, in one of
+// slots (errBusy when none is free), within r.timeout, which no caller's
+// going away cuts short: the others still wait for it.
+func (r *reviews) review(ctx context.Context, key string, slots chan struct{}, send func(context.Context) (any, error)) (any, error) {
+	v, err, _ := r.flights.Do(key, func() (any, error) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		default:
+			return nil, errBusy
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout)
+		defer cancel()
+		return send(ctx)
+	})
+	return v, err
 }
 
 // retry calls review until it succeeds, fails for good, or the backoff's

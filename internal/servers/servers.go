@@ -31,22 +31,31 @@ package servers
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
+	pprofile "runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
-	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 )
@@ -127,19 +136,22 @@ func (p *Probes) ReadyWhenSynced(ctx context.Context, synced ...cache.InformerSy
 // Start serves the health probes (plain HTTP, open: the kubelet calls them)
 // and the metrics (see metricsHandler) until the returned function is
 // called. Both listen before it returns: a port in use is an error here.
-func Start(ctx context.Context, o Options, kube kubernetes.Interface, p *Probes) (stop func(), err error) {
-	metrics := metricsHandler(kube, o.MetricsSecure, o.Profiling)
+func Start(ctx context.Context, o Options, reviewer kubernetes.Interface, p *Probes) (stop func(), err error) {
+	metrics := metricsHandler(reviewer, o.MetricsSecure, o.Profiling)
 	var metricsTLSConfig *tls.Config
 	if o.MetricsSecure && o.MetricsAddr != "0" && o.MetricsAddr != "" {
 		if metricsTLSConfig, err = metricsTLS(ctx, o.MetricsCertFile, o.MetricsKeyFile); err != nil {
 			return nil, err
 		}
 	}
-	stopProbes, err := serve(ctx, "health probes", o.ProbeAddr, probesHandler(p), nil)
+	stopProbes, err := serve(ctx, "health probes", o.ProbeAddr, probesHandler(p), nil, 0)
 	if err != nil {
 		return nil, err
 	}
-	stopMetrics, err := serve(ctx, "metrics", o.MetricsAddr, metrics, metricsTLSConfig)
+	if metricsTLSConfig != nil {
+		limitHandshakes(metricsTLSConfig, handshakeRate, handshakeWait)
+	}
+	stopMetrics, err := serve(ctx, "metrics", o.MetricsAddr, metrics, metricsTLSConfig, metricsConns)
 	if err != nil {
 		stopProbes()
 		return nil, err
@@ -154,11 +166,41 @@ func probesHandler(p *Probes) http.Handler {
 	return mux
 }
 
+// The servers' bounds. Timeouts as controller-runtime sets its servers'
+// (IdleTimeout, the keep-alive of Go's default client) with a WriteTimeout
+// beyond a profile's default 30 s, which also bounds pprof's seconds:
+// pprof refuses a profile or trace longer than the WriteTimeout. Headers
+// are bounded far below Go's 1 MiB default, and still well above the
+// largest bearer tokens (OIDC tokens with groups run to a few KiB).
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 90 * time.Second
+	writeTimeout      = 60 * time.Second
+	maxHeaderBytes    = 16 << 10
+)
+
+// The metrics server's connections: at most metricsConns open at once, and
+// at most handshakeRate TLS handshakes a second (with as much burst), each
+// waiting its turn after the client's hello for up to handshakeWait, then
+// refused. Together with refusals that close their connection (auth.go), a
+// caller who is refused costs at most that many handshakes and requests a
+// second, however many it keeps in flight: the others wait in the kernel's
+// listen queue or for their turn, costing this process no CPU. A
+// connection its client gave up on ends at its hello, taking no turn. A
+// scraper's allowed connection stays open between scrapes (idleTimeout)
+// and is not affected.
+const (
+	metricsConns  = 256
+	handshakeRate = 20
+	handshakeWait = 5 * time.Second
+)
+
 // serve starts an HTTP server on addr ("0" or "" turns it off), over TLS
 // when tlsConfig is set, and returns a function that shuts it down. The
 // listener is opened before returning, so a port already in use is an error
-// at start-up, not a log line later.
-func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConfig *tls.Config) (func(), error) {
+// at start-up, not a log line later. With conns, at most that many
+// connections are open at once: the next is accepted when one closes.
+func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConfig *tls.Config, conns int) (func(), error) {
 	if addr == "" || addr == "0" {
 		return func() {}, nil
 	}
@@ -166,12 +208,24 @@ func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConf
 	if err != nil {
 		return nil, fmt.Errorf("%s server: %w", name, err)
 	}
+	if conns > 0 {
+		l = limitListener(l, conns)
+	}
 	protocol := "http"
 	if tlsConfig != nil {
 		l, protocol = tls.NewListener(l, tlsConfig), "https"
 	}
 	logger := klog.FromContext(ctx)
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		WriteTimeout:      writeTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		// A caller's failed TLS handshakes and malformed requests are not
+		// worth a log line each, at whatever rate it sends them.
+		ErrorLog: log.New(io.Discard, "", 0),
+	}
 	go func() {
 		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error(err, "Server failed", "server", name)
@@ -185,6 +239,44 @@ func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConf
 	}, nil
 }
 
+// limitHandshakes makes the handshakes of config wait their turn at
+// perSecond a second. One whose turn would come after wait is refused
+// after wait, not at once: a caller that connects again as soon as it is
+// refused would otherwise make the server refuse as fast as it can. A
+// connection whose client has gone, before or after its wait, takes no
+// turn (a flood's connections left in the listen queue when it stops are
+// accepted after it, each with its hello: they take nothing from the
+// callers after them).
+func limitHandshakes(config *tls.Config, perSecond float64, wait time.Duration) {
+	limiter := rate.NewLimiter(rate.Limit(perSecond), int(perSecond))
+	config.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		if peerGone(hello.Conn) {
+			return nil, errors.New("the client closed the connection")
+		}
+		turn := limiter.Reserve()
+		delay := turn.Delay()
+		if delay > wait {
+			turn.Cancel()
+		}
+		if delay > 0 {
+			select {
+			case <-time.After(min(delay, wait)):
+			case <-hello.Context().Done():
+				turn.Cancel()
+				return nil, hello.Context().Err()
+			}
+		}
+		if delay > wait {
+			return nil, errors.New("too many TLS handshakes waiting")
+		}
+		if peerGone(hello.Conn) {
+			turn.Cancel()
+			return nil, errors.New("the client closed the connection")
+		}
+		return nil, nil
+	}
+}
+
 // metricsHandler serves /metrics and, with profiling, /debug/pprof/ (as
 // kube-controller-manager's --profiling does). Secured, as kube-controller-manager
 // secures its own, callers must present a bearer token, which the API server
@@ -192,8 +284,9 @@ func serve(ctx context.Context, name, addr string, handler http.Handler, tlsConf
 // /metrics (SubjectAccessReview); the answers are cached for 10 s
 // (auth.go). Anything else gets 401 or 403. A caller allowed /metrics is
 // not allowed the profiles: those are further non-resource URLs,
-// /debug/pprof/*.
-func metricsHandler(kube kubernetes.Interface, secure, profiling bool) http.Handler {
+// /debug/pprof/*. reviewer sends the reviews: a client of their own, whose
+// rate limit is theirs alone.
+func metricsHandler(reviewer kubernetes.Interface, secure, profiling bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
 	if profiling {
@@ -206,8 +299,41 @@ func metricsHandler(kube kubernetes.Interface, secure, profiling bool) http.Hand
 	if !secure {
 		return mux
 	}
-	return newReviews(kube.AuthenticationV1().TokenReviews(), kube.AuthorizationV1().SubjectAccessReviews(),
-		10*time.Second).protect(mux)
+	return newReviews(reviewer.AuthenticationV1().TokenReviews(), reviewer.AuthorizationV1().SubjectAccessReviews(),
+		10*time.Second).protect(served(servedPaths(profiling)), mux)
+}
+
+// servedPaths are the paths metricsHandler serves, each with the methods
+// it answers.
+func servedPaths(profiling bool) map[string]string {
+	paths := map[string]string{"/metrics": "GET, HEAD"}
+	if profiling {
+		for _, p := range []string{"", "cmdline", "profile", "trace"} {
+			paths["/debug/pprof/"+p] = "GET, HEAD"
+		}
+		paths["/debug/pprof/symbol"] = "GET, HEAD, POST"
+		for _, p := range pprofile.Profiles() {
+			paths["/debug/pprof/"+p.Name()] = "GET, HEAD"
+		}
+	}
+	return paths
+}
+
+// served says whether paths serve method on path; allow lists the methods
+// path is served with, "" for a path not served.
+func served(paths map[string]string) func(method, path string) (ok bool, allow string) {
+	return func(method, path string) (bool, string) {
+		allow, ok := paths[path]
+		if !ok {
+			return false, ""
+		}
+		for m := range strings.SplitSeq(allow, ", ") {
+			if m == method {
+				return true, allow
+			}
+		}
+		return false, allow
+	}
 }
 
 // metricsTLS returns the metrics server's TLS configuration: the
@@ -219,11 +345,7 @@ func metricsHandler(kube kubernetes.Interface, secure, profiling bool) http.Hand
 func metricsTLS(ctx context.Context, certFile, keyFile string) (*tls.Config, error) {
 	config := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 	if certFile == "" {
-		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1")}, nil)
-		if err != nil {
-			return nil, fmt.Errorf("self-signed metrics certificate: %w", err)
-		}
-		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		cert, err := selfSigned()
 		if err != nil {
 			return nil, fmt.Errorf("self-signed metrics certificate: %w", err)
 		}
@@ -236,6 +358,40 @@ func metricsTLS(ctx context.Context, certFile, keyFile string) (*tls.Config, err
 	}
 	config.GetCertificate = files.get
 	return config, nil
+}
+
+// selfSigned is a certificate for localhost and 127.0.0.1, valid for a
+// year, signed by its own ECDSA P-256 key. Not client-go's
+// GenerateSelfSignedCertKey, whose RSA 2048 key makes each TLS handshake
+// cost the server about fifty times the CPU: the handshakes a refused
+// caller makes, at the rate the listener accepts them, are this process's
+// to pay (limitListener).
+func selfSigned() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	template := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("localhost@%d", now.Unix())},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 // certFiles is a serving certificate read from two files, and read again

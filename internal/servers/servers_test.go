@@ -17,16 +17,19 @@ limitations under the License.
 package servers
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -86,7 +89,7 @@ func TestProbes(t *testing.T) {
 func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop, err := serve(ctx, "off", "0", http.NotFoundHandler(), nil)
+	stop, err := serve(ctx, "off", "0", http.NotFoundHandler(), nil, 0)
 	if err != nil {
 		t.Fatalf("serve(\"0\"): %v", err)
 	}
@@ -97,14 +100,14 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	if _, err := serve(ctx, "taken", taken.Addr().String(), http.NotFoundHandler(), nil); err == nil {
+	if _, err := serve(ctx, "taken", taken.Addr().String(), http.NotFoundHandler(), nil, 0); err == nil {
 		t.Error("serve on a port in use: no error")
 	}
 
 	p := &Probes{}
 	p.cachesSynced.Store(true)
 	addr := freeAddr(t)
-	stop, err = serve(ctx, "probes", addr, probesHandler(p), nil)
+	stop, err = serve(ctx, "probes", addr, probesHandler(p), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +124,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr = freeAddr(t)
-	stop, err = serve(ctx, "tls", addr, probesHandler(p), tlsConfig)
+	stop, err = serve(ctx, "tls", addr, probesHandler(p), tlsConfig, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,4 +259,168 @@ func get(t *testing.T, c *http.Client, url string) int {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode
+}
+
+// TestMetricsServerBounds: the metrics server refuses headers past its
+// bound (431), closes the connection of a refused request, and holds
+// connections past its bound unaccepted until one closes.
+func TestMetricsServerBounds(t *testing.T) {
+	ctx := context.Background()
+	tlsConfig, err := metricsTLS(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/ok" {
+			refuse(w, http.StatusUnauthorized, "Unauthorized")
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	const conns = 2
+	limitHandshakes(tlsConfig, 1000, time.Second)
+	stop, err := serve(ctx, "bounded", addr, h, tlsConfig, conns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	dial := func() *tls.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tls.Client(c, &tls.Config{InsecureSkipVerify: true})
+	}
+	// send writes a request on c and returns the status line of its answer,
+	// and whether the server closed the connection after it.
+	send := func(c *tls.Conn, path, extra string) (string, bool) {
+		t.Helper()
+		if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n", path, extra); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(c)
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = r.ReadByte()
+		return resp.Status, errors.Is(err, io.EOF)
+	}
+	c := dial()
+	if status, closed := send(c, "/ok", "X-Long: "+strings.Repeat("x", maxHeaderBytes+8192)+"\r\n"); !strings.HasPrefix(status, "431") || !closed {
+		t.Errorf("headers past the bound: %s, closed %v; want 431, closed", status, closed)
+	}
+	c = dial()
+	if status, closed := send(c, "/refused", ""); !strings.HasPrefix(status, "401") || !closed {
+		t.Errorf("a refused request: %s, closed %v; want 401, closed", status, closed)
+	}
+
+	// conns connections held open: one more is not accepted (its handshake
+	// does not end) until one of them closes.
+	var held []*tls.Conn
+	for range conns {
+		c := dial()
+		if err := c.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		defer c.Close()
+	}
+	extra := dial()
+	_ = extra.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if err := extra.Handshake(); err == nil {
+		t.Fatalf("a connection past the bound of %d was accepted", conns)
+	}
+	_ = extra.Close()
+	_ = held[0].Close()
+	late := dial()
+	defer late.Close()
+	_ = late.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := late.Handshake(); err != nil {
+		t.Errorf("after one closed, a new connection: %v", err)
+	}
+}
+
+// TestHandshakesLimited: TLS handshakes wait their turn at the rate, and
+// one whose turn would come too late is refused after the longest wait,
+// not at once.
+func TestHandshakesLimited(t *testing.T) {
+	ctx := context.Background()
+	tlsConfig, err := metricsTLS(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limitHandshakes(tlsConfig, 2, 200*time.Millisecond)
+	addr := freeAddr(t)
+	stop, err := serve(ctx, "limited", addr, http.NotFoundHandler(), tlsConfig, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	var done []error
+	var last time.Duration
+	for range 3 {
+		start := time.Now()
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
+		if err == nil {
+			_ = c.Close()
+		}
+		done, last = append(done, err), time.Since(start)
+	}
+	if done[0] != nil || done[1] != nil || done[2] == nil || last < 200*time.Millisecond {
+		t.Errorf("three handshakes at once under a rate of 2 a second, waiting 200 ms at most: %v, the last after %s; "+
+			"want two, then one refused after 200 ms", done, last)
+	}
+}
+
+// TestPeerGone: a connection its client closed is told from one it keeps
+// open, and looking consumes nothing it sent.
+func TestPeerGone(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ll := limitListener(l, 2)
+	defer ll.Close()
+	accept := func() (client, server net.Conn) {
+		t.Helper()
+		client, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		server, err = ll.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return client, server
+	}
+	client, server := accept()
+	if peerGone(server) {
+		t.Error("a connection kept open: gone")
+	}
+	_, _ = client.Write([]byte("hi"))
+	time.Sleep(50 * time.Millisecond)
+	if peerGone(server) {
+		t.Error("a connection with data waiting: gone")
+	}
+	if b, err := io.ReadAll(io.LimitReader(server, 2)); err != nil || string(b) != "hi" {
+		t.Errorf("read after the look: %q %v, want \"hi\"", b, err)
+	}
+	_ = client.Close()
+	time.Sleep(50 * time.Millisecond)
+	if !peerGone(server) {
+		t.Error("a connection its client closed: not gone")
+	}
+	_ = server.Close()
+	// Its slot is free again: two more are accepted.
+	c1, s1 := accept()
+	c2, s2 := accept()
+	for _, c := range []net.Conn{c1, s1, c2, s2} {
+		_ = c.Close()
+	}
 }
