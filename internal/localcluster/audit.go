@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"time"
 )
@@ -96,4 +97,42 @@ func (c *Cluster) Writes(user string, since time.Time) ([]AuditEvent, error) {
 		}
 		out = append(out, e)
 	}
+}
+
+// LongestRenewalGap is the longest time between user's Lease renewals
+// (updates answered 200) from since to until, the ends included: a
+// renewal late by the renew deadline is a Lease lost.
+func (c *Cluster) LongestRenewalGap(user string, since, until time.Time) (time.Duration, error) {
+	writes, err := c.Writes(user, since.Add(-5*time.Second))
+	if err != nil {
+		return 0, err
+	}
+	last, gap := since, time.Duration(0)
+	for _, w := range writes {
+		if w.ObjectRef == nil || w.ObjectRef.Resource != "leases" || w.Verb != "update" ||
+			w.ResponseStatus == nil || w.ResponseStatus.Code != http.StatusOK {
+			continue
+		}
+		at := w.RequestReceivedTimestamp
+		if at.After(until) {
+			break
+		}
+		if at.After(last) {
+			gap, last = max(gap, at.Sub(last)), at
+		}
+	}
+	return max(gap, until.Sub(last)), nil
+}
+
+// Reviews counts the TokenReviews and SubjectAccessReviews among writes
+// received before until.
+func Reviews(writes []AuditEvent, until time.Time) int {
+	n := 0
+	for _, w := range writes {
+		if w.ObjectRef != nil && (w.ObjectRef.Resource == "tokenreviews" || w.ObjectRef.Resource == "subjectaccessreviews") &&
+			w.RequestReceivedTimestamp.Before(until) {
+			n++
+		}
+	}
+	return n
 }
