@@ -150,8 +150,9 @@ func main() {
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
 		"convergence (the limit, convergence and backlog runs, with the steady state and the restart), "+
-		"steady, latency, unrelated, config, crd, activities, throttle, canary, analysis, slow-prometheus, peer (for quick tuning runs, "+
-		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary,analysis,slow-prometheus).")
+		"steady, latency, unrelated, config, crd, activities, throttle, canary, analysis, slow-prometheus, peer, flood (for quick tuning runs, "+
+		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary,analysis,slow-prometheus,flood; "+
+		"the floods alone, both controllers: the same with peer in place of flood).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
 		fatalf("bad -spec %q: realistic, minimal, every-child or sidecar", specKind)
@@ -180,7 +181,7 @@ func main() {
 	if o.binDir == "" {
 		fatalf("-bin-dir (or APPSERVICE_BIN_DIR) is required")
 	}
-	if !o.skip["peer"] {
+	if !o.skip["peer"] || !o.skip["flood"] {
 		// Fail now rather than after the runs before the peer's.
 		if _, err := os.Stat(o.peer); err != nil {
 			fatalf("-peer: %v (go build -o bin/peer ./test/bench/peer, or -skip peer)", err)
@@ -255,6 +256,9 @@ type Results struct {
 	// Peer: this controller and the peer side by side, per N, this one
 	// first (measurePeer).
 	Peer []PeerRun `json:"peer,omitempty"`
+	// Floods: the metrics endpoint under a flood of random tokens, this
+	// controller and the peer (test/bench/flood.go).
+	Floods []Flood `json:"floods,omitempty"`
 }
 
 // PeerRun is one controller's run of measurePeer over N AppServices:
@@ -540,6 +544,9 @@ func run(o options) (*Results, error) {
 		res.Canaries = c
 	}
 	if err := measureAnalyses(o, res); err != nil {
+		return nil, err
+	}
+	if err := measureFloods(o, res); err != nil {
 		return nil, err
 	}
 	if !o.skip["config"] && specKind != specMinimal {
@@ -1875,7 +1882,7 @@ func measurePeer(o options, n int, which string) (PeerRun, error) {
 // starts the peer as startController starts this controller: the same
 // identity, the same flags for its metrics and profiles, and no other flag
 // or environment.
-func startPeer(o options, e *env) (*harness.Controller, error) {
+func startPeer(o options, e *env, extra ...string) (*harness.Controller, error) {
 	if err := installCRD(o, e); err != nil {
 		return nil, err
 	}
@@ -1884,7 +1891,7 @@ func startPeer(o options, e *env) (*harness.Controller, error) {
 		return nil, err
 	}
 	p, err := harness.NewController("peer", o.peer, filepath.Join(e.cluster.LogDir, "peer.log"),
-		"-kubeconfig", kubeconfig, "-profiling", "-metrics-secure=false")
+		append([]string{"-kubeconfig", kubeconfig, "-profiling", "-metrics-secure=false"}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -2363,6 +2370,7 @@ func (r *Results) markdown() string {
 		b.WriteString(m.String())
 	}
 	b.WriteString(r.peerMarkdown())
+	b.WriteString(r.floodMarkdown())
 	return b.String()
 }
 
