@@ -117,22 +117,27 @@ func (f *Flood) request(addr string) string {
 	return fmt.Sprint(resp.StatusCode)
 }
 
-// WaitInFlight waits up to timeout until n requests are in flight, the
-// flood's own burst of dials is over (no connection made for a second:
-// past the server's listen queue, the rest wait for the kernel to take
-// them), and the server answers some (a flood before it may still hold
-// the listen queue); and drops the samples taken before.
+// WaitInFlight waits up to timeout until n requests are in flight and the
+// server answers some (a flood before it may still hold the listen
+// queue), then until the flood's own burst of dials is over (fewer than
+// 200 connections made in a second: the refused are made again at the
+// rate they are refused; past the server's listen queue, the rest wait for
+// the kernel to take them), for 10 s at most; and drops the samples taken
+// before.
 func (f *Flood) WaitInFlight(n int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	dialed, since := f.dialed(), time.Now()
-	for f.inFlight.Load() < int64(n) || time.Since(since) < time.Second || f.Answered() == 0 {
+	for f.inFlight.Load() < int64(n) || f.Answered() == 0 {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("after %s, %d requests in flight, %d answered; want %d in flight, some answered",
 				timeout, f.inFlight.Load(), f.Answered(), n)
 		}
 		time.Sleep(10 * time.Millisecond)
-		if d := f.dialed(); d != dialed {
-			dialed, since = d, time.Now()
+	}
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+		before := f.dialed()
+		time.Sleep(time.Second)
+		if f.dialed()-before < 200 {
+			break
 		}
 	}
 	f.samplesMu.Lock()
