@@ -53,6 +53,10 @@ type Flood struct {
 	samples   []int64
 }
 
+// answerError: a request that got no answer (refused at the handshake,
+// or cut short).
+const answerError = "error"
+
 // StartFlood keeps workers requests in flight at the metrics server at
 // addr until Stop.
 func StartFlood(addr string, workers int) *Flood {
@@ -95,23 +99,23 @@ func StartFlood(addr string, workers int) *Flood {
 func (f *Flood) request(addr string) string {
 	c, err := (&net.Dialer{}).DialContext(f.ctx, "tcp", addr)
 	if err != nil {
-		return "error"
+		return answerError
 	}
 	defer c.Close()
 	f.connsMu.Lock()
 	if f.ctx.Err() != nil {
 		f.connsMu.Unlock()
-		return "error"
+		return answerError
 	}
 	f.conns = append(f.conns, c)
 	f.connsMu.Unlock()
 	tc := tls.Client(c, &tls.Config{InsecureSkipVerify: true})
 	if _, err := fmt.Fprintf(tc, "GET /metrics HTTP/1.1\r\nHost: metrics\r\nAuthorization: Bearer %s\r\n\r\n", rand.String(40)); err != nil {
-		return "error"
+		return answerError
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(tc), nil)
 	if err != nil {
-		return "error"
+		return answerError
 	}
 	_ = resp.Body.Close()
 	return fmt.Sprint(resp.StatusCode)
@@ -174,7 +178,7 @@ func (f *Flood) Answered() int {
 	defer f.mu.Unlock()
 	n := 0
 	for answer, count := range f.answers {
-		if answer != "error" {
+		if answer != answerError {
 			n += count
 		}
 	}

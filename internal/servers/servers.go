@@ -306,14 +306,15 @@ func metricsHandler(reviewer kubernetes.Interface, secure, profiling bool) http.
 // servedPaths are the paths metricsHandler serves, each with the methods
 // it answers.
 func servedPaths(profiling bool) map[string]string {
-	paths := map[string]string{"/metrics": "GET, HEAD"}
+	const get = "GET, HEAD"
+	paths := map[string]string{"/metrics": get}
 	if profiling {
 		for _, p := range []string{"", "cmdline", "profile", "trace"} {
-			paths["/debug/pprof/"+p] = "GET, HEAD"
+			paths["/debug/pprof/"+p] = get
 		}
-		paths["/debug/pprof/symbol"] = "GET, HEAD, POST"
+		paths["/debug/pprof/symbol"] = get + ", POST"
 		for _, p := range pprofile.Profiles() {
-			paths["/debug/pprof/"+p.Name()] = "GET, HEAD"
+			paths["/debug/pprof/"+p.Name()] = get
 		}
 	}
 	return paths

@@ -213,7 +213,8 @@ func (r *Results) floodMarkdown() string {
 		"secured metrics endpoint (each controller leading its Lease, on control planes of its own; the flood lasts %.0f s at least). "+
 		"The peer's endpoint is controller-runtime's, with its authentication and authorization filters.\n\n",
 		floodAppServices, floodFor.Seconds())
-	b.WriteString("| controller | in flight | converged: quiet → flooded | longest gap between Lease renewals | Lease | reviews sent (per s) | requests answered | controller CPU s: quiet → flooded |\n")
+	b.WriteString("| controller | in flight | converged: quiet → flooded | longest gap between Lease renewals | Lease | " +
+		"reviews sent (per s) | requests answered | controller CPU s: quiet → flooded |\n")
 	b.WriteString("|---|---:|---|---:|---|---|---:|---|\n")
 	for _, f := range r.Floods {
 		converged, lease := fmt.Sprintf("%.2f s → %.2f s (%.2f×)", f.QuietSeconds, f.FloodedSeconds, f.Ratio), "kept"
