@@ -27,7 +27,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,32 +64,10 @@ import (
 //     the 200 converge in at most 1.2× the time 200 took before the flood.
 func TestMetricsEndpointUnderFlood(t *testing.T) {
 	parallel(t)
-	ctx := context.Background()
 	fresh := startBareCluster(t)
-	admin, err := localcluster.RESTConfig(fresh.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin.QPS, admin.Burst = 500, 1000
-	kube, apps := kubernetes.NewForConfigOrDie(admin), clientset.NewForConfigOrDie(admin)
 	const user = "flooded-controller"
-	kubeconfig, err := fresh.MintUser(user, "system:masters")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := harness.NewController("flooded", controllerBinary, filepath.Join(fresh.LogDir, "appservice-controller.log"),
-		"-kubeconfig", kubeconfig, "-v=2", "-leader-elect", "-leader-election-namespace=default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = p.Stop(syscall.SIGTERM) })
+	p, kube, apps := ownController(t, fresh, user, "-leader-elect", "-leader-election-namespace=default")
 	if err := p.WaitReady(90 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if err := harness.WaitForCRD(ctx, apps, p, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	scraper, stranger := floodTokens(t, kube)

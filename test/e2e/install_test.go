@@ -213,6 +213,37 @@ func startBareCluster(t *testing.T) *localcluster.Cluster {
 	return c
 }
 
+// ownController runs the controller binary on cluster c as a user of its
+// own (in system:masters), to tell its writes apart in the audit log, with
+// args, until the test ends; and returns it once it serves its CRDs, with
+// admin clients of c.
+func ownController(t *testing.T, c *localcluster.Cluster, user string, args ...string) (*harness.Controller, kubernetes.Interface, clientset.Interface) {
+	t.Helper()
+	admin, err := localcluster.RESTConfig(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.QPS, admin.Burst = 500, 1000
+	kube, apps := kubernetes.NewForConfigOrDie(admin), clientset.NewForConfigOrDie(admin)
+	kubeconfig, err := c.MintUser(user, "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := harness.NewController(user, controllerBinary, filepath.Join(c.LogDir, "appservice-controller.log"),
+		append([]string{"-kubeconfig", kubeconfig, "-v=2"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = p.Stop(syscall.SIGTERM) })
+	if err := harness.WaitForCRD(context.Background(), apps, p, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return p, kube, apps
+}
+
 // freshCluster is a control plane of a test's own, with kwok running Pods.
 type freshCluster struct {
 	*localcluster.Cluster

@@ -22,10 +22,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,9 +33,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"example.com/appservice-controller/internal/harness"
-	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
-	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 )
 
 // TestConfigRolloutThrottle: 200 AppServices read one ConfigMap, under a
@@ -51,31 +47,8 @@ func TestConfigRolloutThrottle(t *testing.T) {
 	const n, maxRollouts = 200, 20
 	ctx := context.Background()
 	fresh := startFreshCluster(t)
-	admin, err := localcluster.RESTConfig(fresh.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin.QPS, admin.Burst = 500, 1000
-	kube, apps := kubernetes.NewForConfigOrDie(admin), clientset.NewForConfigOrDie(admin)
-
-	// The controller as a user of its own, to tell its writes apart.
 	const user = "throttled-controller"
-	kubeconfig, err := fresh.MintUser(user, "system:masters")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := harness.NewController("throttled", controllerBinary, filepath.Join(fresh.LogDir, "appservice-controller.log"),
-		"-kubeconfig", kubeconfig, "-v=2", fmt.Sprintf("-max-config-rollouts=%d", maxRollouts))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = p.Stop(syscall.SIGTERM) })
-	if err := harness.WaitForCRD(ctx, apps, p, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	p, kube, apps := ownController(t, fresh.Cluster, user, fmt.Sprintf("-max-config-rollouts=%d", maxRollouts))
 
 	const ns = "shared-config"
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
