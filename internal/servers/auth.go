@@ -112,7 +112,7 @@ func newReviews(tokens authenticationv1client.TokenReviewInterface,
 // Before any review, a request for something the server does not serve
 // (served says which method and path it does) gets 404 or 405: no path
 // nor method a caller makes up reaches a review or a cache. Every refusal
-// closes the connection (see limitListener).
+// closes the connection (see limitHandshakes).
 func (r *reviews) protect(served func(method, path string) (ok bool, allow string), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if ok, allow := served(req.Method, req.URL.Path); !ok {
