@@ -230,7 +230,8 @@ func (f *fakeReviewer) start(t *testing.T) kubernetes.Interface {
 		}
 		srv.Close()
 	})
-	return kubernetes.NewForConfigOrDie(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	return kubernetes.NewForConfigOrDie(&rest.Config{Host: srv.URL, QPS: -1,
+		ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 }
 
 // protected is the metrics handler behind reviews of f, with profiling,
@@ -462,5 +463,25 @@ func TestRefusedBeforeReview(t *testing.T) {
 		if rec := call(http.MethodGet, path, "Bearer good"); rec.Code == http.StatusNotFound {
 			t.Errorf("GET %s: 404, want it served", path)
 		}
+	}
+}
+
+// TestRandomTokensEvictNoScraper: more unknown tokens than the cache holds
+// leave a scraper's cached answer in place: no review again.
+func TestRandomTokensEvictNoScraper(t *testing.T) {
+	f := &fakeReviewer{users: map[string]authenticationv1.UserInfo{"good": {Username: "scraper"}}, allow: allowScraper}
+	_, call := f.protected(t)
+	if rec := call(http.MethodGet, "/metrics", "Bearer good"); rec.Code != http.StatusOK {
+		t.Fatalf("a scraper: %d, want 200", rec.Code)
+	}
+	for i := range 1100 {
+		if rec := call(http.MethodGet, "/metrics", fmt.Sprintf("Bearer random-%d", i)); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("a random token: %d, want 401", rec.Code)
+		}
+	}
+	before := f.tokenReviews.Load()
+	if rec := call(http.MethodGet, "/metrics", "Bearer good"); rec.Code != http.StatusOK || f.tokenReviews.Load() != before {
+		t.Errorf("the scraper after 1100 random tokens: %d after %d more TokenReviews, want 200 from the cache",
+			rec.Code, f.tokenReviews.Load()-before)
 	}
 }

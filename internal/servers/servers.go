@@ -47,6 +47,7 @@ import (
 	"net/http/pprof"
 	"os"
 	pprofile "runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -167,16 +168,17 @@ func probesHandler(p *Probes) http.Handler {
 }
 
 // The servers' bounds. Timeouts as controller-runtime sets its servers'
-// (IdleTimeout, the keep-alive of Go's default client) with a WriteTimeout
-// beyond a profile's default 30 s, which also bounds pprof's seconds:
-// pprof refuses a profile or trace longer than the WriteTimeout. Headers
-// are bounded far below Go's 1 MiB default, and still well above the
-// largest bearer tokens (OIDC tokens with groups run to a few KiB).
+// (IdleTimeout, the keep-alive of Go's default client), with a
+// WriteTimeout. Headers are bounded far below Go's 1 MiB default, and
+// still well above the largest bearer tokens (OIDC tokens with groups run
+// to a few KiB). pprof's seconds are bounded apart (boundSeconds): pprof
+// extends its response's write deadline by them.
 const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 90 * time.Second
 	writeTimeout      = 60 * time.Second
 	maxHeaderBytes    = 16 << 10
+	maxProfileSeconds = 60
 )
 
 // The metrics server's connections: at most metricsConns open at once, and
@@ -290,17 +292,32 @@ func metricsHandler(reviewer kubernetes.Interface, secure, profiling bool) http.
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
 	if profiling {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/", boundSeconds(pprof.Index))
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/profile", boundSeconds(pprof.Profile))
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.HandleFunc("/debug/pprof/trace", boundSeconds(pprof.Trace))
 	}
 	if !secure {
 		return mux
 	}
 	return newReviews(reviewer.AuthenticationV1().TokenReviews(), reviewer.AuthorizationV1().SubjectAccessReviews(),
 		10*time.Second).protect(served(servedPaths(profiling)), mux)
+}
+
+// boundSeconds refuses (400) a profile, trace or delta profile whose
+// seconds are not a number up to maxProfileSeconds: each holds its
+// connection and a goroutine that long.
+func boundSeconds(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s := r.URL.Query().Get("seconds"); s != "" {
+			if sec, err := strconv.ParseFloat(s, 64); err != nil || sec > maxProfileSeconds {
+				http.Error(w, fmt.Sprintf("seconds: a number up to %d", maxProfileSeconds), http.StatusBadRequest)
+				return
+			}
+		}
+		h(w, r)
+	}
 }
 
 // servedPaths are the paths metricsHandler serves, each with the methods

@@ -19,6 +19,7 @@ package servers
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -422,5 +423,30 @@ func TestPeerGone(t *testing.T) {
 	c2, s2 := accept()
 	for _, c := range []net.Conn{c1, s1, c2, s2} {
 		_ = c.Close()
+	}
+}
+
+// TestServerLimits: the self-signed certificate's key is ECDSA (cheap
+// handshakes), and a profile, trace or delta profile longer than
+// maxProfileSeconds, or of seconds that are no number, is refused at once.
+func TestServerLimits(t *testing.T) {
+	ctx := context.Background()
+	tlsConfig, err := metricsTLS(ctx, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tlsConfig.Certificates[0].PrivateKey.(*ecdsa.PrivateKey); !ok {
+		t.Errorf("self-signed key %T, want *ecdsa.PrivateKey", tlsConfig.Certificates[0].PrivateKey)
+	}
+	addr := freeAddr(t)
+	stop, err := serve(ctx, "profiles", addr, metricsHandler(nil, false, true), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for _, path := range []string{"profile?seconds=61", "trace?seconds=3600", "heap?seconds=1e9", "profile?seconds=NaNs"} {
+		if code := get(t, http.DefaultClient, "http://"+addr+"/debug/pprof/"+path); code != http.StatusBadRequest {
+			t.Errorf("/debug/pprof/%s: %d, want 400", path, code)
+		}
 	}
 }
