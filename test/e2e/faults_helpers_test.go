@@ -36,6 +36,7 @@ import (
 
 	"example.com/appservice-controller/internal/harness"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 )
 
 // cutProxy forwards TCP connections to the API server. Cut, it closes every
@@ -209,6 +210,11 @@ func waitLeading(t *testing.T, p *harness.Controller) {
 // createMany creates n AppServices app-0000 … in ns, 16 at a time, as fast
 // as the API server takes them.
 func createMany(ns string, n int, spec func(i int) appv1.AppServiceSpec) error {
+	return createManyWith(apps, ns, n, spec)
+}
+
+// createManyWith is createMany with the client of another control plane.
+func createManyWith(apps clientset.Interface, ns string, n int, spec func(i int) appv1.AppServiceSpec) error {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)

@@ -415,26 +415,10 @@ func convergeMany(t *testing.T, kube kubernetes.Interface, apps clientset.Interf
 	factory.WaitForCacheSync(stop)
 
 	start := time.Now()
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, err := apps.AppV1().AppServices(ns).Create(ctx, &appv1.AppService{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%03d", i)},
-				Spec:       appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}},
-			}, metav1.CreateOptions{})
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := createManyWith(apps, ns, n, func(int) appv1.AppServiceSpec {
+		return appv1.AppServiceSpec{Size: int32p(1), Image: "nginx:1.27", Ports: []corev1.ServicePort{{Port: 80}}}
+	}); err != nil {
+		t.Fatal(err)
 	}
 	select {
 	case <-all:

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -59,29 +58,13 @@ func TestConfigRolloutThrottle(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, err := apps.AppV1().AppServices(ns).Create(ctx, &appv1.AppService{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%03d", i)},
-				Spec: appv1.AppServiceSpec{
-					Size: int32p(1), Image: "nginx:1.27", RolloutOnConfigChange: true,
-					EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "ca-bundle"}}}},
-				},
-			}, metav1.CreateOptions{})
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	if err := createManyWith(apps, ns, n, func(int) appv1.AppServiceSpec {
+		return appv1.AppServiceSpec{
+			Size: int32p(1), Image: "nginx:1.27", RolloutOnConfigChange: true,
+			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "ca-bundle"}}}},
 		}
+	}); err != nil {
+		t.Fatal(err)
 	}
 	// All running on the first digest.
 	var first string
