@@ -311,7 +311,68 @@ func (c *Cluster) waitFor(ctx context.Context, name string, timeout time.Duratio
 	}
 }
 
+// portAttempts is how many times a process is started on new ports when
+// the ones freePort found were taken before it bound them.
+const portAttempts = 5
+
+// onFreePorts starts a process with start, which picks its ports with
+// freePort, and waits until ready holds. A port freePort found free is free
+// only until another process takes it (every outgoing connection of the
+// machine takes one from the same range), and a process that cannot bind
+// exits at once: then it is started again, on ports picked anew, after
+// clean, which undoes what the failed start left behind.
+func (c *Cluster) onFreePorts(ctx context.Context, name string, timeout time.Duration, start, ready, clean func() error) error {
+	for attempt := 1; ; attempt++ {
+		logFile := filepath.Join(c.LogDir, name+".log")
+		var logStart int64
+		if info, err := os.Stat(logFile); err == nil {
+			logStart = info.Size()
+		}
+		if err := start(); err != nil {
+			return err
+		}
+		err := c.waitFor(ctx, name, timeout, ready)
+		if err == nil || attempt == portAttempts || c.exited(name) == nil || !portTaken(logFile, logStart) {
+			return err
+		}
+		c.forget(name)
+		if err := clean(); err != nil {
+			return err
+		}
+	}
+}
+
+// portTaken tells whether a process's log, from offset on, says it could
+// not bind its address.
+func portTaken(logFile string, offset int64) bool {
+	data, err := os.ReadFile(logFile)
+	if err != nil || int64(len(data)) < offset {
+		return false
+	}
+	return strings.Contains(string(data[offset:]), "address already in use")
+}
+
+// forget drops the named processes, which have exited, from the cluster.
+func (c *Cluster) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.procs[:0]
+	for _, p := range c.procs {
+		if p.name != name {
+			kept = append(kept, p)
+		}
+	}
+	c.procs = kept
+}
+
 func (c *Cluster) startEtcd(ctx context.Context) error {
+	return c.onFreePorts(ctx, "etcd", 30*time.Second, c.runEtcd, c.etcdHealthy,
+		// etcd may have written its data folder, with the old peer URL
+		// as its member's, before it failed to bind.
+		func() error { return os.RemoveAll(c.path("etcd")) })
+}
+
+func (c *Cluster) runEtcd() error {
 	clientPort, err := freePort()
 	if err != nil {
 		return err
@@ -322,7 +383,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	}
 	c.etcdURL = "http://127.0.0.1:" + strconv.Itoa(clientPort)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	if err := c.run("etcd", c.bin("etcd"),
+	return c.run("etcd", c.bin("etcd"),
 		"--name=local",
 		"--data-dir="+c.path("etcd"),
 		"--listen-client-urls="+c.etcdURL,
@@ -334,10 +395,7 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 		"--unsafe-no-fsync",
 		"--quota-backend-bytes=8589934592",
 		"--log-level=warn",
-	); err != nil {
-		return err
-	}
-	return c.waitFor(ctx, "etcd", 30*time.Second, c.etcdHealthy)
+	)
 }
 
 func (c *Cluster) etcdHealthy() error {
@@ -399,7 +457,15 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
 		return err
 	}
+	return c.onFreePorts(ctx, "kube-apiserver", 90*time.Second,
+		func() error { return c.runAPIServer(pki, saKey, policy) },
+		func() error { return c.apiServerReady(ctx) },
+		func() error { return nil })
+}
 
+// runAPIServer starts kube-apiserver on a free port, and writes the admin
+// kubeconfig for its address.
+func (c *Cluster) runAPIServer(pki, saKey, policy string) error {
 	port, err := freePort()
 	if err != nil {
 		return err
@@ -442,7 +508,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		return err
 	}
 	c.Kubeconfig = admin
-	return c.waitFor(ctx, "kube-apiserver", 90*time.Second, func() error { return c.apiServerReady(ctx) })
+	return nil
 }
 
 func (c *Cluster) apiServerReady(ctx context.Context) error {
