@@ -21,8 +21,9 @@ limitations under the License.
 // after it exits on losing its Lease, as a kubelet would. Only tests and
 // the benchmark import it.
 //
-// It may import the generated clientset (pkg/generated), and nothing else
-// of this repository.
+// It may import the generated clientset (pkg/generated) and
+// internal/localcluster (a process's CPU time, read as for the control
+// plane's), and nothing else of this repository.
 package harness
 
 import (
@@ -44,6 +45,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"example.com/appservice-controller/internal/localcluster"
 	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 )
 
@@ -366,6 +368,38 @@ func (p *Controller) LogContains(s string) bool {
 	return err == nil && bytes.Contains(data, []byte(s))
 }
 
+// LogTime is the time of the first line of the running process's log that
+// holds s, from the line's klog header ("I1128 14:48:21.557426 ...").
+func (p *Controller) LogTime(s string) (time.Time, error) {
+	p.mu.Lock()
+	runStart, started := p.runStart, p.started
+	p.mu.Unlock()
+	data, err := os.ReadFile(p.Log)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if int64(len(data)) < runStart {
+		return time.Time{}, fmt.Errorf("%s is shorter than its running process's start", p.Log)
+	}
+	for line := range bytes.Lines(data[runStart:]) {
+		if !bytes.Contains(line, []byte(s)) || len(line) < len("I1128 14:48:21.557426") {
+			continue
+		}
+		t, err := time.ParseInLocation("0102 15:04:05.000000", string(line[1:len("I1128 14:48:21.557426")]), time.Local)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%s: %w", p.Log, err)
+		}
+		// klog's header has no year: the start's, or the next one's for a
+		// line of January from a process started in December.
+		t = t.AddDate(started.Year(), 0, 0)
+		if started.Sub(t) > 180*24*time.Hour {
+			t = t.AddDate(1, 0, 0)
+		}
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("no line of %s holds %q", p.Log, s)
+}
+
 // Usage reads the running process's resident memory (bytes) and CPU time
 // (seconds) from /proc.
 func (p *Controller) Usage() (rss int64, cpu float64, err error) {
@@ -389,22 +423,8 @@ func (p *Controller) Usage() (rss int64, cpu float64, err error) {
 			rss = kb * 1024
 		}
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	// The fields after the command name, which is in parentheses and may
-	// hold spaces; utime and stime are the 14th and 15th of the whole line.
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
-	if len(fields) < 13 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
-	}
-	utime, err1 := strconv.ParseFloat(fields[11], 64)
-	stime, err2 := strconv.ParseFloat(fields[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", pid, fields[11], fields[12])
-	}
-	return rss, (utime + stime) / 100, nil // USER_HZ is 100 on Linux
+	cpu, err = localcluster.ProcessCPUSeconds(pid)
+	return rss, cpu, err
 }
 
 // WaitForCRD waits until the API server serves AppServices and Activities:

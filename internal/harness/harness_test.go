@@ -17,6 +17,7 @@ limitations under the License.
 package harness
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -144,5 +145,29 @@ func TestExitsThatAreFinal(t *testing.T) {
 				t.Errorf("Exited() = %v, Restarts() = %d, runs = %d; want an exit, 0 restarts, 1 run", p.Exited(), p.Restarts(), runs())
 			}
 		})
+	}
+}
+
+// TestLogTime reads the time of a line of the running process's log from
+// its klog header, and not from an earlier run's part of the log: each run
+// logs the line with its number as the seconds' last digit.
+func TestLogTime(t *testing.T) {
+	p, _ := fakeController(t, `echo "I1128 14:48:2$n.557426    3735 queue.go:133] \"Starting workers\" controller=\"appservice\" count=32"; exec sleep 60`)
+	for run := 1; run <= 2; run++ {
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the log line", func() bool { return p.LogContains(fmt.Sprintf("14:48:2%d", run)) })
+		got, err := p.LogTime(`"Starting workers" controller="appservice"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := time.Date(p.Started().Year(), 11, 28, 14, 48, 20+run, 557426000, time.Local); !got.Equal(want) {
+			t.Errorf("run %d: LogTime %v, want %v", run, got, want)
+		}
+		if _, err := p.LogTime("no such line"); err == nil {
+			t.Errorf("run %d: LogTime found a line the log does not hold", run)
+		}
+		_, _ = p.Stop(syscall.SIGKILL)
 	}
 }

@@ -29,10 +29,12 @@ import (
 
 // AuditEvent is the part of an audit.k8s.io/v1 Event the tests read.
 type AuditEvent struct {
-	Stage     string `json:"stage"`
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	User      struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	// RequestURI is the request's path and query.
+	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
+	User       struct {
 		Username string   `json:"username"`
 		Groups   []string `json:"groups"`
 	} `json:"user"`
@@ -71,6 +73,21 @@ func (e AuditEvent) String() string {
 // when the API server received it, not when it completed: a slow request of
 // a process stopped before since is not that process's successor's.
 func (c *Cluster) Writes(user string, since time.Time) ([]AuditEvent, error) {
+	return c.events(user, since, func(e *AuditEvent) bool { return e.Stage == "ResponseComplete" })
+}
+
+// Requests returns the requests user sent at or after since, as each was
+// started: a watch's events of stage ResponseStarted (its end, if it has
+// ended, is among Writes), any other request's of stage ResponseComplete.
+func (c *Cluster) Requests(user string, since time.Time) ([]AuditEvent, error) {
+	return c.events(user, since, func(e *AuditEvent) bool {
+		return e.Stage == "ResponseComplete" && e.Verb != "watch" || e.Stage == "ResponseStarted"
+	})
+}
+
+// events returns the audit events of user's requests received at or
+// after since that keep says to keep.
+func (c *Cluster) events(user string, since time.Time, keep func(*AuditEvent) bool) ([]AuditEvent, error) {
 	f, err := os.Open(c.AuditLog)
 	if err != nil {
 		return nil, err
@@ -92,7 +109,7 @@ func (c *Cluster) Writes(user string, since time.Time) ([]AuditEvent, error) {
 		if err := json.Unmarshal(line, &e); err != nil {
 			return nil, fmt.Errorf("parsing %s: %w", c.AuditLog, err)
 		}
-		if e.Stage != "ResponseComplete" || e.User.Username != user || e.RequestReceivedTimestamp.Before(since) {
+		if !keep(&e) || e.User.Username != user || e.RequestReceivedTimestamp.Before(since) {
 			continue
 		}
 		out = append(out, e)

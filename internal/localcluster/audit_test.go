@@ -19,6 +19,7 @@ package localcluster
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -56,5 +57,35 @@ func TestWritesSkipsTheLineBeingWritten(t *testing.T) {
 	}
 	if _, err := c.Writes("ctrl", time.Time{}); err == nil {
 		t.Error("Writes read a complete line that is not JSON without an error")
+	}
+}
+
+// TestRequests: every request of the user since a time, a watch as it
+// started (its end is logged later, when it ends), anything else as it
+// completed.
+func TestRequests(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	lines := `{"stage":"ResponseComplete","verb":"get","user":{"username":"ctrl"},"requestReceivedTimestamp":"2026-11-28T10:00:01Z"}
+{"stage":"ResponseStarted","verb":"watch","user":{"username":"ctrl"},"requestReceivedTimestamp":"2026-11-28T10:00:02Z"}
+{"stage":"ResponseComplete","verb":"create","user":{"username":"other"},"requestReceivedTimestamp":"2026-11-28T10:00:03Z"}
+{"stage":"ResponseComplete","verb":"create","user":{"username":"ctrl"},"requestReceivedTimestamp":"2026-11-28T10:00:04Z"}
+{"stage":"ResponseComplete","verb":"watch","user":{"username":"ctrl"},"requestReceivedTimestamp":"2026-11-28T10:00:02Z"}
+{"stage":"ResponseComplete","verb":"list","user":{"username":"ctrl"},"requestReceivedTimestamp":"2026-11-28T09:59:59Z"}
+`
+	if err := os.WriteFile(log, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{AuditLog: log}
+	got, err := c.Requests("ctrl", time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, e := range got {
+		seen = append(seen, e.Stage+" "+e.Verb)
+	}
+	want := []string{"ResponseComplete get", "ResponseStarted watch", "ResponseComplete create"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("Requests read %v, want %v", seen, want)
 	}
 }

@@ -32,6 +32,7 @@ limitations under the License.
 package localcluster
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"errors"
@@ -272,6 +273,44 @@ func stopProcess(p *process, sig syscall.Signal) {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 	}
+}
+
+// CPUSeconds is the CPU time, user and system, the named process of the
+// cluster ("etcd", "kube-apiserver", ...) has used since it started.
+func (c *Cluster) CPUSeconds(name string) (float64, error) {
+	c.mu.Lock()
+	var pid int
+	for _, p := range c.procs {
+		if p.name == name {
+			pid = p.cmd.Process.Pid
+		}
+	}
+	c.mu.Unlock()
+	if pid == 0 {
+		return 0, fmt.Errorf("localcluster: no process %q", name)
+	}
+	return ProcessCPUSeconds(pid)
+}
+
+// ProcessCPUSeconds reads a process's CPU time, user and system, from
+// /proc/<pid>/stat.
+func ProcessCPUSeconds(pid int) (float64, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces; utime and stime are the 14th and 15th of the whole line.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", pid, fields[11], fields[12])
+	}
+	return (utime + stime) / 100, nil // USER_HZ is 100 on Linux
 }
 
 // exited returns an error if the named process has already exited.

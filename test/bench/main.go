@@ -115,6 +115,10 @@ type options struct {
 	// of AppServices measurePeer runs both controllers over.
 	peer      string
 	peerSizes []int
+	// limitSizes and limitSpecs are the numbers of AppServices and the
+	// specs of measureLimits.
+	limitSizes []int
+	limitSpecs []string
 	// sides are the controllers of the side-by-side runs, peerSpecs their
 	// specs.
 	sides, peerSpecs []string
@@ -130,12 +134,14 @@ const (
 
 func main() {
 	var o options
-	var sizes, peerSizes, args, env string
+	var sizes, peerSizes, limitSizes, args, env string
 	flag.StringVar(&o.binDir, "bin-dir", os.Getenv("APPSERVICE_BIN_DIR"), "Folder with the control plane's binaries (hack/ensure-binaries.sh).")
 	flag.StringVar(&o.controller, "controller", "bin/appservice-controller", "The controller binary to measure.")
 	flag.StringVar(&o.out, "out", "_output/bench", "Folder for results.json, results.md and the clusters' logs.")
 	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
 	flag.StringVar(&o.peer, "peer", "bin/peer", "The peer's binary (go build -o bin/peer ./test/bench/peer), for the side-by-side runs.")
+	flag.StringVar(&limitSizes, "limit-sizes", "1000,5000", "Numbers of AppServices for the backlog against the limit.")
+	limitSpecsFlag := flag.String("limit-specs", specMinimal+","+specRealistic, "The specs of the backlog against the limit, comma-separated.")
 	flag.StringVar(&peerSizes, "peer-sizes", "1000,5000", "Numbers of AppServices for the side-by-side runs against the peer.")
 	peerSpecs := flag.String("peer-specs", specMinimal+","+specRealistic+","+specEveryChild,
 		"The specs of the side-by-side runs against the peer, comma-separated (the peer makes a Deployment and a Service of any).")
@@ -150,6 +156,7 @@ func main() {
 		"a PodDisruptionBudget and a HorizontalPodAutoscaler) or sidecar (realistic, with a log-shipping sidecar).")
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
 		"convergence (the limit, convergence and backlog runs, with the steady state and the restart), "+
+		"limits (the backlog against the limit, minimal and realistic, at 1000 and 5000, with where the time goes), "+
 		"steady, latency, unrelated, config, crd, activities, throttle, canary, analysis, slow-prometheus, peer, flood (for quick tuning runs, "+
 		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary,analysis,slow-prometheus,flood; "+
 		"the floods alone, both controllers: the same with peer in place of flood).")
@@ -162,6 +169,15 @@ func main() {
 		o.skip[strings.TrimSpace(s)] = true
 	}
 	o.sizes, o.peerSizes = parseSizes("-sizes", sizes), parseSizes("-peer-sizes", peerSizes)
+	o.limitSizes = parseSizes("-limit-sizes", limitSizes)
+	for _, spec := range strings.Split(*limitSpecsFlag, ",") {
+		switch spec = strings.TrimSpace(spec); spec {
+		case specRealistic, specMinimal, specEveryChild, specSidecar:
+			o.limitSpecs = append(o.limitSpecs, spec)
+		default:
+			fatalf("bad -limit-specs %q", *limitSpecsFlag)
+		}
+	}
 	for _, side := range strings.Split(*sides, ",") {
 		if side = strings.TrimSpace(side); side != sideOurs && side != sidePeer {
 			fatalf("bad -sides %q", *sides)
@@ -259,6 +275,9 @@ type Results struct {
 	// Floods: the metrics endpoint under a flood of random tokens, this
 	// controller and the peer (test/bench/flood.go).
 	Floods []Flood `json:"floods,omitempty"`
+	// Limits: the backlog against the limit for both specs at 1000 and
+	// 5000, with where the time goes (test/bench/limits.go).
+	Limits []LimitRun `json:"limits,omitempty"`
 }
 
 // PeerRun is one controller's run of measurePeer over N AppServices:
@@ -447,45 +466,13 @@ func run(o options) (*Results, error) {
 		ControllerEnv: o.controllerEnv,
 	}
 	if !o.skip["convergence"] {
-		largest := slices.Max(o.sizes)
-		for _, n := range o.sizes {
-			runs := o.runs
-			if n >= 5000 {
-				runs = 1
-			}
-			var limits, convs, backlogs []float64
-			var last Convergence
-			for i := range runs {
-				logf("limit, n=%d, run %d/%d", n, i+1, runs)
-				l, err := measureLimit(o, n)
-				if err != nil {
-					return nil, err
-				}
-				limits = append(limits, l)
-				logf("convergence, n=%d, run %d/%d", n, i+1, runs)
-				// The largest size's last run carries on into the restart.
-				c, err := measureConvergence(o, n, n == largest && i == runs-1 && !o.skip["steady"], res)
-				if err != nil {
-					return nil, err
-				}
-				convs = append(convs, c.ConvergenceSeconds)
-				last = c
-				logf("backlog, n=%d, run %d/%d", n, i+1, runs)
-				b, err := measureBacklog(o, n)
-				if err != nil {
-					return nil, err
-				}
-				backlogs = append(backlogs, b)
-			}
-			last.Runs = runs
-			last.LimitSeconds = median(limits)
-			last.ConvergenceSeconds = median(convs)
-			last.Ratio = last.ConvergenceSeconds / last.LimitSeconds
-			last.BacklogSeconds = median(backlogs)
-			last.BacklogRatio = last.BacklogSeconds / last.LimitSeconds
-			res.Convergence = append(res.Convergence, last)
-			logf("n=%d: limit %.2fs, convergence %.2fs (%.2fx), backlog %.2fs (%.2fx), %.2f writes/AppService, RSS %s",
-				n, last.LimitSeconds, last.ConvergenceSeconds, last.Ratio, last.BacklogSeconds, last.BacklogRatio, last.WritesPerAppService, mib(last.RSSBytes))
+		if err := measureConvergences(o, res); err != nil {
+			return nil, err
+		}
+	}
+	if !o.skip["limits"] {
+		if err := measureLimits(o, res); err != nil {
+			return nil, err
 		}
 	}
 	if !o.skip["peer"] {
@@ -560,6 +547,54 @@ func run(o options) (*Results, error) {
 	return res, nil
 }
 
+// measureConvergences runs the limit, convergence and backlog runs of each
+// of -sizes, -runs times below 5000 (the medians are reported), into res;
+// the largest size's last run carries on into the steady state and the
+// restart.
+func measureConvergences(o options, res *Results) error {
+	largest := slices.Max(o.sizes)
+	for _, n := range o.sizes {
+		runs := o.runs
+		if n >= 5000 {
+			runs = 1
+		}
+		var limits, convs, backlogs []float64
+		var last Convergence
+		for i := range runs {
+			logf("limit, n=%d, run %d/%d", n, i+1, runs)
+			l, _, err := measureLimit(o, n)
+			if err != nil {
+				return err
+			}
+			limits = append(limits, l)
+			logf("convergence, n=%d, run %d/%d", n, i+1, runs)
+			// The largest size's last run carries on into the restart.
+			c, err := measureConvergence(o, n, n == largest && i == runs-1 && !o.skip["steady"], res)
+			if err != nil {
+				return err
+			}
+			convs = append(convs, c.ConvergenceSeconds)
+			last = c
+			logf("backlog, n=%d, run %d/%d", n, i+1, runs)
+			b, err := measureBacklog(o, n)
+			if err != nil {
+				return err
+			}
+			backlogs = append(backlogs, b.Seconds)
+		}
+		last.Runs = runs
+		last.LimitSeconds = median(limits)
+		last.ConvergenceSeconds = median(convs)
+		last.Ratio = last.ConvergenceSeconds / last.LimitSeconds
+		last.BacklogSeconds = median(backlogs)
+		last.BacklogRatio = last.BacklogSeconds / last.LimitSeconds
+		res.Convergence = append(res.Convergence, last)
+		logf("n=%d: limit %.2fs, convergence %.2fs (%.2fx), backlog %.2fs (%.2fx), %.2f writes/AppService, RSS %s",
+			n, last.LimitSeconds, last.ConvergenceSeconds, last.Ratio, last.BacklogSeconds, last.BacklogRatio, last.WritesPerAppService, mib(last.RSSBytes))
+	}
+	return nil
+}
+
 // env is one fresh control plane with clients for the benchmark.
 type env struct {
 	cluster *localcluster.Cluster
@@ -592,8 +627,10 @@ func newEnvWith(o options, name string, opts localcluster.Options) (*env, error)
 		return nil, err
 	}
 	// No client-side limit, protobuf for the built-in kinds: the fastest a
-	// client can write.
+	// client can write. No compression, as the controller's clients: the
+	// API server would gzip every event of the trackers' watches.
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	cfg.DisableCompression = true
 	proto := rest.CopyConfig(cfg)
 	proto.ContentType = "application/vnd.kubernetes.protobuf"
 	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
@@ -774,14 +811,15 @@ func unrelatedChildren(i int, namespace string) (*appsv1.Deployment, *corev1.Ser
 // AppService, and one Event. The AppServices are created first, untimed
 // (their status is a subresource of theirs), after the controller has
 // installed the CRD.
-func measureLimit(o options, n int) (float64, error) {
-	e, err := newEnv(o, fmt.Sprintf("limit-%d", n))
+func measureLimit(o options, n int) (float64, ServerCPU, error) {
+	var used ServerCPU
+	e, err := newEnvWith(o, fmt.Sprintf("limit-%d", n), localcluster.Options{Profiling: true})
 	if err != nil {
-		return 0, err
+		return 0, used, err
 	}
 	defer e.cluster.Stop()
 	if err := installCRD(o, e); err != nil {
-		return 0, err
+		return 0, used, err
 	}
 	ctx := context.Background()
 	created := make([]*appv1.AppService, n)
@@ -790,8 +828,13 @@ func measureLimit(o options, n int) (float64, error) {
 		created[i] = as
 		return err
 	}); err != nil {
-		return 0, err
+		return 0, used, err
 	}
+	before, err := serverCPU(e)
+	if err != nil {
+		return 0, used, err
+	}
+	profiled := profileAPIServer(e, filepath.Join(o.out, fmt.Sprintf("limit-apiserver-cpu-%s-%d.pb.gz", specKind, n)), profileSeconds(n))
 	start := time.Now()
 	err = inParallel(n, func(i int) error {
 		as := created[i]
@@ -813,7 +856,15 @@ func measureLimit(o options, n int) (float64, error) {
 		_, err := e.kube.CoreV1().Events(benchNamespace).Create(ctx, createdEvent(as), metav1.CreateOptions{})
 		return err
 	})
-	return time.Since(start).Seconds(), err
+	took := time.Since(start).Seconds()
+	if err != nil {
+		return took, used, err
+	}
+	after, err := serverCPU(e)
+	if err != nil {
+		return took, used, err
+	}
+	return took, after.minus(before), <-profiled
 }
 
 // newAppServiceStatus is the status the controller writes for a new
@@ -1003,7 +1054,13 @@ func meanOf(text, name string, labels ...string) float64 {
 // benchmark's controller arguments and extra, as a user with every right
 // (the audit log counts its writes apart from the benchmark's own).
 func startController(o options, e *env, extra ...string) (*harness.Controller, error) {
-	kubeconfig, err := e.cluster.MintUser(controllerUser, "system:masters")
+	return startControllerIn(o, e, nil, extra...)
+}
+
+// startControllerIn is startController with the controller's user in more
+// groups (localcluster.AuditReadsGroup: its reads audited too).
+func startControllerIn(o options, e *env, groups []string, extra ...string) (*harness.Controller, error) {
+	kubeconfig, err := e.cluster.MintUser(controllerUser, append([]string{"system:masters"}, groups...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -1053,7 +1110,9 @@ type tracker struct {
 
 func newTracker(e *env) (*tracker, error) {
 	t := &tracker{stop: make(chan struct{})}
-	kf := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(e.cfg), 0, informers.WithNamespace(benchNamespace))
+	// Protobuf for the built-in kinds, as the controller's watches: the
+	// API server encodes each event once for both.
+	kf := informers.NewSharedInformerFactoryWithOptions(e.kube, 0, informers.WithNamespace(benchNamespace))
 	af := appinformers.NewSharedInformerFactoryWithOptions(e.apps, 0, appinformers.WithNamespace(benchNamespace))
 	if _, err := kf.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -1737,41 +1796,6 @@ func heapBytes(obj kruntime.Object, data []byte, transform cache.TransformFunc) 
 	return float64(after.HeapAlloc-before.HeapAlloc) / n, nil
 }
 
-// measureBacklog creates n AppServices before the controller starts, then
-// times the controller alone: from its start until every child exists and
-// every status is written. Its writes are what the limit writes, plus the
-// statuses and Events.
-func measureBacklog(o options, n int) (float64, error) {
-	e, err := newEnv(o, fmt.Sprintf("backlog-%d", n))
-	if err != nil {
-		return 0, err
-	}
-	defer e.cluster.Stop()
-	if err := installCRD(o, e); err != nil {
-		return 0, err
-	}
-	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(context.Background(), appService(i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return 0, err
-	}
-	tr, err := newTracker(e)
-	if err != nil {
-		return 0, err
-	}
-	defer tr.close()
-	ctrl, err := startController(o, e)
-	if err != nil {
-		return 0, err
-	}
-	defer stop(ctrl)
-	if err := tr.waitAll(n, 10*time.Minute); err != nil {
-		return 0, err
-	}
-	return time.Since(ctrl.Started()).Seconds(), nil
-}
-
 // installCRD has the controller install its CRD, as it does whenever it
 // starts, and stops it again.
 func installCRD(o options, e *env) error {
@@ -2369,6 +2393,7 @@ func (r *Results) markdown() string {
 		b.WriteString("\n| measure | result |\n|---|---|\n")
 		b.WriteString(m.String())
 	}
+	b.WriteString(r.limitsMarkdown())
 	b.WriteString(r.peerMarkdown())
 	b.WriteString(r.floodMarkdown())
 	return b.String()

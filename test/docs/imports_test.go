@@ -51,7 +51,7 @@ var mayImport = map[string][]string{
 	"internal/argocdhealth":  {},
 	"internal/docscheck":     {},
 	"internal/localcluster":  {},
-	"internal/harness":       {"pkg/generated/..."},
+	"internal/harness":       {"internal/localcluster", "pkg/generated/..."},
 	"pkg/apis/app":           {},
 	"pkg/apis/app/v1":        {"pkg/apis/app"},
 	"hack/crdtrim":           {"pkg/apis/app/v1"},

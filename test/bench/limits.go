@@ -1,0 +1,494 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"example.com/appservice-controller/internal/harness"
+	"example.com/appservice-controller/internal/localcluster"
+)
+
+// LimitRun: a backlog of N AppServices of one spec against the limit (the
+// same writes made directly), the same N and spec, side by side, with
+// where the time and the CPU go. Runs pairs (3 below 5000, 1 at 5000);
+// the medians are reported, and the breakdown of the median backlog run.
+type LimitRun struct {
+	Spec           string    `json:"spec"`
+	N              int       `json:"n"`
+	Runs           int       `json:"runs"`
+	LimitSeconds   float64   `json:"limitSeconds"`
+	BacklogSeconds float64   `json:"backlogSeconds"`
+	Ratio          float64   `json:"ratio"`
+	Limits         []float64 `json:"limits"`
+	Backlogs       []float64 `json:"backlogs"`
+	// The API server's and etcd's CPU during the limit's writes (its
+	// median run).
+	LimitCPU ServerCPU `json:"limitCpu"`
+	Backlog  Backlog   `json:"backlog"`
+}
+
+// ServerCPU is the CPU time (seconds) the API server, etcd and the
+// benchmark itself (the limit's writers; the backlog's watches, which see
+// it converge) used over a measurement.
+type ServerCPU struct {
+	APIServer float64 `json:"apiServerSeconds"`
+	Etcd      float64 `json:"etcdSeconds"`
+	Benchmark float64 `json:"benchmarkSeconds"`
+}
+
+func serverCPU(e *env) (ServerCPU, error) {
+	api, err := e.cluster.CPUSeconds("kube-apiserver")
+	if err != nil {
+		return ServerCPU{}, err
+	}
+	etcd, err := e.cluster.CPUSeconds("etcd")
+	if err != nil {
+		return ServerCPU{}, err
+	}
+	self, err := localcluster.ProcessCPUSeconds(os.Getpid())
+	return ServerCPU{APIServer: api, Etcd: etcd, Benchmark: self}, err
+}
+
+func (c ServerCPU) minus(before ServerCPU) ServerCPU {
+	return ServerCPU{APIServer: c.APIServer - before.APIServer, Etcd: c.Etcd - before.Etcd, Benchmark: c.Benchmark - before.Benchmark}
+}
+
+// Backlog is one backlog run: the controller started over N AppServices
+// that exist, until every child exists and every status is written. Its
+// times are seconds from the process's start, read from the API server's
+// audit log (the controller's reads are audited in this run).
+type Backlog struct {
+	Seconds float64 `json:"seconds"`
+	// The first request the API server received from the controller;
+	// the end of its CRD check (the CRDs' reads and the discovery
+	// before the first list); the informers' lists, from the first
+	// received to the caches' sync (the workers' start, from the
+	// controller's log); the first write received.
+	FirstRequest float64 `json:"firstRequestSeconds"`
+	CRDsChecked  float64 `json:"crdsCheckedSeconds"`
+	ListsStart   float64 `json:"listsStartSeconds"`
+	ListsDone    float64 `json:"listsDoneSeconds"`
+	Lists        int     `json:"lists"`
+	FirstWrite   float64 `json:"firstWriteSeconds"`
+	// Writes, those refused with a conflict among them, and the last
+	// write's answer.
+	Writes    int     `json:"writes"`
+	Conflicts int     `json:"conflicts"`
+	LastWrite float64 `json:"lastWriteSeconds"`
+	// CPU time over the run: the controller's, the API server's and
+	// etcd's.
+	ControllerCPU float64   `json:"controllerCpuSeconds"`
+	Server        ServerCPU `json:"serverCpu"`
+	// The workers: how many, their syncs' total time (the reconcile
+	// histogram's sum) and count; of the client's requests in that run
+	// (the syncs' and the informers'), the time spent waiting on the
+	// client's rate limiter and in the requests themselves.
+	Workers            int     `json:"workers"`
+	Syncs              float64 `json:"syncs"`
+	SyncSeconds        float64 `json:"syncSeconds"`
+	RateLimiterSeconds float64 `json:"rateLimiterSeconds"`
+	RequestSeconds     float64 `json:"requestSeconds"`
+	// Shares of the controller's CPU profile (its first profileSeconds),
+	// in what cpuParts names.
+	Shares map[string]float64 `json:"cpuShares"`
+}
+
+// cpuParts name where the controller's CPU goes, each by the functions
+// that do it and what they call (a sample can be in more than one: the
+// syncs' requests are in the syncs).
+var cpuParts = []struct{ name, function string }{
+	{"syncs", "main.(*Controller).syncHandler"},
+	{"of which building the desired objects", "internal/children.New"},
+	{"of which requests (encode, send, decode the answer)", "k8s.io/client-go/rest.(*Request)"},
+	{"of which the status", "main.(*Controller).updateStatus"},
+	{"of which Events", "k8s.io/client-go/tools/record"},
+	{"informers (list, watch, decode, store)", "k8s.io/client-go/tools/cache"},
+	{"the event broadcaster", "k8s.io/apimachinery/pkg/watch.(*Broadcaster)"},
+	{"TLS", "crypto/tls"},
+	{"garbage collection", "runtime.gcBgMarkWorker"},
+}
+
+// measureLimits measures the limit and the backlog side by side for each
+// of -limit-specs and -limit-sizes.
+func measureLimits(o options, res *Results) error {
+	defer func(saved string) { specKind = saved }(specKind)
+	for _, spec := range o.limitSpecs {
+		specKind = spec
+		for _, n := range o.limitSizes {
+			r, err := measureLimitRun(o, n)
+			if err != nil {
+				return err
+			}
+			res.Limits = append(res.Limits, r)
+			b := r.Backlog
+			logf("%s, n=%d: limit %.2fs, backlog %.2fs (%.2fx); first write at %.2fs, controller CPU %.1f ms/AppService, "+
+				"API server %.1f ms/AppService (limit %.1f)", spec, n, r.LimitSeconds, r.BacklogSeconds, r.Ratio,
+				b.FirstWrite, 1000*b.ControllerCPU/float64(n), 1000*b.Server.APIServer/float64(n), 1000*r.LimitCPU.APIServer/float64(n))
+		}
+	}
+	return nil
+}
+
+func measureLimitRun(o options, n int) (LimitRun, error) {
+	r := LimitRun{Spec: specKind, N: n, Runs: o.runs}
+	if n >= 5000 {
+		r.Runs = 1
+	}
+	var limitCPU []ServerCPU
+	var backlogs []Backlog
+	for i := range r.Runs {
+		logf("limit, %s, n=%d, run %d/%d", specKind, n, i+1, r.Runs)
+		l, cpu, err := measureLimit(o, n)
+		if err != nil {
+			return r, err
+		}
+		r.Limits, limitCPU = append(r.Limits, l), append(limitCPU, cpu)
+		logf("backlog, %s, n=%d, run %d/%d", specKind, n, i+1, r.Runs)
+		b, err := measureBacklog(o, n)
+		if err != nil {
+			return r, err
+		}
+		r.Backlogs, backlogs = append(r.Backlogs, b.Seconds), append(backlogs, b)
+	}
+	r.LimitSeconds, r.BacklogSeconds = median(r.Limits), median(r.Backlogs)
+	r.Ratio = r.BacklogSeconds / r.LimitSeconds
+	r.LimitCPU = limitCPU[medianIndex(r.Limits)]
+	r.Backlog = backlogs[medianIndex(r.Backlogs)]
+	return r, nil
+}
+
+// medianIndex is the index of xs's median (the lower of the middle two).
+func medianIndex(xs []float64) int {
+	order := make([]int, len(xs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return compareFloats(xs[a], xs[b]) })
+	return order[(len(xs)-1)/2]
+}
+
+func compareFloats(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// measureBacklog creates n AppServices before the controller starts, then
+// times the controller alone: from its start until every child exists and
+// every status is written. Its writes are what the limit writes, plus the
+// statuses and Events. It takes the controller's CPU profile meanwhile
+// (backlog-cpu-<spec>-<N>.pb.gz) and reads where the time went.
+func measureBacklog(o options, n int) (Backlog, error) {
+	var b Backlog
+	e, err := newEnvWith(o, fmt.Sprintf("backlog-%d", n), localcluster.Options{Profiling: true})
+	if err != nil {
+		return b, err
+	}
+	defer e.cluster.Stop()
+	if err := installCRD(o, e); err != nil {
+		return b, err
+	}
+	if err := inParallel(n, func(i int) error {
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(context.Background(), appService(i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return b, err
+	}
+	tr, err := newTracker(e)
+	if err != nil {
+		return b, err
+	}
+	defer tr.close()
+	before, err := serverCPU(e)
+	if err != nil {
+		return b, err
+	}
+	ctrl, err := startControllerIn(o, e, []string{localcluster.AuditReadsGroup})
+	if err != nil {
+		return b, err
+	}
+	defer stop(ctrl)
+	profilePath := filepath.Join(o.out, fmt.Sprintf("backlog-cpu-%s-%d.pb.gz", specKind, n))
+	profiled := profileController(ctrl, profilePath, profileSeconds(n))
+	serverProfiled := profileAPIServer(e, filepath.Join(o.out, fmt.Sprintf("backlog-apiserver-cpu-%s-%d.pb.gz", specKind, n)), profileSeconds(n))
+	if err := tr.waitAll(n, 10*time.Minute); err != nil {
+		return b, err
+	}
+	b.Seconds = time.Since(ctrl.Started()).Seconds()
+	after, err := serverCPU(e)
+	if err != nil {
+		return b, err
+	}
+	b.Server = after.minus(before)
+	if _, b.ControllerCPU, err = ctrl.Usage(); err != nil {
+		return b, err
+	}
+	if err := b.readAudit(e, ctrl); err != nil {
+		return b, err
+	}
+	if err := b.readMetrics(o, ctrl); err != nil {
+		return b, err
+	}
+	if err := <-profiled; err != nil {
+		return b, err
+	}
+	if err := <-serverProfiled; err != nil {
+		return b, err
+	}
+	b.Shares = map[string]float64{}
+	functions := make([]string, len(cpuParts))
+	for i, p := range cpuParts {
+		functions[i] = p.function
+	}
+	shares, err := cpuShares(profilePath, functions...)
+	if err != nil {
+		return b, err
+	}
+	for i, p := range cpuParts {
+		b.Shares[p.name] = shares[i]
+	}
+	return b, nil
+}
+
+// profileSeconds is how long the controller's CPU profile of a backlog of
+// n lasts: its whole run, as far as the controller's bound on profiles
+// (60 s) allows.
+func profileSeconds(n int) int { return min(60, max(20, 15*n/1000+5)) }
+
+// profileController takes the controller's CPU profile of its first
+// seconds, as soon as its metrics server answers, into path; the channel
+// gets the outcome.
+func profileController(ctrl *harness.Controller, path string, seconds int) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			code, body, err := ctrl.Get(ctrl.MetricsAddr, "/debug/pprof/profile?seconds="+strconv.Itoa(seconds))
+			if err == nil && code == http.StatusOK {
+				done <- os.WriteFile(path, []byte(body), 0o644)
+				return
+			}
+			if err == nil || time.Now().After(deadline) {
+				done <- fmt.Errorf("the controller's CPU profile: %d %v", code, err)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return done
+}
+
+// profileAPIServer takes the API server's CPU profile of the next seconds
+// into path (started with Profiling); the channel gets the outcome.
+func profileAPIServer(e *env, path string, seconds int) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		data, err := e.kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(seconds)).DoRaw(context.Background())
+		if err != nil {
+			done <- fmt.Errorf("the API server's CPU profile: %w", err)
+			return
+		}
+		done <- os.WriteFile(path, data, 0o644)
+	}()
+	return done
+}
+
+// readAudit reads the run's timeline from the controller's requests in
+// the audit log, and from its log when its caches synced.
+func (b *Backlog) readAudit(e *env, ctrl *harness.Controller) error {
+	started := ctrl.Started()
+	requests, err := e.cluster.Requests(controllerUser, started)
+	if err != nil {
+		return err
+	}
+	at := func(t time.Time) float64 { return t.Sub(started).Seconds() }
+	b.FirstRequest, b.ListsStart, b.FirstWrite = math.NaN(), math.NaN(), math.NaN()
+	for _, r := range requests {
+		received, answered := at(r.RequestReceivedTimestamp), at(r.StageTimestamp)
+		if math.IsNaN(b.FirstRequest) {
+			b.FirstRequest = received
+		}
+		switch {
+		case r.Verb == "list" || r.Verb == "watch" && strings.Contains(r.RequestURI, "sendInitialEvents=true"):
+			// An informer's list: a list, or a watch that sends the
+			// current objects first (client-go's streaming lists).
+			b.Lists++
+			if math.IsNaN(b.ListsStart) {
+				b.ListsStart = received
+			}
+		case r.Verb == "get" && math.IsNaN(b.ListsStart) &&
+			(r.ObjectRef == nil || r.ObjectRef.Resource == "customresourcedefinitions"):
+			// The CRD check and the discovery before the informers.
+			b.CRDsChecked = max(b.CRDsChecked, answered)
+		case r.Verb == "create" || r.Verb == "update" || r.Verb == "patch":
+			if r.ObjectRef != nil && r.ObjectRef.Resource == "leases" || answered > b.Seconds {
+				continue
+			}
+			b.Writes++
+			if r.ResponseStatus != nil && r.ResponseStatus.Code == http.StatusConflict {
+				b.Conflicts++
+			}
+			if math.IsNaN(b.FirstWrite) {
+				b.FirstWrite = received
+			}
+			b.LastWrite = max(b.LastWrite, answered)
+		}
+	}
+	if math.IsNaN(b.FirstWrite) || math.IsNaN(b.ListsStart) {
+		return fmt.Errorf("the audit log of the backlog has no list or no write of %s", controllerUser)
+	}
+	// The informers' lists end, as streams, in an event the audit log does
+	// not record: the workers start once every one has.
+	synced, err := ctrl.LogTime(`"Starting workers" controller="appservice"`)
+	if err != nil {
+		return err
+	}
+	b.ListsDone = at(synced)
+	return nil
+}
+
+// readMetrics reads the workers' time from the controller's metrics.
+func (b *Backlog) readMetrics(o options, ctrl *harness.Controller) error {
+	code, text, err := ctrl.Get(ctrl.MetricsAddr, "/metrics")
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("the controller's metrics: %d", code)
+	}
+	b.Workers = workers(o)
+	b.SyncSeconds = sumOf(text, "controller_runtime_reconcile_time_seconds_sum", `controller="appservice"`)
+	b.Syncs = sumOf(text, "controller_runtime_reconcile_time_seconds_count", `controller="appservice"`)
+	b.RateLimiterSeconds = sumOf(text, "rest_client_rate_limiter_duration_seconds_sum")
+	b.RequestSeconds = sumOf(text, "rest_client_request_duration_seconds_sum")
+	return nil
+}
+
+// workers is the controller's -workers in the benchmark's arguments, or
+// its default.
+func workers(o options) int {
+	w := 32
+	for i, a := range o.controllerArgs {
+		a = strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(a, "workers="); ok {
+			w, _ = strconv.Atoi(v)
+		} else if a == "workers" && i+1 < len(o.controllerArgs) {
+			w, _ = strconv.Atoi(o.controllerArgs[i+1])
+		}
+	}
+	return w
+}
+
+// sumOf adds up the samples of series name (exactly) whose labels include
+// every one of labels, in a /metrics text.
+func sumOf(text, name string, labels ...string) float64 {
+	var sum float64
+	for line := range strings.SplitSeq(text, "\n") {
+		series, value, ok := strings.Cut(line, " ")
+		if !ok || (series != name && !strings.HasPrefix(series, name+"{")) ||
+			slices.ContainsFunc(labels, func(l string) bool { return !strings.Contains(series, l) }) {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// limitsMarkdown is the table of measureLimits: the ratios, then the
+// breakdown.
+func (r *Results) limitsMarkdown() string {
+	if len(r.Limits) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### The backlog against the limit, both specs (issue 45)\n\n")
+	b.WriteString("| spec | AppServices | runs | limit (s) | backlog (s) | ratio |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, l := range r.Limits {
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f× |\n", l.Spec, l.N, l.Runs, l.LimitSeconds, l.BacklogSeconds, l.Ratio)
+	}
+	b.WriteString("\nWhere the time and the CPU go (the median backlog run; seconds from the controller's start; CPU per AppService):\n\n|  |")
+	for _, l := range r.Limits {
+		fmt.Fprintf(&b, " %s %d |", l.Spec, l.N)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(r.Limits)) + "\n")
+	row := func(name string, cell func(l LimitRun) string) {
+		b.WriteString("| " + name + " |")
+		for _, l := range r.Limits {
+			b.WriteString(" " + cell(l) + " |")
+		}
+		b.WriteString("\n")
+	}
+	secs := func(f func(b Backlog) float64) func(l LimitRun) string {
+		return func(l LimitRun) string { return fmt.Sprintf("%.2f", f(l.Backlog)) }
+	}
+	perApp := func(f func(l LimitRun) float64) func(l LimitRun) string {
+		return func(l LimitRun) string { return fmt.Sprintf("%.2f ms", 1000*f(l)/float64(l.N)) }
+	}
+	row("first request", secs(func(b Backlog) float64 { return b.FirstRequest }))
+	row("CRDs checked", secs(func(b Backlog) float64 { return b.CRDsChecked }))
+	row("informers' lists sent → caches synced (workers start)", func(l LimitRun) string {
+		return fmt.Sprintf("%.2f → %.2f (%d)", l.Backlog.ListsStart, l.Backlog.ListsDone, l.Backlog.Lists)
+	})
+	row("first write", secs(func(b Backlog) float64 { return b.FirstWrite }))
+	row("last write answered", secs(func(b Backlog) float64 { return b.LastWrite }))
+	row("converged (the backlog)", secs(func(b Backlog) float64 { return b.Seconds }))
+	row("the limit (its own start at 0)", func(l LimitRun) string { return fmt.Sprintf("%.2f", l.LimitSeconds) })
+	row("writes / AppService (conflicts)", func(l LimitRun) string {
+		return fmt.Sprintf("%.2f (%d)", float64(l.Backlog.Writes)/float64(l.N), l.Backlog.Conflicts)
+	})
+	row("controller CPU", perApp(func(l LimitRun) float64 { return l.Backlog.ControllerCPU }))
+	row("API server CPU, backlog / limit", func(l LimitRun) string {
+		return fmt.Sprintf("%.2f / %.2f ms", 1000*l.Backlog.Server.APIServer/float64(l.N), 1000*l.LimitCPU.APIServer/float64(l.N))
+	})
+	row("etcd CPU, backlog / limit", func(l LimitRun) string {
+		return fmt.Sprintf("%.2f / %.2f ms", 1000*l.Backlog.Server.Etcd/float64(l.N), 1000*l.LimitCPU.Etcd/float64(l.N))
+	})
+	row("the benchmark's CPU, backlog (its watches) / limit (its writers)", func(l LimitRun) string {
+		return fmt.Sprintf("%.2f / %.2f ms", 1000*l.Backlog.Server.Benchmark/float64(l.N), 1000*l.LimitCPU.Benchmark/float64(l.N))
+	})
+	row("workers busy (syncs' time / workers × write window)", func(l LimitRun) string {
+		window := l.Backlog.LastWrite - l.Backlog.FirstWrite
+		return fmt.Sprintf("%.0f%%", 100*l.Backlog.SyncSeconds/(float64(l.Backlog.Workers)*window))
+	})
+	row("syncs / AppService", func(l LimitRun) string { return fmt.Sprintf("%.2f", l.Backlog.Syncs/float64(l.N)) })
+	row("mean sync", func(l LimitRun) string { return fmt.Sprintf("%.0f ms", 1000*l.Backlog.SyncSeconds/l.Backlog.Syncs) })
+	row("waiting on the rate limiter (worker-seconds)", secs(func(b Backlog) float64 { return b.RateLimiterSeconds }))
+	row("in requests (worker-seconds)", secs(func(b Backlog) float64 { return b.RequestSeconds }))
+	for _, p := range cpuParts {
+		row("CPU: "+p.name, func(l LimitRun) string { return fmt.Sprintf("%.0f%%", 100*l.Backlog.Shares[p.name]) })
+	}
+	return b.String()
+}
