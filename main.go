@@ -92,6 +92,7 @@ type options struct {
 	maxConfigRollouts int
 	qps               float64
 	burst             int
+	compression       bool
 	namespace         string
 	resync            time.Duration
 	installCRD        bool
@@ -122,6 +123,9 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 		"Spec changes are never held. 0: no cap.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 500, "Queries per second the controller may send to the API server (client-side limit).")
 	fs.IntVar(&o.burst, "kube-api-burst", 1000, "Burst of queries the controller may send above --kube-api-qps.")
+	fs.BoolVar(&o.compression, "kube-api-compression", false, "Ask the API server to compress its responses (gzip), watch streams included. "+
+		"Off, as in kube-controller-manager: in a cluster the network is fast, and compressing costs the API server's CPU and ours; "+
+		"turn it on across a slow link.")
 	fs.StringVar(&o.namespace, "namespace", metav1.NamespaceAll, "Only manage AppServices and Activities in this namespace (default: all namespaces).")
 	fs.DurationVar(&o.resync, "resync-period", 10*time.Minute,
 		"How often every AppService and Activity is synced again even when nothing changed (a sync in steady state writes nothing).")
@@ -413,7 +417,7 @@ func newClients(o options, identity string) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building kubeconfig: %w", err)
 	}
-	cfg, kubeCfg := clientConfigs(base, o.qps, o.burst, identity)
+	cfg, kubeCfg := clientConfigs(base, o, identity)
 	c := &clients{}
 	if c.kube, err = kubernetes.NewForConfig(kubeCfg); err != nil {
 		return nil, fmt.Errorf("building kubernetes clientset: %w", err)
@@ -496,12 +500,18 @@ func newInformerFactories(c *clients, o options) informerFactories {
 // clientConfigs returns the configuration for the AppService and
 // apiextensions clients and, with protobuf, for the built-in kinds. They share
 // one token bucket: --kube-api-qps bounds the process, not each clientset
-// (each would otherwise make its own).
-func clientConfigs(base *rest.Config, qps float64, burst int, identity string) (cfg, kubeCfg *rest.Config) {
+// (each would otherwise make its own). They ask for uncompressed responses
+// unless --kube-api-compression: kube-controller-manager and the scheduler
+// do the same (kubernetes#80919). Since Kubernetes 1.37 the API server
+// gzips every event of an informer's watch that asks (WatchListCompression):
+// in a backlog of 3000 here, 1% of its CPU per watching client, and 1-2%
+// of ours to inflate (BENCHMARKS.md, issue 45).
+func clientConfigs(base *rest.Config, o options, identity string) (cfg, kubeCfg *rest.Config) {
 	cfg = rest.CopyConfig(base)
-	cfg.QPS, cfg.Burst = float32(qps), burst
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	cfg.UserAgent = fmt.Sprintf("%s (%s)", rest.DefaultKubernetesUserAgent(), identity)
+	cfg.DisableCompression = !o.compression
 	// Protobuf for the built-in kinds: smaller and cheaper to decode than
 	// JSON. Custom resources have no protobuf form and stay JSON.
 	kubeCfg = rest.CopyConfig(cfg)

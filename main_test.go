@@ -36,7 +36,7 @@ import (
 // process; and only the built-in kinds' client speaks protobuf.
 func TestClientConfigs(t *testing.T) {
 	base := &rest.Config{Host: "https://127.0.0.1:6443"}
-	cfg, kubeCfg := clientConfigs(base, 500, 1000, "host_1234")
+	cfg, kubeCfg := clientConfigs(base, options{qps: 500, burst: 1000}, "host_1234")
 	if cfg.RateLimiter == nil || cfg.RateLimiter != kubeCfg.RateLimiter {
 		t.Errorf("clients do not share one rate limiter: %v, %v", cfg.RateLimiter, kubeCfg.RateLimiter)
 	}
@@ -52,13 +52,19 @@ func TestClientConfigs(t *testing.T) {
 	if !strings.HasSuffix(kubeCfg.UserAgent, "(host_1234)") {
 		t.Errorf("user agent %q does not carry the identity", kubeCfg.UserAgent)
 	}
+	if !cfg.DisableCompression || !kubeCfg.DisableCompression {
+		t.Error("the clients ask for compressed responses by default")
+	}
+	if cfg, kubeCfg := clientConfigs(base, options{qps: 500, burst: 1000, compression: true}, "host_1234"); cfg.DisableCompression || kubeCfg.DisableCompression {
+		t.Error("-kube-api-compression: the clients do not ask for compressed responses")
+	}
 }
 
 // The Lease's and the reviews' clients have token buckets of their own:
 // what the syncs spend does not delay a renewal, and what callers of the
 // metrics endpoint make the reviews spend is not the syncs'.
 func TestOwnBucket(t *testing.T) {
-	_, kubeCfg := clientConfigs(&rest.Config{Host: "https://127.0.0.1:6443"}, 500, 1000, "host_1234")
+	_, kubeCfg := clientConfigs(&rest.Config{Host: "https://127.0.0.1:6443"}, options{qps: 500, burst: 1000}, "host_1234")
 	leases, reviews := ownBucket(kubeCfg, leaseQPS, leaseBurst), ownBucket(kubeCfg, reviewQPS, reviewBurst)
 	for name, c := range map[string]*rest.Config{"leases": leases, "reviews": reviews} {
 		if c.RateLimiter == nil || c.RateLimiter == kubeCfg.RateLimiter {
