@@ -504,8 +504,8 @@ func newInformerFactories(c *clients, o options) informerFactories {
 // unless --kube-api-compression: kube-controller-manager and the scheduler
 // do the same (kubernetes#80919). Since Kubernetes 1.37 the API server
 // gzips every event of an informer's watch that asks (WatchListCompression):
-// in a backlog of 3000 here, 1% of its CPU per watching client, and 1-2%
-// of ours to inflate (BENCHMARKS.md, issue 45).
+// in a backlog of 3000 here, about 1% of its CPU per watching client, and
+// 3-4% of ours to inflate (BENCHMARKS.md, issue 45).
 func clientConfigs(base *rest.Config, o options, identity string) (cfg, kubeCfg *rest.Config) {
 	cfg = rest.CopyConfig(base)
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
