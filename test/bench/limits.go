@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -47,36 +48,35 @@ type LimitRun struct {
 	Ratio          float64   `json:"ratio"`
 	Limits         []float64 `json:"limits"`
 	Backlogs       []float64 `json:"backlogs"`
-	// The API server's and etcd's CPU during the limit's writes (its
-	// median run).
-	LimitCPU ServerCPU `json:"limitCpu"`
-	Backlog  Backlog   `json:"backlog"`
+	// The CPU times during the limit's writes (its median run).
+	LimitCPU CPUTimes `json:"limitCpu"`
+	Backlog  Backlog  `json:"backlog"`
 }
 
-// ServerCPU is the CPU time (seconds) the API server, etcd and the
+// CPUTimes are the CPU times (seconds) the API server, etcd and the
 // benchmark itself (the limit's writers; the backlog's watches, which see
 // it converge) used over a measurement.
-type ServerCPU struct {
+type CPUTimes struct {
 	APIServer float64 `json:"apiServerSeconds"`
 	Etcd      float64 `json:"etcdSeconds"`
 	Benchmark float64 `json:"benchmarkSeconds"`
 }
 
-func serverCPU(e *env) (ServerCPU, error) {
+func cpuTimes(e *env) (CPUTimes, error) {
 	api, err := e.cluster.CPUSeconds("kube-apiserver")
 	if err != nil {
-		return ServerCPU{}, err
+		return CPUTimes{}, err
 	}
 	etcd, err := e.cluster.CPUSeconds("etcd")
 	if err != nil {
-		return ServerCPU{}, err
+		return CPUTimes{}, err
 	}
 	self, err := localcluster.ProcessCPUSeconds(os.Getpid())
-	return ServerCPU{APIServer: api, Etcd: etcd, Benchmark: self}, err
+	return CPUTimes{APIServer: api, Etcd: etcd, Benchmark: self}, err
 }
 
-func (c ServerCPU) minus(before ServerCPU) ServerCPU {
-	return ServerCPU{APIServer: c.APIServer - before.APIServer, Etcd: c.Etcd - before.Etcd, Benchmark: c.Benchmark - before.Benchmark}
+func (c CPUTimes) minus(before CPUTimes) CPUTimes {
+	return CPUTimes{APIServer: c.APIServer - before.APIServer, Etcd: c.Etcd - before.Etcd, Benchmark: c.Benchmark - before.Benchmark}
 }
 
 // Backlog is one backlog run: the controller started over N AppServices
@@ -96,15 +96,15 @@ type Backlog struct {
 	ListsDone    float64 `json:"listsDoneSeconds"`
 	Lists        int     `json:"lists"`
 	FirstWrite   float64 `json:"firstWriteSeconds"`
-	// Writes, those refused with a conflict among them, and the last
-	// write's answer.
+	// The writes answered before convergence, those refused with a
+	// conflict among them, and the last one's answer.
 	Writes    int     `json:"writes"`
 	Conflicts int     `json:"conflicts"`
 	LastWrite float64 `json:"lastWriteSeconds"`
-	// CPU time over the run: the controller's, the API server's and
-	// etcd's.
-	ControllerCPU float64   `json:"controllerCpuSeconds"`
-	Server        ServerCPU `json:"serverCpu"`
+	// CPU time over the run: the controller's, and the API server's,
+	// etcd's and the benchmark's.
+	ControllerCPU float64  `json:"controllerCpuSeconds"`
+	Server        CPUTimes `json:"serverCpu"`
 	// The workers: how many, their syncs' total time (the reconcile
 	// histogram's sum) and count; of the client's requests in that run
 	// (the syncs' and the informers'), the time spent waiting on the
@@ -120,14 +120,14 @@ type Backlog struct {
 }
 
 // cpuParts name where the controller's CPU goes, each by the functions
-// that do it and what they call (a sample can be in more than one: the
-// syncs' requests are in the syncs).
+// that do it and what they call: a sample can be in more than one (the
+// syncs' requests are in the syncs and in the requests).
 var cpuParts = []struct{ name, function string }{
-	{"syncs", "main.(*Controller).syncHandler"},
-	{"of which building the desired objects", "internal/children.New"},
-	{"of which requests (encode, send, decode the answer)", "k8s.io/client-go/rest.(*Request)"},
-	{"of which the status", "main.(*Controller).updateStatus"},
-	{"of which Events", "k8s.io/client-go/tools/record"},
+	{"syncs, their requests included", "main.(*Controller).syncHandler"},
+	{"building the desired objects", "internal/children.New"},
+	{"requests: encode, send, decode the answer (the syncs' and the Events')", "k8s.io/client-go/rest.(*Request)"},
+	{"the status, its request included", "main.(*Controller).updateStatus"},
+	{"Events: recording and sending", "k8s.io/client-go/tools/record"},
 	{"informers (list, watch, decode, store)", "k8s.io/client-go/tools/cache"},
 	{"the event broadcaster", "k8s.io/apimachinery/pkg/watch.(*Broadcaster)"},
 	{"TLS", "crypto/tls"},
@@ -160,7 +160,7 @@ func measureLimitRun(o options, n int) (LimitRun, error) {
 	if n >= 5000 {
 		r.Runs = 1
 	}
-	var limitCPU []ServerCPU
+	var limitCPU []CPUTimes
 	var backlogs []Backlog
 	for i := range r.Runs {
 		logf("limit, %s, n=%d, run %d/%d", specKind, n, i+1, r.Runs)
@@ -189,18 +189,8 @@ func medianIndex(xs []float64) int {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return compareFloats(xs[a], xs[b]) })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
 	return order[(len(xs)-1)/2]
-}
-
-func compareFloats(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // measureBacklog creates n AppServices before the controller starts, then
@@ -229,7 +219,7 @@ func measureBacklog(o options, n int) (Backlog, error) {
 		return b, err
 	}
 	defer tr.close()
-	before, err := serverCPU(e)
+	before, err := cpuTimes(e)
 	if err != nil {
 		return b, err
 	}
@@ -245,7 +235,7 @@ func measureBacklog(o options, n int) (Backlog, error) {
 		return b, err
 	}
 	b.Seconds = time.Since(ctrl.Started()).Seconds()
-	after, err := serverCPU(e)
+	after, err := cpuTimes(e)
 	if err != nil {
 		return b, err
 	}
@@ -283,7 +273,7 @@ func measureBacklog(o options, n int) (Backlog, error) {
 // profileSeconds is how long the controller's CPU profile of a backlog of
 // n lasts: its whole run, as far as the controller's bound on profiles
 // (60 s) allows.
-func profileSeconds(n int) int { return min(60, max(20, 15*n/1000+5)) }
+func profileSeconds(n int) int { return min(60, max(5, 15*n/1000+5)) }
 
 // profileController takes the controller's CPU profile of its first
 // seconds, as soon as its metrics server answers, into path; the channel
@@ -466,7 +456,7 @@ func (r *Results) limitsMarkdown() string {
 	row("last write answered", secs(func(b Backlog) float64 { return b.LastWrite }))
 	row("converged (the backlog)", secs(func(b Backlog) float64 { return b.Seconds }))
 	row("the limit (its own start at 0)", func(l LimitRun) string { return fmt.Sprintf("%.2f", l.LimitSeconds) })
-	row("writes / AppService (conflicts)", func(l LimitRun) string {
+	row("writes before convergence / AppService (conflicts)", func(l LimitRun) string {
 		return fmt.Sprintf("%.2f (%d)", float64(l.Backlog.Writes)/float64(l.N), l.Backlog.Conflicts)
 	})
 	row("controller CPU", perApp(func(l LimitRun) float64 { return l.Backlog.ControllerCPU }))

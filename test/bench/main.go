@@ -810,9 +810,11 @@ func unrelatedChildren(i int, namespace string) (*appsv1.Deployment, *corev1.Ser
 // asks for (built by the controller's own builders), the status of a new
 // AppService, and one Event. The AppServices are created first, untimed
 // (their status is a subresource of theirs), after the controller has
-// installed the CRD.
-func measureLimit(o options, n int) (float64, ServerCPU, error) {
-	var used ServerCPU
+// installed the CRD. It also returns the CPU the API server, etcd and the
+// writers used meanwhile, and saves the API server's CPU profile
+// (limit-apiserver-cpu-<spec>-<N>.pb.gz).
+func measureLimit(o options, n int) (float64, CPUTimes, error) {
+	var used CPUTimes
 	e, err := newEnvWith(o, fmt.Sprintf("limit-%d", n), localcluster.Options{Profiling: true})
 	if err != nil {
 		return 0, used, err
@@ -830,7 +832,7 @@ func measureLimit(o options, n int) (float64, ServerCPU, error) {
 	}); err != nil {
 		return 0, used, err
 	}
-	before, err := serverCPU(e)
+	before, err := cpuTimes(e)
 	if err != nil {
 		return 0, used, err
 	}
@@ -860,7 +862,7 @@ func measureLimit(o options, n int) (float64, ServerCPU, error) {
 	if err != nil {
 		return took, used, err
 	}
-	after, err := serverCPU(e)
+	after, err := cpuTimes(e)
 	if err != nil {
 		return took, used, err
 	}
@@ -968,26 +970,14 @@ func measureCRDCost(o options, n int) (CRDCost, error) {
 // a CPU, so the seconds after work ends add nothing to it, and the shares
 // of its functions are work's.
 func profiled(e *env, path string, work func() error) (float64, error) {
-	type result struct {
-		data []byte
-		err  error
-	}
-	cpu := make(chan result, 1)
-	go func() {
-		data, err := e.kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", "2").DoRaw(context.Background())
-		cpu <- result{data, err}
-	}()
+	cpu := profileAPIServer(e, path, 2)
 	start := time.Now()
 	err := work()
 	took := time.Since(start).Seconds()
-	r := <-cpu
-	if err != nil {
-		return took, err
+	if profileErr := <-cpu; err == nil {
+		err = profileErr
 	}
-	if r.err != nil {
-		return took, fmt.Errorf("the API server's CPU profile: %w", r.err)
-	}
-	return took, os.WriteFile(path, r.data, 0o644)
+	return took, err
 }
 
 // cpuShares returns, for each function (a part of its full name), the
