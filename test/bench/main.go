@@ -170,27 +170,12 @@ func main() {
 	}
 	o.sizes, o.peerSizes = parseSizes("-sizes", sizes), parseSizes("-peer-sizes", peerSizes)
 	o.limitSizes = parseSizes("-limit-sizes", limitSizes)
-	for _, spec := range strings.Split(*limitSpecsFlag, ",") {
-		switch spec = strings.TrimSpace(spec); spec {
-		case specRealistic, specMinimal, specEveryChild, specSidecar:
-			o.limitSpecs = append(o.limitSpecs, spec)
-		default:
-			fatalf("bad -limit-specs %q", *limitSpecsFlag)
-		}
-	}
+	o.limitSpecs, o.peerSpecs = parseSpecs("-limit-specs", *limitSpecsFlag), parseSpecs("-peer-specs", *peerSpecs)
 	for _, side := range strings.Split(*sides, ",") {
 		if side = strings.TrimSpace(side); side != sideOurs && side != sidePeer {
 			fatalf("bad -sides %q", *sides)
 		}
 		o.sides = append(o.sides, side)
-	}
-	for _, spec := range strings.Split(*peerSpecs, ",") {
-		switch spec = strings.TrimSpace(spec); spec {
-		case specRealistic, specMinimal, specEveryChild, specSidecar:
-			o.peerSpecs = append(o.peerSpecs, spec)
-		default:
-			fatalf("bad -peer-specs %q", *peerSpecs)
-		}
 	}
 	o.controllerArgs = strings.Fields(args)
 	o.controllerEnv = strings.Fields(env)
@@ -233,6 +218,20 @@ func parseSizes(name, value string) []int {
 		sizes = append(sizes, n)
 	}
 	return sizes
+}
+
+// parseSpecs reads the comma-separated specs of the flag name.
+func parseSpecs(name, value string) []string {
+	var specs []string
+	for _, spec := range strings.Split(value, ",") {
+		switch spec = strings.TrimSpace(spec); spec {
+		case specRealistic, specMinimal, specEveryChild, specSidecar:
+			specs = append(specs, spec)
+		default:
+			fatalf("bad %s %q", name, value)
+		}
+	}
+	return specs
 }
 
 func fatalf(format string, args ...any) {
