@@ -32,7 +32,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -84,16 +83,11 @@ type Controller struct {
 // logging to log, with metrics and probes served on free local ports.
 func NewController(name, bin, log string, args ...string) (*Controller, error) {
 	p := &Controller{Name: name, Log: log, bin: bin}
-	// Both listeners stay open until both ports are chosen: closed one by
-	// one, the second could be given the first's port again (it happened).
-	for _, addr := range []*string{&p.MetricsAddr, &p.ProbeAddr} {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		*addr = l.Addr().String()
-		defer l.Close()
+	ports, err := localcluster.FreePorts(2)
+	if err != nil {
+		return nil, err
 	}
+	p.MetricsAddr, p.ProbeAddr = "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
 	p.args = append([]string{
 		"-metrics-bind-address=" + p.MetricsAddr,
 		"-health-probe-bind-address=" + p.ProbeAddr,

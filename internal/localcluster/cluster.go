@@ -39,11 +39,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -168,14 +170,64 @@ func (c *Cluster) path(elem ...string) string {
 
 func (c *Cluster) bin(name string) string { return filepath.Join(c.opts.BinDir, name) }
 
-// freePort asks the kernel for a free loopback port.
+// FreePorts returns n distinct loopback ports that nothing listens on now,
+// for processes to bind later. They are picked below the kernel's range of
+// ephemeral ports: a port the kernel hands out for ":0" comes from that
+// range, and between the pick and the process's bind any outgoing
+// connection of the machine may take it as its source port (etcd failed to
+// start so under make test's load). Below the range only another picker
+// can take it, which is rarer, and which onFreePorts covers for the control
+// plane. Where the range starts too low to leave room, the kernel picks.
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	low := ephemeralLow()
+	for tries := 0; len(ports) < n; tries++ {
+		port := 0
+		if low > minPickedPort && tries < 100*n {
+			port = minPickedPort + rand.IntN(low-minPickedPort)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			if port == 0 {
+				return nil, err
+			}
+			continue // taken: pick another
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !slices.Contains(ports, port) {
+			ports = append(ports, port)
+		}
+	}
+	return ports, nil
+}
+
+// minPickedPort is the lowest port FreePorts picks: above the ports
+// services commonly listen on.
+const minPickedPort = 10000
+
+// ephemeralLow is the first port of the kernel's ephemeral range, 0 when
+// it cannot be read.
+func ephemeralLow() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 0
+	}
+	low, _ := strconv.Atoi(fields[0])
+	return low
+}
+
+// freePort is one of FreePorts.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
 
 // run starts a process of the cluster, its output going to LogDir/name.log.
@@ -412,14 +464,11 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 }
 
 func (c *Cluster) runEtcd() error {
-	clientPort, err := freePort()
+	ports, err := FreePorts(2)
 	if err != nil {
 		return err
 	}
-	peerPort, err := freePort()
-	if err != nil {
-		return err
-	}
+	clientPort, peerPort := ports[0], ports[1]
 	c.etcdURL = "http://127.0.0.1:" + strconv.Itoa(clientPort)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
 	return c.run("etcd", c.bin("etcd"),

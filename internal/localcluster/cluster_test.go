@@ -19,7 +19,10 @@ package localcluster
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +82,30 @@ func TestOnFreePorts(t *testing.T) {
 				t.Errorf("the log shows %d starts, want %d", got, tc.wantStarts)
 			}
 		})
+	}
+}
+
+// TestFreePorts: distinct ports nothing listens on, below the kernel's
+// ephemeral range, where no outgoing connection takes them before the
+// process that is given them binds them.
+func TestFreePorts(t *testing.T) {
+	ports, err := FreePorts(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ports) != 20 || len(slices.Compact(slices.Sorted(slices.Values(ports)))) != 20 {
+		t.Errorf("ports %v: want 20 distinct", ports)
+	}
+	low := ephemeralLow()
+	for _, port := range ports {
+		if low > minPickedPort && (port < minPickedPort || port >= low) {
+			t.Errorf("port %d: outside [%d, %d), below the ephemeral range", port, minPickedPort, low)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Errorf("port %d: %v", port, err)
+			continue
+		}
+		_ = l.Close()
 	}
 }
