@@ -1016,27 +1016,11 @@ func cpuShares(path string, functions ...string) ([]float64, error) {
 // meanOf is a Prometheus histogram's mean (sum over count) in a /metrics
 // text, over the series whose labels include every one of labels.
 func meanOf(text, name string, labels ...string) float64 {
-	var sum, count float64
-	for _, line := range strings.Split(text, "\n") {
-		series, value, ok := strings.Cut(line, " ")
-		if !ok || !slices.ContainsFunc([]string{"_sum", "_count"}, func(s string) bool { return strings.HasPrefix(series, name+s) }) ||
-			slices.ContainsFunc(labels, func(l string) bool { return !strings.Contains(series, l) }) {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			continue
-		}
-		if strings.HasPrefix(series, name+"_sum") {
-			sum += v
-		} else {
-			count += v
-		}
-	}
+	count := sumOf(text, name+"_count", labels...)
 	if count == 0 {
 		return 0
 	}
-	return sum / count
+	return sumOf(text, name+"_sum", labels...) / count
 }
 
 // startController starts the controller under measurement, with the
