@@ -88,33 +88,71 @@ func (c *Cluster) Requests(user string, since time.Time) ([]AuditEvent, error) {
 // events returns the audit events of user's requests received at or
 // after since that keep says to keep.
 func (c *Cluster) events(user string, since time.Time, keep func(*AuditEvent) bool) ([]AuditEvent, error) {
+	t, err := c.TailAudit()
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	all, err := t.Next()
+	if err != nil {
+		return nil, err
+	}
+	var out []AuditEvent
+	for i := range all {
+		if e := &all[i]; keep(e) && e.User.Username == user && !e.RequestReceivedTimestamp.Before(since) {
+			out = append(out, *e)
+		}
+	}
+	return out, nil
+}
+
+// AuditTail follows the audit log as the API server writes it: each Next
+// returns the events of the lines completed since the previous call, so
+// that a caller polling the log reads each line once.
+type AuditTail struct {
+	f *os.File
+	r *bufio.Reader
+	// partial is the start of a line the API server was still writing.
+	partial []byte
+}
+
+// TailAudit follows the audit log from its first line.
+func (c *Cluster) TailAudit() (*AuditTail, error) {
 	f, err := os.Open(c.AuditLog)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	return &AuditTail{f: f, r: bufio.NewReaderSize(f, 1<<20)}, nil
+}
+
+// Next returns the events of the lines completed since the last call.
+func (t *AuditTail) Next() ([]AuditEvent, error) {
 	var out []AuditEvent
-	r := bufio.NewReaderSize(f, 1<<20)
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := t.r.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
 			// A last line without its newline is one the API server is
-			// still writing: its request is not logged yet.
+			// still writing: its request is not logged yet. The reader
+			// reads the file again on the next call.
+			t.partial = append(t.partial, line...)
 			return out, nil
 		}
 		if err != nil {
 			return nil, err
 		}
+		if len(t.partial) > 0 {
+			line, t.partial = append(t.partial, line...), nil
+		}
 		var e AuditEvent
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("parsing %s: %w", c.AuditLog, err)
-		}
-		if !keep(&e) || e.User.Username != user || e.RequestReceivedTimestamp.Before(since) {
-			continue
+			return nil, fmt.Errorf("parsing %s: %w", t.f.Name(), err)
 		}
 		out = append(out, e)
 	}
 }
+
+// Close closes the log.
+func (t *AuditTail) Close() error { return t.f.Close() }
 
 // LongestRenewalGap is the longest time between user's Lease renewals
 // (updates answered 200) from since to until, the ends included: a

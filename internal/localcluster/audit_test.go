@@ -89,3 +89,42 @@ func TestRequests(t *testing.T) {
 		t.Errorf("Requests read %v, want %v", seen, want)
 	}
 }
+
+// TestAuditTail: a tail returns each line once, as it is completed: a line
+// the API server is still writing comes whole on a later call.
+func TestAuditTail(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "audit.log")
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c := &Cluster{AuditLog: log}
+	tail, err := c.TailAudit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Close()
+	next := func(written string, want ...string) {
+		t.Helper()
+		if _, err := f.WriteString(written); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tail.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var verbs []string
+		for _, e := range got {
+			verbs = append(verbs, e.Verb)
+		}
+		if !slices.Equal(verbs, want) {
+			t.Errorf("after %q, Next read %v, want %v", written, verbs, want)
+		}
+	}
+	next("")
+	next(`{"verb":"create"}`+"\n"+`{"verb":"up`, "create")
+	next(`date"}`+"\n", "update")
+	next("")
+	next(`{"verb":"patch"}`+"\n"+`{"verb":"delete"}`+"\n", "patch", "delete")
+}
