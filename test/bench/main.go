@@ -119,6 +119,8 @@ type options struct {
 	// specs of measureLimits.
 	limitSizes []int
 	limitSpecs []string
+	// limitRuns is the number of pairs of measureLimits at each size.
+	limitRuns int
 	// sides are the controllers of the side-by-side runs, peerSpecs their
 	// specs.
 	sides, peerSpecs []string
@@ -147,6 +149,7 @@ func main() {
 		"The specs of the side-by-side runs against the peer, comma-separated (the peer makes a Deployment and a Service of any).")
 	sides := flag.String("sides", sideOurs+","+sidePeer, "The controllers of the side-by-side runs, comma-separated: "+
 		"appservice-controller, peer, or both (to measure one again).")
+	flag.IntVar(&o.limitRuns, "limit-runs", 3, "Pairs of the backlog against the limit at each size and spec (the pairs' median ratio is reported).")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
 	flag.StringVar(&env, "controller-env", "", "Extra environment for the controller only, space-separated KEY=VALUE "+
