@@ -173,6 +173,9 @@ func main() {
 	}
 	o.sizes, o.peerSizes = parseSizes("-sizes", sizes), parseSizes("-peer-sizes", peerSizes)
 	o.limitSizes = parseSizes("-limit-sizes", limitSizes)
+	if o.limitRuns < 1 {
+		fatalf("bad -limit-runs %d: one pair at least", o.limitRuns)
+	}
 	o.limitSpecs, o.peerSpecs = parseSpecs("-limit-specs", *limitSpecsFlag), parseSpecs("-peer-specs", *peerSpecs)
 	for _, side := range strings.Split(*sides, ",") {
 		if side = strings.TrimSpace(side); side != sideOurs && side != sidePeer {
