@@ -247,7 +247,7 @@ func measureBacklog(o options, n int) (Backlog, error) {
 	profilePath := filepath.Join(o.out, fmt.Sprintf("backlog-cpu-%s-%d.pb.gz", specKind, n))
 	profiled := profileController(ctrl, profilePath, profileSeconds(n))
 	serverProfiled := profileAPIServer(e, filepath.Join(o.out, fmt.Sprintf("backlog-apiserver-cpu-%s-%d.pb.gz", specKind, n)), profileSeconds(n))
-	done, err := waitWritten(e, controllerUser, ctrl.Started(), n, 10*time.Minute)
+	done, err := waitWritten(e.cluster, controllerUser, ctrl.Started(), n, 10*time.Minute)
 	if err != nil {
 		return b, err
 	}
@@ -294,8 +294,8 @@ func measureBacklog(o options, n int) (Backlog, error) {
 // and by a file the API server writes on both sides: a watch of the
 // benchmark's own (newTracker) would be served by the API server and
 // decoded by the benchmark, on the same two cores, on one side only.
-func waitWritten(e *env, user string, since time.Time, n int, timeout time.Duration) (time.Time, error) {
-	tail, err := e.cluster.TailAudit()
+func waitWritten(c *localcluster.Cluster, user string, since time.Time, n int, timeout time.Duration) (time.Time, error) {
+	tail, err := c.TailAudit()
 	if err != nil {
 		return time.Time{}, err
 	}
