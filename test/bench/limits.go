@@ -30,9 +30,16 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
+	"example.com/appservice-controller/internal/appcache"
+	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/harness"
 	"example.com/appservice-controller/internal/localcluster"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	appinformers "example.com/appservice-controller/pkg/generated/informers/externalversions"
 )
 
 // LimitRun: a backlog of N AppServices of one spec against the limit (the
@@ -55,6 +62,19 @@ type LimitRun struct {
 	Pair     int      `json:"pair"`
 	LimitCPU CPUTimes `json:"limitCpu"`
 	Backlog  Backlog  `json:"backlog"`
+	// With -limit-watched, each turn has a third run: the limit's writes
+	// with the controller's informers running in the benchmark (watched),
+	// timed from before their lists. Floors are the turns' watched/limit,
+	// Floor their median: what a controller built on informers pays over
+	// the limit before it spends anything of its own; Own is the median of
+	// the turns' backlog/watched, what this controller adds to that.
+	// WatchedCPU is the median pair's turn's.
+	WatchedSeconds float64   `json:"watchedSeconds,omitempty"`
+	Watched        []float64 `json:"watched,omitempty"`
+	Floors         []float64 `json:"floors,omitempty"`
+	Floor          float64   `json:"floor,omitempty"`
+	Own            float64   `json:"own,omitempty"`
+	WatchedCPU     CPUTimes  `json:"watchedCpu"`
 }
 
 // CPUTimes are the CPU times (seconds) the API server, etcd and the
@@ -155,23 +175,29 @@ func measureLimits(o options, res *Results) error {
 			logf("%s, n=%d: limit %.2fs, backlog %.2fs (%.2fx); first write at %.2fs, controller CPU %.1f ms/AppService, "+
 				"API server %.1f ms/AppService (limit %.1f)", spec, n, r.LimitSeconds, r.BacklogSeconds, r.Ratio,
 				b.FirstWrite, 1000*b.ControllerCPU/float64(n), 1000*b.Server.APIServer/float64(n), 1000*r.LimitCPU.APIServer/float64(n))
+			if o.limitWatched {
+				logf("%s, n=%d: the limit watched %.2fs, the floor %.2fx (%v), the backlog over it %.2fx", spec, n,
+					r.WatchedSeconds, r.Floor, r.Floors, r.Own)
+			}
 		}
 	}
 	return nil
 }
 
-// measureLimitRun runs -limit-runs pairs of the limit and the backlog, in
-// turns (limit first in the first pair, the backlog first in the second,
-// ...), so that a machine whose speed drifts over the pairs weighs on both
-// sides alike. The ratio is the median of the pairs' ratios: a pair's two
-// runs are a minute apart, its ratio the least touched by the drift.
+// measureLimitRun runs -limit-runs turns of the limit and the backlog
+// (and, with -limit-watched, the watched limit), each turn starting one
+// later in that order than the last (limit first in the first turn, the
+// backlog first in the second, ...), so that a machine whose speed drifts
+// over the turns weighs on every side alike. The ratio is the median of
+// the pairs' ratios: a turn's runs are a minute or two apart, its ratio
+// the least touched by the drift.
 func measureLimitRun(o options, n int) (LimitRun, error) {
 	r := LimitRun{Spec: specKind, N: n, Runs: o.limitRuns}
-	var limitCPU []CPUTimes
+	var limitCPU, watchedCPU []CPUTimes
 	var backlogs []Backlog
 	limit := func(i int) error {
 		logf("limit, %s, n=%d, run %d/%d", specKind, n, i+1, r.Runs)
-		l, cpu, err := measureLimit(o, n)
+		l, cpu, err := measureLimit(o, n, false)
 		r.Limits, limitCPU = append(r.Limits, l), append(limitCPU, cpu)
 		return err
 	}
@@ -181,25 +207,39 @@ func measureLimitRun(o options, n int) (LimitRun, error) {
 		r.Backlogs, backlogs = append(r.Backlogs, b.Seconds), append(backlogs, b)
 		return err
 	}
+	watched := func(i int) error {
+		logf("the limit watched, %s, n=%d, run %d/%d", specKind, n, i+1, r.Runs)
+		l, cpu, err := measureLimit(o, n, true)
+		r.Watched, watchedCPU = append(r.Watched, l), append(watchedCPU, cpu)
+		return err
+	}
+	runs := []func(int) error{limit, backlog}
+	if o.limitWatched {
+		runs = append(runs, watched)
+	}
 	for i := range r.Runs {
-		first, second := limit, backlog
-		if i%2 == 1 {
-			first, second = backlog, limit
-		}
-		if err := first(i); err != nil {
-			return r, err
-		}
-		if err := second(i); err != nil {
-			return r, err
+		for k := range runs {
+			if err := runs[(i+k)%len(runs)](i); err != nil {
+				return r, err
+			}
 		}
 		r.Ratios = append(r.Ratios, r.Backlogs[i]/r.Limits[i])
 	}
 	r.LimitSeconds, r.BacklogSeconds, r.Ratio = median(r.Limits), median(r.Backlogs), median(r.Ratios)
-	// The breakdown compares the two runs of one pair, the median one:
-	// a limit and a backlog of different pairs may have run at different
+	// The breakdown compares the runs of one turn, the median pair's: a
+	// limit and a backlog of different turns may have run at different
 	// speeds.
 	r.Pair = medianIndex(r.Ratios)
 	r.LimitCPU, r.Backlog = limitCPU[r.Pair], backlogs[r.Pair]
+	if o.limitWatched {
+		own := make([]float64, r.Runs)
+		for i := range r.Runs {
+			r.Floors = append(r.Floors, r.Watched[i]/r.Limits[i])
+			own[i] = r.Backlogs[i] / r.Watched[i]
+		}
+		r.WatchedSeconds, r.Floor, r.Own = median(r.Watched), median(r.Floors), median(own)
+		r.WatchedCPU = watchedCPU[r.Pair]
+	}
 	return r, nil
 }
 
@@ -334,6 +374,60 @@ func waitWritten(c *localcluster.Cluster, user string, since time.Time, n int, t
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// watchAsTheController starts, in the benchmark's process, the informers
+// the controller starts (newInformerFactories and NewController in the
+// repository's root, and the Activities' controller): the same kinds, label
+// selectors, transforms and encodings (e's clients: protobuf for the
+// built-in kinds, JSON for ours, uncompressed), over every namespace; the
+// HTTPRoutes' where the spec makes them. It returns once they have listed;
+// stop ends them. They do nothing else: the limit watched by them is what
+// any controller built on informers pays before it does anything of its
+// own.
+func watchAsTheController(e *env) (stop func(), err error) {
+	ourLabel := func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }
+	kube := informers.NewSharedInformerFactoryWithOptions(e.kube, 0,
+		informers.WithTweakListOptions(ourLabel), informers.WithTransform(children.Trim))
+	jobs := informers.NewSharedInformerFactoryWithOptions(e.kube, 0,
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelActivity }),
+		informers.WithTransform(children.Trim))
+	apps := appinformers.NewSharedInformerFactoryWithOptions(e.apps, 0, appinformers.WithTransform(appcache.Transform))
+	gateway := gatewayinformers.NewSharedInformerFactoryWithOptions(e.gateway, 0,
+		gatewayinformers.WithTweakListOptions(ourLabel), gatewayinformers.WithTransform(children.Trim))
+	synced := []cache.InformerSynced{
+		kube.Core().V1().ServiceAccounts().Informer().HasSynced,
+		kube.Apps().V1().Deployments().Informer().HasSynced,
+		kube.Core().V1().Services().Informer().HasSynced,
+		kube.Networking().V1().Ingresses().Informer().HasSynced,
+		kube.Policy().V1().PodDisruptionBudgets().Informer().HasSynced,
+		kube.Autoscaling().V2().HorizontalPodAutoscalers().Informer().HasSynced,
+		jobs.Batch().V1().Jobs().Informer().HasSynced,
+		apps.App().V1().AppServices().Informer().HasSynced,
+		apps.App().V1().Activities().Informer().HasSynced,
+	}
+	if specKind == specEveryChild {
+		synced = append(synced, gateway.Gateway().V1().HTTPRoutes().Informer().HasSynced)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop = func() {
+		cancel()
+		kube.Shutdown()
+		jobs.Shutdown()
+		apps.Shutdown()
+		gateway.Shutdown()
+	}
+	kube.Start(ctx.Done())
+	jobs.Start(ctx.Done())
+	apps.Start(ctx.Done())
+	gateway.Start(ctx.Done())
+	waitCtx, cancelWait := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancelWait()
+	if !cache.WaitForCacheSync(waitCtx.Done(), synced...) {
+		stop()
+		return nil, fmt.Errorf("the controller's informers in the benchmark did not sync in 5 minutes")
+	}
+	return stop, nil
 }
 
 // profileSeconds is how long the controller's CPU profile of a backlog of
@@ -501,6 +595,19 @@ func (r *Results) limitsMarkdown() string {
 		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | %.2f× | %s |\n", l.Spec, l.N, l.Runs, l.LimitSeconds, l.BacklogSeconds, l.Ratio,
 			strings.Join(ratios, ", "))
 	}
+	if len(r.Limits[0].Watched) > 0 {
+		b.WriteString("\nThe floor: the limit's writes with the controller's informers running in the benchmark, timed from before " +
+			"their lists (-limit-watched), in the same turns:\n\n" +
+			"| spec | AppServices | limit watched (s) | watched / limit (the floor, median) | the turns' | backlog / watched (median) |\n" +
+			"|---|---:|---:|---:|---|---:|\n")
+		for _, l := range r.Limits {
+			floors := make([]string, len(l.Floors))
+			for i, x := range l.Floors {
+				floors[i] = fmt.Sprintf("%.2f×", x)
+			}
+			fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f× | %s | %.2f× |\n", l.Spec, l.N, l.WatchedSeconds, l.Floor, strings.Join(floors, ", "), l.Own)
+		}
+	}
 	b.WriteString("\nWhere the time and the CPU go (the pair whose ratio is the median; seconds from the controller's start; CPU per AppService):\n\n|  |")
 	for _, l := range r.Limits {
 		fmt.Fprintf(&b, " %s %d |", l.Spec, l.N)
@@ -538,6 +645,13 @@ func (r *Results) limitsMarkdown() string {
 	row("etcd CPU, backlog / limit", func(l LimitRun) string {
 		return fmt.Sprintf("%.2f / %.2f ms", 1000*l.Backlog.Server.Etcd/float64(l.N), 1000*l.LimitCPU.Etcd/float64(l.N))
 	})
+	if len(r.Limits[0].Watched) > 0 {
+		row("the limit watched: its time, API server / etcd / the benchmark's CPU (writers and informers)", func(l LimitRun) string {
+			c := l.WatchedCPU
+			return fmt.Sprintf("%.2f s, %.2f / %.2f / %.2f ms", l.Watched[l.Pair], 1000*c.APIServer/float64(l.N),
+				1000*c.Etcd/float64(l.N), 1000*c.Benchmark/float64(l.N))
+		})
+	}
 	row("the benchmark's CPU, backlog (reading the audit log) / limit (its writers)", func(l LimitRun) string {
 		return fmt.Sprintf("%.2f / %.2f ms", 1000*l.Backlog.Server.Benchmark/float64(l.N), 1000*l.LimitCPU.Benchmark/float64(l.N))
 	})

@@ -119,8 +119,10 @@ type options struct {
 	// specs of measureLimits.
 	limitSizes []int
 	limitSpecs []string
-	// limitRuns is the number of pairs of measureLimits at each size.
-	limitRuns int
+	// limitRuns is the number of pairs of measureLimits at each size;
+	// limitWatched adds the watched limit to each (measureLimitRun).
+	limitRuns    int
+	limitWatched bool
 	// sides are the controllers of the side-by-side runs, peerSpecs their
 	// specs.
 	sides, peerSpecs []string
@@ -150,6 +152,8 @@ func main() {
 	sides := flag.String("sides", sideOurs+","+sidePeer, "The controllers of the side-by-side runs, comma-separated: "+
 		"appservice-controller, peer, or both (to measure one again).")
 	flag.IntVar(&o.limitRuns, "limit-runs", 3, "Pairs of the backlog against the limit at each size and spec (the pairs' median ratio is reported).")
+	flag.BoolVar(&o.limitWatched, "limit-watched", true, "With each pair of the backlog against the limit, the limit's writes "+
+		"with the controller's informers running in the benchmark: the floor of any controller built on informers.")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
 	flag.StringVar(&env, "controller-env", "", "Extra environment for the controller only, space-separated KEY=VALUE "+
@@ -567,7 +571,7 @@ func measureConvergences(o options, res *Results) error {
 		var last Convergence
 		for i := range runs {
 			logf("limit, n=%d, run %d/%d", n, i+1, runs)
-			l, _, err := measureLimit(o, n)
+			l, _, err := measureLimit(o, n, false)
 			if err != nil {
 				return err
 			}
@@ -817,10 +821,18 @@ func unrelatedChildren(i int, namespace string) (*appsv1.Deployment, *corev1.Ser
 // (their status is a subresource of theirs), after the controller has
 // installed the CRD. It also returns the CPU the API server, etcd and the
 // writers used meanwhile, and saves the API server's CPU profile
-// (limit-apiserver-cpu-<spec>-<N>.pb.gz).
-func measureLimit(o options, n int) (float64, CPUTimes, error) {
+// (limit-apiserver-cpu-<spec>-<N>.pb.gz). Watched, the benchmark first
+// starts the informers the controller starts (watchAsTheController), timed,
+// and makes the writes once they have listed, as the controller does; the
+// informers run until the last write is answered (the profile is
+// limit-watched-apiserver-cpu-<spec>-<N>.pb.gz).
+func measureLimit(o options, n int, watched bool) (float64, CPUTimes, error) {
 	var used CPUTimes
-	e, err := newEnvWith(o, fmt.Sprintf("limit-%d", n), localcluster.Options{Profiling: true})
+	name := "limit"
+	if watched {
+		name = "limit-watched"
+	}
+	e, err := newEnvWith(o, fmt.Sprintf("%s-%d", name, n), localcluster.Options{Profiling: true})
 	if err != nil {
 		return 0, used, err
 	}
@@ -841,8 +853,15 @@ func measureLimit(o options, n int) (float64, CPUTimes, error) {
 	if err != nil {
 		return 0, used, err
 	}
-	profiled := profileAPIServer(e, filepath.Join(o.out, fmt.Sprintf("limit-apiserver-cpu-%s-%d.pb.gz", specKind, n)), profileSeconds(n))
+	profiled := profileAPIServer(e, filepath.Join(o.out, fmt.Sprintf("%s-apiserver-cpu-%s-%d.pb.gz", name, specKind, n)), profileSeconds(n))
 	start := time.Now()
+	if watched {
+		stopWatching, err := watchAsTheController(e)
+		if err != nil {
+			return 0, used, err
+		}
+		defer stopWatching()
+	}
 	err = inParallel(n, func(i int) error {
 		as := created[i]
 		d, s := children.NewDeployment(as), children.NewService(as)
