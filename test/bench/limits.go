@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +32,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"example.com/appservice-controller/internal/appcache"
@@ -39,6 +43,7 @@ import (
 	"example.com/appservice-controller/internal/harness"
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+	clientset "example.com/appservice-controller/pkg/generated/clientset/versioned"
 	appinformers "example.com/appservice-controller/pkg/generated/informers/externalversions"
 )
 
@@ -119,7 +124,9 @@ type Backlog struct {
 	ListsStart   float64 `json:"listsStartSeconds"`
 	ListsDone    float64 `json:"listsDoneSeconds"`
 	Lists        int     `json:"lists"`
-	FirstWrite   float64 `json:"firstWriteSeconds"`
+	// Listed is what the controller's informers listed (listed).
+	Listed     []string `json:"listed"`
+	FirstWrite float64  `json:"firstWriteSeconds"`
 	// The writes answered before convergence, those refused with a
 	// conflict among them, and the last one's answer.
 	Writes    int     `json:"writes"`
@@ -194,11 +201,12 @@ func measureLimits(o options, res *Results) error {
 func measureLimitRun(o options, n int) (LimitRun, error) {
 	r := LimitRun{Spec: specKind, N: n, Runs: o.limitRuns}
 	var limitCPU, watchedCPU []CPUTimes
+	var watchedListed [][]string
 	var backlogs []Backlog
 	limit := func(i int) error {
 		logf("limit, %s, n=%d, run %d/%d", specKind, n, i+1, r.Runs)
-		l, cpu, err := measureLimit(o, n, false)
-		r.Limits, limitCPU = append(r.Limits, l), append(limitCPU, cpu)
+		l, err := measureLimit(o, n, false)
+		r.Limits, limitCPU = append(r.Limits, l.Seconds), append(limitCPU, l.CPU)
 		return err
 	}
 	backlog := func(i int) error {
@@ -209,8 +217,8 @@ func measureLimitRun(o options, n int) (LimitRun, error) {
 	}
 	watched := func(i int) error {
 		logf("the limit watched, %s, n=%d, run %d/%d", specKind, n, i+1, r.Runs)
-		l, cpu, err := measureLimit(o, n, true)
-		r.Watched, watchedCPU = append(r.Watched, l), append(watchedCPU, cpu)
+		l, err := measureLimit(o, n, true)
+		r.Watched, watchedCPU, watchedListed = append(r.Watched, l.Seconds), append(watchedCPU, l.CPU), append(watchedListed, l.Listed)
 		return err
 	}
 	runs := []func(int) error{limit, backlog}
@@ -224,6 +232,12 @@ func measureLimitRun(o options, n int) (LimitRun, error) {
 			}
 		}
 		r.Ratios = append(r.Ratios, r.Backlogs[i]/r.Limits[i])
+		// The floor stands for the controller only if it watches what
+		// the controller watched.
+		if o.limitWatched && !slices.Equal(watchedListed[i], backlogs[i].Listed) {
+			return r, fmt.Errorf("the floor's informers listed %q, the controller's %q: watchAsTheController must start "+
+				"the informers the controller starts", watchedListed[i], backlogs[i].Listed)
+		}
 	}
 	r.LimitSeconds, r.BacklogSeconds, r.Ratio = median(r.Limits), median(r.Backlogs), median(r.Ratios)
 	// The breakdown compares the runs of one turn, the median pair's: a
@@ -376,24 +390,45 @@ func waitWritten(c *localcluster.Cluster, user string, since time.Time, n int, t
 	}
 }
 
+// watcherUser runs the floor's informers (watchAsTheController).
+const watcherUser = "bench-watcher"
+
 // watchAsTheController starts, in the benchmark's process, the informers
 // the controller starts (newInformerFactories and NewController in the
 // repository's root, and the Activities' controller): the same kinds, label
-// selectors, transforms and encodings (e's clients: protobuf for the
-// built-in kinds, JSON for ours, uncompressed), over every namespace; the
-// HTTPRoutes' where the spec makes them. It returns once they have listed;
-// stop ends them. They do nothing else: the limit watched by them is what
+// selectors, transforms and encodings (protobuf for the built-in kinds,
+// JSON for ours, uncompressed), over every namespace; the
+// HTTPRoutes' where the spec makes them. Start starts them and returns
+// once they have listed; stop ends them. They do nothing else: the limit watched by them is what
 // any controller built on informers pays before it does anything of its
 // own.
-func watchAsTheController(e *env) (stop func(), err error) {
+//
+// They run as watcherUser, whose reads are audited as the controller's
+// are in the backlog's run: measureLimit reads what they listed, and
+// measureLimitRun checks it against what the controller listed.
+func watchAsTheController(e *env) (start func() error, stop func(), err error) {
+	kubeconfig, err := e.cluster.MintUser(watcherUser, "system:masters", localcluster.AuditReadsGroup)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := localcluster.RESTConfig(kubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.DisableCompression = true
+	proto := rest.CopyConfig(cfg)
+	proto.ContentType = "application/vnd.kubernetes.protobuf"
+	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	kubeClient, appClient, gatewayClient := kubernetes.NewForConfigOrDie(proto), clientset.NewForConfigOrDie(cfg), gatewayclient.NewForConfigOrDie(cfg)
+
 	ourLabel := func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }
-	kube := informers.NewSharedInformerFactoryWithOptions(e.kube, 0,
+	kube := informers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
 		informers.WithTweakListOptions(ourLabel), informers.WithTransform(children.Trim))
-	jobs := informers.NewSharedInformerFactoryWithOptions(e.kube, 0,
+	jobs := informers.NewSharedInformerFactoryWithOptions(kubeClient, 0,
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelActivity }),
 		informers.WithTransform(children.Trim))
-	apps := appinformers.NewSharedInformerFactoryWithOptions(e.apps, 0, appinformers.WithTransform(appcache.Transform))
-	gateway := gatewayinformers.NewSharedInformerFactoryWithOptions(e.gateway, 0,
+	apps := appinformers.NewSharedInformerFactoryWithOptions(appClient, 0, appinformers.WithTransform(appcache.Transform))
+	gateway := gatewayinformers.NewSharedInformerFactoryWithOptions(gatewayClient, 0,
 		gatewayinformers.WithTweakListOptions(ourLabel), gatewayinformers.WithTransform(children.Trim))
 	synced := []cache.InformerSynced{
 		kube.Core().V1().ServiceAccounts().Informer().HasSynced,
@@ -417,17 +452,38 @@ func watchAsTheController(e *env) (stop func(), err error) {
 		apps.Shutdown()
 		gateway.Shutdown()
 	}
-	kube.Start(ctx.Done())
-	jobs.Start(ctx.Done())
-	apps.Start(ctx.Done())
-	gateway.Start(ctx.Done())
-	waitCtx, cancelWait := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancelWait()
-	if !cache.WaitForCacheSync(waitCtx.Done(), synced...) {
-		stop()
-		return nil, fmt.Errorf("the controller's informers in the benchmark did not sync in 5 minutes")
+	start = func() error {
+		kube.Start(ctx.Done())
+		jobs.Start(ctx.Done())
+		apps.Start(ctx.Done())
+		gateway.Start(ctx.Done())
+		waitCtx, cancelWait := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancelWait()
+		if !cache.WaitForCacheSync(waitCtx.Done(), synced...) {
+			return fmt.Errorf("the controller's informers in the benchmark did not sync in 5 minutes")
+		}
+		return nil
 	}
-	return stop, nil
+	return start, stop, nil
+}
+
+// listed is what requests listed, as informers do (a list, or a watch,
+// which follows a list or is one: client-go's streaming lists), each once
+// and in order: "<group>/<resource> <namespace> <label selector>".
+func listed(requests []localcluster.AuditEvent) []string {
+	var out []string
+	for _, r := range requests {
+		if r.Verb != "list" && r.Verb != "watch" || r.ObjectRef == nil {
+			continue
+		}
+		selector := ""
+		if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
+			selector = u.Query().Get("labelSelector")
+		}
+		out = append(out, fmt.Sprintf("%s/%s %s %s", r.ObjectRef.APIGroup, r.ObjectRef.Resource, r.ObjectRef.Namespace, selector))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // profileSeconds is how long the controller's CPU profile of a backlog of
@@ -515,6 +571,7 @@ func (b *Backlog) readAudit(e *env, ctrl *harness.Controller) error {
 			b.LastWrite = max(b.LastWrite, answered)
 		}
 	}
+	b.Listed = listed(requests)
 	if math.IsNaN(b.FirstWrite) || math.IsNaN(b.ListsStart) {
 		return fmt.Errorf("the audit log of the backlog has no list or no write of %s", controllerUser)
 	}

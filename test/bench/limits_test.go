@@ -17,8 +17,10 @@ limitations under the License.
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,5 +75,31 @@ func TestWaitWritten(t *testing.T) {
 	}
 	if want := time.Date(2026, 11, 28, 10, 0, 8, 0, time.UTC); !end.Equal(want) {
 		t.Errorf("waitWritten ended at %v, want %v (b's status answered)", end, want)
+	}
+}
+
+// TestListed: what informers list, by kind, namespace and label selector,
+// each once, whether by a list or by a watch (a streaming list); not gets,
+// writes or requests with no object.
+func TestListed(t *testing.T) {
+	lines := []string{
+		`{"verb":"watch","requestURI":"/apis/apps/v1/deployments?labelSelector=app.example.com%2Fappservice&sendInitialEvents=true&watch=true","objectRef":{"resource":"deployments","apiGroup":"apps"}}`,
+		`{"verb":"watch","requestURI":"/apis/apps/v1/deployments?labelSelector=app.example.com%2Fappservice&resourceVersion=12&watch=true","objectRef":{"resource":"deployments","apiGroup":"apps"}}`,
+		`{"verb":"list","requestURI":"/api/v1/namespaces/bench/services?limit=500","objectRef":{"resource":"services","namespace":"bench"}}`,
+		`{"verb":"get","requestURI":"/api/v1/namespaces/bench/services/a","objectRef":{"resource":"services","namespace":"bench","name":"a"}}`,
+		`{"verb":"create","requestURI":"/api/v1/namespaces/bench/services","objectRef":{"resource":"services","namespace":"bench"}}`,
+		`{"verb":"get","requestURI":"/apis"}`,
+	}
+	var requests []localcluster.AuditEvent
+	for _, l := range lines {
+		var e localcluster.AuditEvent
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
+		requests = append(requests, e)
+	}
+	want := []string{"/services bench ", "apps/deployments  app.example.com/appservice"}
+	if got := listed(requests); !slices.Equal(got, want) {
+		t.Errorf("listed = %q, want %q", got, want)
 	}
 }

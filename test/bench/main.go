@@ -571,11 +571,11 @@ func measureConvergences(o options, res *Results) error {
 		var last Convergence
 		for i := range runs {
 			logf("limit, n=%d, run %d/%d", n, i+1, runs)
-			l, _, err := measureLimit(o, n, false)
+			l, err := measureLimit(o, n, false)
 			if err != nil {
 				return err
 			}
-			limits = append(limits, l)
+			limits = append(limits, l.Seconds)
 			logf("convergence, n=%d, run %d/%d", n, i+1, runs)
 			// The largest size's last run carries on into the restart.
 			c, err := measureConvergence(o, n, n == largest && i == runs-1 && !o.skip["steady"], res)
@@ -825,20 +825,21 @@ func unrelatedChildren(i int, namespace string) (*appsv1.Deployment, *corev1.Ser
 // starts the informers the controller starts (watchAsTheController), timed,
 // and makes the writes once they have listed, as the controller does; the
 // informers run until the last write is answered (the profile is
-// limit-watched-apiserver-cpu-<spec>-<N>.pb.gz).
-func measureLimit(o options, n int, watched bool) (float64, CPUTimes, error) {
-	var used CPUTimes
+// limit-watched-apiserver-cpu-<spec>-<N>.pb.gz), and what they listed
+// is read from the audit log.
+func measureLimit(o options, n int, watched bool) (limitResult, error) {
+	var r limitResult
 	name := "limit"
 	if watched {
 		name = "limit-watched"
 	}
 	e, err := newEnvWith(o, fmt.Sprintf("%s-%d", name, n), localcluster.Options{Profiling: true})
 	if err != nil {
-		return 0, used, err
+		return r, err
 	}
 	defer e.cluster.Stop()
 	if err := installCRD(o, e); err != nil {
-		return 0, used, err
+		return r, err
 	}
 	ctx := context.Background()
 	created := make([]*appv1.AppService, n)
@@ -847,20 +848,24 @@ func measureLimit(o options, n int, watched bool) (float64, CPUTimes, error) {
 		created[i] = as
 		return err
 	}); err != nil {
-		return 0, used, err
+		return r, err
 	}
 	before, err := cpuTimes(e)
 	if err != nil {
-		return 0, used, err
+		return r, err
 	}
 	profiled := profileAPIServer(e, filepath.Join(o.out, fmt.Sprintf("%s-apiserver-cpu-%s-%d.pb.gz", name, specKind, n)), profileSeconds(n))
-	start := time.Now()
+	startWatching := func() error { return nil }
 	if watched {
-		stopWatching, err := watchAsTheController(e)
-		if err != nil {
-			return 0, used, err
+		var stopWatching func()
+		if startWatching, stopWatching, err = watchAsTheController(e); err != nil {
+			return r, err
 		}
 		defer stopWatching()
+	}
+	start := time.Now()
+	if err := startWatching(); err != nil {
+		return r, err
 	}
 	err = inParallel(n, func(i int) error {
 		as := created[i]
@@ -882,15 +887,32 @@ func measureLimit(o options, n int, watched bool) (float64, CPUTimes, error) {
 		_, err := e.kube.CoreV1().Events(benchNamespace).Create(ctx, createdEvent(as), metav1.CreateOptions{})
 		return err
 	})
-	took := time.Since(start).Seconds()
+	r.Seconds = time.Since(start).Seconds()
 	if err != nil {
-		return took, used, err
+		return r, err
 	}
 	after, err := cpuTimes(e)
 	if err != nil {
-		return took, used, err
+		return r, err
 	}
-	return took, after.minus(before), <-profiled
+	r.CPU = after.minus(before)
+	if watched {
+		requests, err := e.cluster.Requests(watcherUser, start)
+		if err != nil {
+			return r, err
+		}
+		r.Listed = listed(requests)
+	}
+	return r, <-profiled
+}
+
+// limitResult is one run of measureLimit: its time, the CPU the API
+// server, etcd and the benchmark used, and, watched, what the informers
+// listed (listed).
+type limitResult struct {
+	Seconds float64
+	CPU     CPUTimes
+	Listed  []string
 }
 
 // newAppServiceStatus is the status the controller writes for a new
