@@ -385,11 +385,14 @@ func testAnalysisControllerKilled(t *testing.T) {
 	as := waitStalled(t, ns, name, appv1.ReasonCanaryAnalysisFailed, "metric success-rate failed 4 times, more than its failureLimit of 3")
 	// The failures counted on across the restart: 1, 2, 3, 4, none
 	// forgotten (a count going back) nor counted twice (a jump), as the
-	// watch recorded them (up to the abort's version).
+	// watch recorded them (up to the abort's version). Before the first
+	// failure a measurement may have found no data yet (Prometheus had not
+	// scraped the canary's traffic: NoData, 0 failures), which is no count.
 	rec.app.wait(t, time.Minute, func(vs []version[*appv1.AppService]) error {
 		var counts []int32
 		for _, v := range vs {
-			if ms := analysisOf(v.obj); len(ms) == 1 && (len(counts) == 0 || counts[len(counts)-1] != ms[0].Failures) {
+			if ms := analysisOf(v.obj); len(ms) == 1 && (len(counts) == 0 && ms[0].Failures > 0 ||
+				len(counts) > 0 && counts[len(counts)-1] != ms[0].Failures) {
 				counts = append(counts, ms[0].Failures)
 			}
 		}
