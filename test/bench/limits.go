@@ -33,7 +33,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
@@ -124,9 +123,9 @@ type Backlog struct {
 	ListsStart   float64 `json:"listsStartSeconds"`
 	ListsDone    float64 `json:"listsDoneSeconds"`
 	Lists        int     `json:"lists"`
+	FirstWrite   float64 `json:"firstWriteSeconds"`
 	// Listed is what the controller's informers listed (listed).
-	Listed     []string `json:"listed"`
-	FirstWrite float64  `json:"firstWriteSeconds"`
+	Listed []string `json:"listed"`
 	// The writes answered before convergence, those refused with a
 	// conflict among them, and the last one's answer.
 	Writes    int     `json:"writes"`
@@ -397,9 +396,9 @@ const watcherUser = "bench-watcher"
 // the controller starts (newInformerFactories and NewController in the
 // repository's root, and the Activities' controller): the same kinds, label
 // selectors, transforms and encodings (protobuf for the built-in kinds,
-// JSON for ours, uncompressed), over every namespace; the
-// HTTPRoutes' where the spec makes them. Start starts them and returns
-// once they have listed; stop ends them. They do nothing else: the limit watched by them is what
+// JSON for ours, uncompressed), over every namespace; the HTTPRoutes' where
+// the spec makes them. Start starts them and returns once they have listed;
+// stop ends them. They do nothing else: the limit watched by them is what
 // any controller built on informers pays before it does anything of its
 // own.
 //
@@ -416,10 +415,7 @@ func watchAsTheController(e *env) (start func() error, stop func(), err error) {
 		return nil, nil, err
 	}
 	cfg.DisableCompression = true
-	proto := rest.CopyConfig(cfg)
-	proto.ContentType = "application/vnd.kubernetes.protobuf"
-	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	kubeClient, appClient, gatewayClient := kubernetes.NewForConfigOrDie(proto), clientset.NewForConfigOrDie(cfg), gatewayclient.NewForConfigOrDie(cfg)
+	kubeClient, appClient, gatewayClient := kubernetes.NewForConfigOrDie(protobuf(cfg)), clientset.NewForConfigOrDie(cfg), gatewayclient.NewForConfigOrDie(cfg)
 
 	ourLabel := func(lo *metav1.ListOptions) { lo.LabelSelector = appv1.LabelAppService }
 	kube := informers.NewSharedInformerFactoryWithOptions(kubeClient, 0,

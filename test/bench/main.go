@@ -640,11 +640,8 @@ func newEnvWith(o options, name string, opts localcluster.Options) (*env, error)
 	// API server would gzip every event of the trackers' watches.
 	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
 	cfg.DisableCompression = true
-	proto := rest.CopyConfig(cfg)
-	proto.ContentType = "application/vnd.kubernetes.protobuf"
-	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	e := &env{
-		cluster: c, cfg: cfg, kube: kubernetes.NewForConfigOrDie(proto),
+		cluster: c, cfg: cfg, kube: kubernetes.NewForConfigOrDie(protobuf(cfg)),
 		apps: clientset.NewForConfigOrDie(cfg), gateway: gatewayclient.NewForConfigOrDie(cfg),
 	}
 	bench := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}
@@ -660,6 +657,15 @@ func newEnvWith(o options, name string, opts localcluster.Options) (*env, error)
 		}
 	}
 	return e, nil
+}
+
+// protobuf is cfg asking for protobuf, as the controller's client of the
+// built-in kinds does (custom resources have no protobuf form).
+func protobuf(cfg *rest.Config) *rest.Config {
+	proto := rest.CopyConfig(cfg)
+	proto.ContentType = "application/vnd.kubernetes.protobuf"
+	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	return proto
 }
 
 // inParallel runs f(i) for i in [0, n) on parallelClients goroutines.
