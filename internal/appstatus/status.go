@@ -38,6 +38,7 @@ import (
 
 	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/plural"
 	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -99,8 +100,8 @@ func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error
 	p := Progress(as, d)
 	if seen.ConfigQueued && !p.Stalled {
 		p = Rollout{Reason: appv1.ReasonConfigRolloutQueued, Message: fmt.Sprintf(
-			"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most %d AppServices roll for a config change at once)",
-			seen.MaxConfigRollouts)}
+			"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most %s roll for a config change at once)",
+			plural.Count(seen.MaxConfigRollouts, "AppService"))}
 	}
 	switch ph := seen.Canary.Phase; {
 	case ph == canary.Aborted || seen.Canary.Stalled:
@@ -195,17 +196,17 @@ func Progress(as *appv1.AppService, d *appsv1.Deployment) Rollout {
 	st := d.Status
 	if children.Suspended(as) {
 		if st.Replicas > 0 || want > 0 {
-			return Rollout{Reason: appv1.ReasonSuspending, Message: fmt.Sprintf("Suspending: %d replicas still running", max(st.Replicas, want))}
+			return Rollout{Reason: appv1.ReasonSuspending, Message: fmt.Sprintf("Suspending: %s still running", plural.Count(max(st.Replicas, want), "replica"))}
 		}
 		return Rollout{Done: true, Message: "Suspended: the Deployment is at 0 replicas"}
 	}
 	switch {
 	case st.UpdatedReplicas < want:
-		return inProgress("%d of %d replicas updated", st.UpdatedReplicas, want)
+		return inProgress("%d of %s updated", st.UpdatedReplicas, plural.Count(want, "replica"))
 	case st.Replicas > want:
-		return inProgress("%d replicas for %d wanted: the others are terminating", st.Replicas, want)
+		return inProgress("%s for %d wanted: the others are terminating", plural.Count(st.Replicas, "replica"), want)
 	case st.AvailableReplicas < want:
-		return inProgress("%d of %d replicas available", st.AvailableReplicas, want)
+		return inProgress("%d of %s available", st.AvailableReplicas, plural.Count(want, "replica"))
 	}
 	if a := as.Spec.Autoscaling; a != nil && children.Autoscaled(as) {
 		least := int32(1)
@@ -214,10 +215,19 @@ func Progress(as *appv1.AppService, d *appsv1.Deployment) Rollout {
 		}
 		if want < least {
 			return Rollout{Reason: appv1.ReasonScalingToMinimum,
-				Message: fmt.Sprintf("The autoscaler has %d replicas, below the minimum of %d", want, least)}
+				Message: fmt.Sprintf("The autoscaler has %s, below the minimum of %d", plural.Count(want, "replica"), least)}
 		}
 	}
-	return Rollout{Done: true, Message: fmt.Sprintf("%d of %d replicas run the current template and are available", st.AvailableReplicas, want)}
+	return Rollout{Done: true, Message: fmt.Sprintf("%d of %s %s the current template and %s available", st.AvailableReplicas, plural.Count(want, "replica"), verb(st.AvailableReplicas, "runs", "run"), verb(st.AvailableReplicas, "is", "are"))}
+}
+
+// verb is one when n is 1, else many: "1 of 2 replicas runs", "2 of 2
+// replicas run".
+func verb(n int32, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // mirrorCondition copies a condition of the Deployment onto the AppService.

@@ -76,6 +76,20 @@ func TestProgress(t *testing.T) {
 			want:   Rollout{Reason: appv1.ReasonRollingOut, Message: "1 of 2 replicas updated"},
 		},
 		{
+			name: "one replica, not available yet: in the singular",
+			deploy: func(d *appsv1.Deployment) {
+				d.Spec.Replicas, d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.AvailableReplicas = new(int32(1)), 1, 1, 0
+			},
+			want: Rollout{Reason: appv1.ReasonRollingOut, Message: "0 of 1 replica available"},
+		},
+		{
+			name: "one replica, rolled out: in the singular",
+			deploy: func(d *appsv1.Deployment) {
+				d.Spec.Replicas, d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.AvailableReplicas = new(int32(1)), 1, 1, 1
+			},
+			want: Rollout{Done: true, Message: "1 of 1 replica runs the current template and is available"},
+		},
+		{
 			name:   "old replicas terminating",
 			deploy: func(d *appsv1.Deployment) { d.Status.Replicas = 3 },
 			want:   Rollout{Reason: appv1.ReasonRollingOut, Message: "3 replicas for 2 wanted: the others are terminating"},

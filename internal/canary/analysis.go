@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"example.com/appservice-controller/internal/plural"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -236,11 +237,11 @@ func analysisAbort(a *appv1.CanaryAnalysis, st *appv1.CanaryStatus) string {
 		switch {
 		case m == nil || m.DryRun:
 		case ms.Failures > a.FailureLimit:
-			return fmt.Sprintf("its analysis failed: metric %s failed %d times, more than its failureLimit of %d, last: %s",
-				m.Name, ms.Failures, a.FailureLimit, resultText(&ms))
+			return fmt.Sprintf("its analysis failed: metric %s failed %s, more than its failureLimit of %d, last: %s",
+				m.Name, plural.Count(ms.Failures, "time"), a.FailureLimit, resultText(&ms))
 		case ms.Errors > errorLimit:
-			return fmt.Sprintf("its analysis failed: metric %s erred %d times in a row, more than its errorLimit of %d, last: %s",
-				m.Name, ms.Errors, errorLimit, resultText(&ms))
+			return fmt.Sprintf("its analysis failed: metric %s erred %s in a row, more than its errorLimit of %d, last: %s",
+				m.Name, plural.Count(ms.Errors, "time"), errorLimit, resultText(&ms))
 		}
 	}
 	return ""

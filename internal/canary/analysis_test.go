@@ -167,7 +167,7 @@ func TestDecideAnalysis(t *testing.T) {
 		name: "no data under Fail, failureLimit 0: aborted",
 		in: in(analysis(func(a *appv1.CanaryAnalysis) { a.NoData, a.FailureLimit = appv1.AnalysisNoDataFail, 0 }), routed(0, 31*time.Second),
 			Measurement{Metric: "errors", Hash: "new", Time: now, NoData: true}),
-		want: want{phase: Aborted, reason: appv1.ReasonCanaryAnalysisFailed, message: "metric errors failed 1 times, more than its failureLimit of 0, last: returned no data",
+		want: want{phase: Aborted, reason: appv1.ReasonCanaryAnalysisFailed, message: "metric errors failed 1 time, more than its failureLimit of 0, last: returned no data",
 			events:  []string{appv1.ReasonCanaryMeasurementNoData, appv1.ReasonCanaryAnalysisFailed},
 			metrics: []appv1.MetricStatus{{Name: "errors", Result: appv1.MetricNoData, Message: "the query returned no data", Time: at(0), Failures: 1}}},
 	}, {
