@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -223,11 +224,27 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	klog.FromContext(ctx).Info("Starting AppService controller")
 	synced := c.cachesSynced
 	if c.routes != nil {
-		if routesSynced := c.routes.run(ctx); routesSynced != nil {
+		if routesSynced := c.routes.run(ctx, c.queueRouted); routesSynced != nil {
 			synced = append(slices.Clone(synced), routesSynced)
 		}
 	}
 	return owner.WorkerPool{Name: "appservice", Queue: c.queue, Sync: c.syncHandler, Logger: appServiceLogger}.Run(ctx, workers, synced)
+}
+
+// queueRouted queues every AppService that asks for an HTTPRoute: once the
+// Gateway API is served, those that waited for it are synced at once, not
+// at their next retry.
+func (c *Controller) queueRouted() {
+	all, err := c.appServicesLister.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	for _, as := range all {
+		if as.Spec.HTTPRoute != nil {
+			c.queue.Add(cache.MetaObjectToName(as))
+		}
+	}
 }
 
 // appServiceLogger is a sync's logger, with the AppService's key.

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -38,15 +39,19 @@ import (
 
 // HTTPRoutes are the one child whose kind a cluster may not serve: the
 // Gateway API is installed separately, as CRDs. Their informer starts only
-// once discovery shows the kind served: at start-up, or afterwards from any
-// sync, at most once per routeRecheck (every sync, not only those that ask
-// for a route: a route left from before must be seen to be deleted), so that
-// installing the Gateway API needs no restart. Until then an AppService
-// that asks for a route is Degraded (RouteAPIMissing) and the rest of it is
-// synced as usual.
+// once discovery shows the kind served: at start-up, or afterwards, when a
+// loop of its own that asks discovery every routeRecheck finds it, so that
+// installing the Gateway API needs no restart. Once the informer has synced,
+// that loop queues every AppService that asks for a route: those that
+// waited for it are synced within routeRecheck of the API being served,
+// whatever their retries' backoff has grown to (it reaches 1000 s). Until
+// then an AppService that asks for a route is Degraded (RouteAPIMissing),
+// its canary holds at its start (canary.go), and the rest of it is synced as
+// usual. A route left from before is seen by the informer's first list,
+// whose events queue its owner.
 
-// routeRecheck is how often, at most, discovery is asked again whether the
-// cluster serves HTTPRoutes while it did not.
+// routeRecheck is how often discovery is asked again whether the cluster
+// serves HTTPRoutes while it does not.
 const routeRecheck = 30 * time.Second
 
 // routeInformer is the HTTPRoute informer, started on demand.
@@ -56,11 +61,11 @@ type routeInformer struct {
 	factory   gatewayinformers.SharedInformerFactory
 	cache     owner.ChildCache[*gatewayv1.HTTPRoute]
 	synced    cache.InformerSynced
+	// recheck is routeRecheck (shorter in tests).
+	recheck time.Duration
 
-	mu        sync.Mutex
-	stop      <-chan struct{} // set by Run
-	started   bool
-	lastCheck time.Time
+	mu      sync.Mutex
+	started bool
 }
 
 // GatewayAPI is the Gateway API's client and informer factory (expected to
@@ -82,49 +87,58 @@ func newRouteInformer(d discovery.DiscoveryInterface, g *GatewayAPI, handler cac
 	if err != nil {
 		return nil, err
 	}
-	return &routeInformer{discovery: d, client: client, factory: factory, cache: c, synced: informer.HasSynced}, nil
+	return &routeInformer{discovery: d, client: client, factory: factory, cache: c, synced: informer.HasSynced, recheck: routeRecheck}, nil
 }
 
-// run lets the informer start, on ctx's lifetime: at once if the cluster
-// serves HTTPRoutes, later (startIfServed) otherwise. It returns the
-// informer's HasSynced when it started.
-func (r *routeInformer) run(ctx context.Context) cache.InformerSynced {
-	r.mu.Lock()
-	r.stop = ctx.Done()
-	r.mu.Unlock()
-	started, err := r.startIfServed(ctx, true)
-	if err != nil {
-		klog.FromContext(ctx).Error(err, "Asking discovery for HTTPRoutes; asking again when an AppService wants one")
+// run starts the informer, on ctx's lifetime, if the cluster serves
+// HTTPRoutes, and returns its HasSynced. Otherwise it returns nil and
+// asks discovery again every recheck until the cluster does; then it
+// starts the informer and, once it has synced, calls waiting.
+func (r *routeInformer) run(ctx context.Context, waiting func()) cache.InformerSynced {
+	if r.startIfServed(ctx) {
+		return r.synced
 	}
-	if !started {
-		klog.FromContext(ctx).Info("The cluster does not serve HTTPRoutes (no Gateway API): AppServices that ask for one are Degraded until it does")
-		return nil
-	}
-	return r.synced
+	klog.FromContext(ctx).Info("The cluster does not serve HTTPRoutes (no Gateway API): AppServices that ask for one are Degraded until it does",
+		"recheck", r.recheck)
+	go func() {
+		err := wait.PollUntilContextCancel(ctx, r.recheck, false, func(ctx context.Context) (bool, error) {
+			return r.startIfServed(ctx), nil
+		})
+		if err == nil && cache.WaitForCacheSync(ctx.Done(), r.synced) {
+			waiting()
+		}
+	}()
+	return nil
 }
 
-// startIfServed starts the informer when the cluster serves HTTPRoutes
-// (asking discovery at most once per routeRecheck, unless force) and
-// reports whether it has started.
-func (r *routeInformer) startIfServed(ctx context.Context, force bool) (bool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.started {
-		return true, nil
-	}
-	if r.stop == nil || (!force && time.Since(r.lastCheck) < routeRecheck) {
-		return false, nil
-	}
-	r.lastCheck = time.Now()
+// startIfServed starts the informer when the cluster serves HTTPRoutes, and
+// reports whether it did.
+func (r *routeInformer) startIfServed(ctx context.Context) bool {
 	gv := children.HTTPRouteGroupVersion
 	ok, err := served(r.discovery, schema.GroupVersionResource{Group: gv.Group, Version: gv.Version, Resource: "httproutes"})
-	if err != nil || !ok {
-		return false, err
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Asking discovery for HTTPRoutes; asking again later", "recheck", r.recheck)
+	}
+	if !ok {
+		return false
 	}
 	klog.FromContext(ctx).Info("The cluster serves HTTPRoutes: starting their informer")
-	r.factory.Start(r.stop)
+	r.factory.Start(ctx.Done())
+	r.mu.Lock()
 	r.started = true
-	return true, nil
+	r.mu.Unlock()
+	return true
+}
+
+// served reports whether the informer has started: the cluster serves
+// HTTPRoutes. False for a controller without the Gateway API's client.
+func (r *routeInformer) served() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started
 }
 
 // errRouteAPIMissing is the failure of an AppService asking for a route on a
@@ -141,19 +155,10 @@ func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, erro
 	desired := children.NewHTTPRoute(s.as)
 	children.SplitHTTPRoute(desired, s.as, s.canary.RouteWeight, s.canary.Testers)
 	r := s.c.routes
-	if r == nil {
-		if desired != nil {
-			return nil, errRouteAPIMissing
-		}
-		return nil, nil
-	}
-	started, err := r.startIfServed(ctx, false)
 	switch {
-	case err != nil:
-		return nil, err
-	case !started && desired != nil:
+	case !r.served() && desired != nil:
 		return nil, errRouteAPIMissing
-	case !started:
+	case !r.served():
 		return nil, nil // no route wanted, and the cluster can hold none
 	case !r.synced() && desired != nil:
 		// Just started (the Gateway API appeared while we ran).

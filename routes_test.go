@@ -18,10 +18,13 @@ package main
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	discoveryfake "k8s.io/client-go/discovery/fake"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
@@ -29,51 +32,97 @@ import (
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
+	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/fixtures"
+	"example.com/appservice-controller/internal/owner"
 	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// TestRouteInformerStartsWhenServed: the HTTPRoute informer starts only
-// once discovery shows the Gateway API; while it does not, discovery is
-// asked again at most every routeRecheck, and Run's check is forced.
+// TestRouteInformerStartsWhenServed: on a cluster that serves HTTPRoutes
+// the informer starts at once. On one that does not, no sync needs to
+// happen for it to start later: the informer's own loop asks discovery
+// every recheck, starts it once the Gateway API is served and, once it has
+// synced, calls waiting (which queues the AppServices that ask for a
+// route), once. A controller that waited for an AppService's retry to ask
+// again found the route a backoff later (77 s in a user's try).
 func TestRouteInformerStartsWhenServed(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	disc := k8sfake.NewClientset().Discovery().(*discoveryfake.FakeDiscovery)
-	client := gatewayfake.NewSimpleClientset()
-	factory := gatewayinformers.NewSharedInformerFactory(client, 0)
-	r, err := newRouteInformer(disc, &GatewayAPI{Client: client, Informers: factory}, cache.ResourceEventHandlerFuncs{})
-	if err != nil {
-		t.Fatal(err)
+	newInformer := func(t *testing.T, served bool) (*routeInformer, *switchedDiscovery) {
+		disc := &switchedDiscovery{FakeDiscovery: k8sfake.NewClientset().Discovery().(*discoveryfake.FakeDiscovery)}
+		disc.served.Store(served)
+		client := gatewayfake.NewSimpleClientset()
+		factory := gatewayinformers.NewSharedInformerFactory(client, 0)
+		r, err := newRouteInformer(disc, &GatewayAPI{Client: client, Informers: factory}, cache.ResourceEventHandlerFuncs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(factory.Shutdown)
+		return r, disc
 	}
-	defer func() { cancel(); factory.Shutdown() }()
+	t.Run("served at the start", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r, _ := newInformer(t, true)
+		synced := r.run(ctx, func() { t.Error("waiting called though nothing waited") })
+		if synced == nil || !r.served() {
+			t.Fatal("not started on a cluster that serves HTTPRoutes")
+		}
+		if !cache.WaitForCacheSync(ctx.Done(), synced) {
+			t.Error("the informer never synced")
+		}
+	})
+	t.Run("served later", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r, disc := newInformer(t, false)
+		r.recheck = 10 * time.Millisecond
+		woken := make(chan struct{}, 2)
+		if synced := r.run(ctx, func() { woken <- struct{}{} }); synced != nil || r.served() {
+			t.Fatal("started on a cluster without the Gateway API")
+		}
+		// Asked again without any sync asking.
+		for deadline := time.Now().Add(10 * time.Second); disc.asked.Load() < 3; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("discovery asked %d times in 10 s, every %s", disc.asked.Load(), r.recheck)
+			}
+		}
+		select {
+		case <-woken:
+			t.Fatal("waiting called before the Gateway API was served")
+		default:
+		}
+		disc.served.Store(true)
+		select {
+		case <-woken:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the Gateway API is served, and nothing woke the AppServices waiting for it")
+		}
+		if !r.served() || !r.synced() {
+			t.Errorf("woken with the informer started %v, synced %v", r.served(), r.synced())
+		}
+		asked := disc.asked.Load()
+		time.Sleep(10 * r.recheck)
+		if disc.asked.Load() != asked || len(woken) != 0 {
+			t.Errorf("after the start, discovery asked %d more times, waiting called %d more", disc.asked.Load()-asked, len(woken))
+		}
+	})
+}
 
-	if started, err := r.startIfServed(ctx, true); started || err != nil {
-		t.Fatalf("before Run: started %v (%v), want false", started, err)
+// switchedDiscovery serves HTTPRoutes while served is true, and counts the
+// questions.
+type switchedDiscovery struct {
+	*discoveryfake.FakeDiscovery
+	served atomic.Bool
+	asked  atomic.Int32
+}
+
+func (d *switchedDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	d.asked.Add(1)
+	if gv != "gateway.networking.k8s.io/v1" || !d.served.Load() {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "discovery"}, gv)
 	}
-	if synced := r.run(ctx); synced != nil {
-		t.Fatal("started on a cluster without the Gateway API")
-	}
-	disc.Resources = []*metav1.APIResourceList{{
-		GroupVersion: "gateway.networking.k8s.io/v1",
-		APIResources: []metav1.APIResource{{Name: "httproutes", Kind: "HTTPRoute", Namespaced: true}},
-	}}
-	if started, err := r.startIfServed(ctx, false); started || err != nil {
-		t.Fatalf("asked again within %s: started %v (%v), want false", routeRecheck, started, err)
-	}
-	r.lastCheck = time.Now().Add(-routeRecheck)
-	if started, err := r.startIfServed(ctx, false); !started || err != nil {
-		t.Fatalf("served and due: started %v (%v), want true", started, err)
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), r.synced) {
-		t.Error("the started informer never synced")
-	}
-	// Started once: no more questions to discovery.
-	disc.Resources = nil
-	if started, err := r.startIfServed(ctx, true); !started || err != nil {
-		t.Errorf("after the start: started %v (%v), want true", started, err)
-	}
+	return &metav1.APIResourceList{GroupVersion: gv,
+		APIResources: []metav1.APIResource{{Name: "httproutes", Kind: "HTTPRoute", Namespaced: true}}}, nil
 }
 
 // TestSyncHTTPRouteWhileTheRouteCacheSyncs: a Gateway API that appeared
@@ -89,5 +138,28 @@ func TestSyncHTTPRouteWhileTheRouteCacheSyncs(t *testing.T) {
 	as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
 	if _, err := newAppSync(c, as).syncHTTPRoute(context.Background()); !syncerr.IsStale(err) {
 		t.Errorf("a route wanted: %v, want a stale error (cache lag)", err)
+	}
+}
+
+// TestQueueRouted: once the Gateway API is served, the AppServices that ask
+// for a route are queued, and no other.
+func TestQueueRouted(t *testing.T) {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	routed, plain := fixtures.AppService(), fixtures.AppService()
+	routed.Name, plain.Name = "routed", "plain"
+	routed.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
+	for _, as := range []*appv1.AppService{routed, plain} {
+		if err := indexer.Add(as); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &Controller{appServicesLister: appcache.NewLister(indexer), queue: owner.NewQueue("test")}
+	defer c.queue.ShutDown()
+	c.queueRouted()
+	if c.queue.Len() != 1 {
+		t.Fatalf("%d keys queued, want 1", c.queue.Len())
+	}
+	if key, _ := c.queue.Get(); key != cache.MetaObjectToName(routed) {
+		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(routed))
 	}
 }
