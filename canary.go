@@ -51,7 +51,8 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 			s.canary = canary.Decision{HoldStable: true}
 		}
 	}()
-	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now()}
+	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now(),
+		RouteMissing: s.as.Spec.HTTPRoute != nil && !s.c.routes.served()}
 	if children.Suspended(s.as) {
 		// No Pods to protect: a template change goes to the Deployment at
 		// 0 replicas, as without a canary.

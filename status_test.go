@@ -19,6 +19,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -358,25 +359,32 @@ func TestCanaryStatus(t *testing.T) {
 		decision canary.Decision
 		want     kstatus.Status
 		reason   string
+		syncErr  error
 	}{
 		{canary.Decision{Phase: canary.Running, Status: recorded, Reason: appv1.ReasonCanaryProgressing, Message: "at step 2"},
-			kstatus.InProgressStatus, appv1.ReasonCanaryProgressing},
+			kstatus.InProgressStatus, appv1.ReasonCanaryProgressing, nil},
 		{canary.Decision{Phase: canary.Promoting, Status: recorded, Reason: appv1.ReasonCanaryPromoting, Message: "promoted"},
-			kstatus.InProgressStatus, appv1.ReasonCanaryPromoting},
+			kstatus.InProgressStatus, appv1.ReasonCanaryPromoting, nil},
 		{canary.Decision{Phase: canary.None, Status: &appv1.CanaryStatus{StableTemplateHash: "new"}},
-			kstatus.CurrentStatus, appv1.ReasonRolloutComplete},
+			kstatus.CurrentStatus, appv1.ReasonRolloutComplete, nil},
 		{canary.Decision{Phase: canary.Aborted, Status: &appv1.CanaryStatus{StableTemplateHash: "old", AbortedTemplateHash: "new"},
 			Reason: appv1.ReasonCanaryAborted, Message: "aborted"},
-			kstatus.FailedStatus, appv1.ReasonCanaryAborted},
+			kstatus.FailedStatus, appv1.ReasonCanaryAborted, nil},
 		{canary.Decision{Phase: canary.Running, Status: recorded, Stalled: true, Reason: appv1.ReasonCanaryAnalysisNotConfigured, Message: "no Prometheus"},
-			kstatus.FailedStatus, appv1.ReasonCanaryAnalysisNotConfigured},
+			kstatus.FailedStatus, appv1.ReasonCanaryAnalysisNotConfigured, nil},
+		// Held at its start while the cluster serves no HTTPRoutes: the
+		// route's failure, and what it does to the canary.
+		{canary.Decision{Phase: canary.AwaitingRoute, Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new"},
+			Reason: appv1.ReasonRouteAPIMissing, Message: "Canary new holds at its start"},
+			kstatus.FailedStatus, appv1.ReasonRouteAPIMissing, errRouteAPIMissing},
 	} {
 		t.Run(tc.decision.Phase.String(), func(t *testing.T) {
 			as := fixtures.AppService()
-			as.Status = appstatus.New(as, appstatus.Observed{Deployment: fixtures.LiveDeployment(), Canary: tc.decision}, nil)
+			as.Status = appstatus.New(as, appstatus.Observed{Deployment: fixtures.LiveDeployment(), Canary: tc.decision}, tc.syncErr)
 			fixtures.CheckEqual(t, "status.canary", tc.decision.Status, as.Status.Canary)
-			if c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReady); c == nil || c.Reason != tc.reason {
-				t.Errorf("Ready is %+v, want reason %s", c, tc.reason)
+			if c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReady); c == nil || c.Reason != tc.reason ||
+				!strings.Contains(c.Message, tc.decision.Message) {
+				t.Errorf("Ready is %+v, want reason %s and the canary's message", c, tc.reason)
 			}
 			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(as)
 			if err != nil {

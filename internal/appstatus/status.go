@@ -110,6 +110,8 @@ func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error
 		p = Rollout{Reason: seen.Canary.Reason, Message: seen.Canary.Message}
 	}
 	switch ce := syncerr.NeedsUser(syncErr); {
+	case ce != nil && seen.Canary.Phase == canary.AwaitingRoute:
+		p = Rollout{Stalled: true, Reason: ce.Reason, Message: ce.Error() + ". " + seen.Canary.Message}
 	case ce != nil:
 		p = Rollout{Stalled: true, Reason: ce.Reason, Message: ce.Error()}
 	case syncErr != nil:

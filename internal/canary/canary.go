@@ -65,10 +65,16 @@ const (
 	// (spec.canary.rollbackWindow): the stable Deployment rolls to it at
 	// once, without a canary.
 	RollingBack
+	// AwaitingRoute: the spec asks for a template the stable Pods do not
+	// run, and the canary's route cannot exist (the cluster serves no
+	// HTTPRoutes): it holds at its start, with no step, no Pods and no
+	// weight, and the stable Deployment keeps its template. Its steps
+	// start once the route can exist.
+	AwaitingRoute
 )
 
 func (p Phase) String() string {
-	return [...]string{"None", "Running", "Promoting", "Aborted", "RollingBack"}[p]
+	return [...]string{"None", "Running", "Promoting", "Aborted", "RollingBack", "AwaitingRoute"}[p]
 }
 
 // Input is what the controller knows when it decides.
@@ -97,7 +103,10 @@ type Input struct {
 	// Analysis is what the controller has of spec.canary.analysis's
 	// measurements (analysis.go).
 	Analysis Analysis
-	Now      time.Time
+	// RouteMissing: the canary's route cannot exist, for the cluster
+	// serves no HTTPRoutes (the Gateway API is not installed).
+	RouteMissing bool
+	Now          time.Time
 }
 
 // Pods is the state of a Deployment's rollout, as its status says.
@@ -207,6 +216,11 @@ func decide(in Input) Decision {
 	}
 	if st.AbortedTemplateHash == in.Hash && !running {
 		return stillAborted(in, st)
+	}
+	if in.RouteMissing && (!running || st.CanaryTemplateHash != in.Hash || *st.Step < steps) {
+		// No step may claim a weight no route carries. A promotion under
+		// way goes on: it needs no route.
+		return awaitRoute(in, st)
 	}
 	if !running || st.CanaryTemplateHash != in.Hash {
 		// A new template, or a newer one than the canary's: the canary
@@ -447,6 +461,20 @@ func start(in Input, last *appv1.CanaryStatus, aborted string) Decision {
 		CanaryReplicas: CanaryReplicas(in.StableReplicas, in.Spec.Steps[0].Weight), After: in.ProgressDeadline,
 		Reason:  appv1.ReasonCanaryProgressing,
 		Message: stepMessage(in.Hash, 0, int32(len(in.Spec.Steps)), 0, "waits for its Pods"),
+	}
+}
+
+// awaitRoute is the decision of a canary of in.Hash held at its start while
+// its route cannot exist: no step, no Pods, no weight; the stable Pods
+// serve all the traffic. Its status names the template with no step, which
+// the plugin reads as waiting for the route; a canary that was running
+// starts again at its first step once the route can exist.
+func awaitRoute(in Input, st *appv1.CanaryStatus) Decision {
+	return Decision{
+		Phase: AwaitingRoute, HoldStable: true, Reason: appv1.ReasonRouteAPIMissing,
+		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, CanaryTemplateHash: in.Hash,
+			AbortedTemplateHash: st.AbortedTemplateHash, History: st.History},
+		Message: fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: it waits for its HTTPRoute, which the cluster cannot hold until it serves the Gateway API", in.Hash),
 	}
 }
 

@@ -47,6 +47,11 @@ func TestDecide(t *testing.T) {
 	abortedStatus := &appv1.CanaryStatus{StableTemplateHash: "old", AbortedTemplateHash: "new"}
 	warning := func(msg string) *Event { return &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted, msg} }
 	pending := Input{Spec: spec, Hash: "new", StableReplicas: 4, ProgressDeadline: deadline, Now: now}
+	// Held at its start while no route can exist: the template named, no
+	// step, no weight, no Pods; the stable Pods keep theirs.
+	awaiting := Decision{Phase: AwaitingRoute, HoldStable: true, Reason: appv1.ReasonRouteAPIMissing,
+		Status:  &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new"},
+		Message: "Canary new holds at its start, with no step and no traffic: it waits for its HTTPRoute, which the cluster cannot hold until it serves the Gateway API"}
 	with := func(f func(*Input)) Input {
 		in := pending
 		f(&in)
@@ -196,6 +201,43 @@ func TestDecide(t *testing.T) {
 		want: Decision{Phase: Running, Status: step(1, 50, 0), HoldStable: true, CanaryReplicas: 5, RouteWeight: 50, After: 30 * time.Second,
 			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 50% of the traffic: pauses",
 			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 2 of 3: 50% of the traffic"}},
+	}, {
+		name: "a new template, no route can exist: held at its start, no step, no Pods, no weight",
+		in:   with(func(in *Input) { in.Status, in.RouteMissing = stableOnly("old"), true }),
+		want: awaiting,
+	}, {
+		name: "held for its route, a promotion asked: still held",
+		in: with(func(in *Input) {
+			in.RouteMissing = true
+			in.Status = &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new",
+				Request: &appv1.CanaryRequest{Action: appv1.CanaryPromoteFull, TemplateHash: "new"}}
+		}),
+		want: awaiting,
+	}, {
+		name: "held for its route, the route can exist: step 1 starts",
+		in: with(func(in *Input) {
+			in.Status = &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new"}
+		}),
+		want: Decision{Phase: Running, Status: step(0, 0, 0), HoldStable: true, CanaryReplicas: 1, After: deadline,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+	}, {
+		name: "mid-pause, the route's API gone: held at the start again, the canary's weight gone",
+		in:   with(func(in *Input) { in.Status, in.Pods, in.RouteMissing = step(1, 50, 10*time.Second), ready(2), true }),
+		want: awaiting,
+	}, {
+		name: "promoting, the route's API gone: the promotion goes on",
+		in:   with(func(in *Input) { in.Status, in.Pods, in.RouteMissing = step(3, 50, 0), ready(2), true }),
+		want: Decision{Phase: Promoting, Status: step(3, 50, 0), CanaryReplicas: 2, RouteWeight: 50, Reason: appv1.ReasonCanaryPromoting,
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 50% of the traffic until they have"},
+	}, {
+		name: "no route can exist, the stable Pods run the spec's template: no canary to hold",
+		in:   with(func(in *Input) { in.StableInLine, in.StableRolledOut, in.RouteMissing = true, true, true }),
+		want: Decision{Phase: None, Status: stableOnly("new")},
+	}, {
+		name: "no route can exist, spec.canary.abort: aborted, as with a route",
+		in:   with(func(in *Input) { in.Spec, in.Status, in.RouteMissing = aborting, stableOnly("old"), true }),
+		want: Decision{Phase: Aborted, Status: stableOnly("old"), HoldStable: true, Reason: appv1.ReasonCanaryAborted,
+			Message: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Decide(tc.in)

@@ -106,6 +106,9 @@ func Rows(items []appv1.AppService, allNamespaces bool, now time.Time) [][]strin
 			step, weight = fmt.Sprintf("%d/%d", c.Step+1, c.Steps), fmt.Sprintf("%d%%", c.Weight)
 		case CanaryPromoting:
 			step, weight = fmt.Sprintf("%d/%d", c.Steps, c.Steps), fmt.Sprintf("%d%%", c.Weight)
+		case CanaryAwaitingRoute:
+			// No step has started, and no route carries a weight.
+			step, weight = fmt.Sprintf("0/%d", c.Steps), "waits for route"
 		}
 		row := []string{as.Name, string(StateOf(as)), step, weight, age(as.CreationTimestamp.Time, now)}
 		if allNamespaces {

@@ -68,6 +68,12 @@ func TestRows(t *testing.T) {
 	if diff := cmp.Diff([]string{"bank", "batch", "Suspended", "-", "-", "10m"}, all[1]); diff != "" {
 		t.Errorf("Rows -A first row (-want +got):\n%s", diff)
 	}
+	// A canary held at its start for its route claims no step and no
+	// weight: it says what it waits for.
+	held := Rows([]appv1.AppService{*awaitingRouteApp()}, false, now)
+	if diff := cmp.Diff([]string{"web", "Degraded", "0/3", "waits for route", "2d"}, held[1]); diff != "" {
+		t.Errorf("Rows of a canary held for its route (-want +got):\n%s", diff)
+	}
 }
 
 func TestList(t *testing.T) {

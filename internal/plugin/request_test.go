@@ -95,6 +95,12 @@ func TestBuildRequest(t *testing.T) {
 			appv1.CanaryPromote: {"", "aborted by spec.canary.abort: nothing to promote (set it to false"},
 			appv1.CanaryRetry:   {"", specAbortRefs},
 		}},
+		{"held for its route", awaitingRouteApp, map[appv1.CanaryAction]want{
+			appv1.CanaryPromote:     {"", "appservice/web: canary 58db947f6c holds at its start, no step and no traffic: waits for its route (the cluster serves no HTTPRoutes): nothing to promote until it starts"},
+			appv1.CanaryPromoteFull: {"", "waits for its route (the cluster serves no HTTPRoutes): nothing to promote until it starts"},
+			appv1.CanaryAbort:       {"", "waits for its route (the cluster serves no HTTPRoutes): nothing to abort until it starts"},
+			appv1.CanaryRetry:       {"", "waits for its route (the cluster serves no HTTPRoutes): nothing to retry"},
+		}},
 		{"no canary", func() *appv1.AppService { return healthySnapshot().AppService }, map[appv1.CanaryAction]want{
 			appv1.CanaryPromote:     {"", noCanary + ": nothing to promote"},
 			appv1.CanaryPromoteFull: {"", noCanary + ": nothing to promote"},

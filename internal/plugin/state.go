@@ -113,6 +113,9 @@ const (
 	// CanaryAborted: aborted, the stable Pods serving all the traffic,
 	// until a retry, a new template or spec.canary.abort back to false.
 	CanaryAborted
+	// CanaryAwaitingRoute: held at its start, with no step and no
+	// traffic, until the cluster serves its HTTPRoute (the Gateway API).
+	CanaryAwaitingRoute
 )
 
 // Canary is what the plugin reads of an AppService's canary.
@@ -137,7 +140,8 @@ type Canary struct {
 // the controller keeps (docs/canary.md): a canary runs while
 // canaryTemplateHash and step are set and step is below the number of
 // steps, is promoting at that number, and is aborted while Stalled for it
-// with no canary template.
+// with no canary template. A canary template with no step is one held at
+// its start until its route can exist.
 func CanaryOf(as *appv1.AppService) Canary {
 	c := Canary{}
 	if as.Spec.Canary == nil {
@@ -161,6 +165,8 @@ func CanaryOf(as *appv1.AppService) Canary {
 		} else {
 			c.Phase = CanaryPromoting
 		}
+	case st.CanaryTemplateHash != "":
+		c.Phase, c.Hash = CanaryAwaitingRoute, st.CanaryTemplateHash
 	case st.CanaryTemplateHash == "" && canaryStalled(as):
 		c.Phase, c.Hash = CanaryAborted, st.AbortedTemplateHash
 	}

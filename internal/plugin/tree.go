@@ -166,6 +166,8 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 		return head
 	case CanaryPromoting:
 		return fmt.Sprintf("promoted, %d%% of the traffic until the stable Pods all run it", c.Weight)
+	case CanaryAwaitingRoute:
+		return awaitingRoute
 	case CanaryAborted:
 		if c.SpecAbort {
 			return "aborted: spec.canary.abort is true"
@@ -177,6 +179,9 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 	}
 	return "none"
 }
+
+// awaitingRoute is where a canary held for its route stands.
+const awaitingRoute = "holds at its start, no step and no traffic: waits for its route (the cluster serves no HTTPRoutes)"
 
 // controllerWhat is what the controller's message says the step does,
 // after "...% of the traffic: ".

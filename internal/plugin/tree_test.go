@@ -92,6 +92,16 @@ func setConditions(as *appv1.AppService, reason, msg string, ready, reconciling,
 	}
 }
 
+// awaitingRouteApp: a canary held at its start, no step and no weight,
+// while the cluster serves no HTTPRoutes (Stalled, RouteAPIMissing).
+func awaitingRouteApp() *appv1.AppService {
+	as := gatedApp()
+	as.Status.Canary.Step, as.Status.Canary.Weight, as.Status.Canary.StepStartTime = nil, 0, nil
+	setConditions(as, appv1.ReasonRouteAPIMissing, "HTTPRoute: the cluster does not serve HTTPRoutes. Canary "+canaryHash+" holds at its start",
+		metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue)
+	return as
+}
+
 // pausingSnapshot: the second step, 50% routed 2 minutes ago (3 of its
 // 5 minutes left), measured by an analysis: one metric passing, one
 // without data.
@@ -248,5 +258,18 @@ func TestStateOf(t *testing.T) {
 				t.Errorf("StateOf = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCanaryLineAwaitingRoute: get says a canary held for its route waits
+// for it, with no step and no weight.
+func TestCanaryLineAwaitingRoute(t *testing.T) {
+	as := awaitingRouteApp()
+	c := CanaryOf(as)
+	if c.Phase != CanaryAwaitingRoute || c.Hash != canaryHash {
+		t.Fatalf("CanaryOf = %+v, want held for its route", c)
+	}
+	if got := canaryLine(as, c, now); got != "holds at its start, no step and no traffic: waits for its route (the cluster serves no HTTPRoutes)" {
+		t.Errorf("canaryLine = %q", got)
 	}
 }
