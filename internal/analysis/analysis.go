@@ -313,7 +313,7 @@ type Vars struct {
 	Interval time.Duration
 }
 
-// placeholder is a placeholder of a query; the CRD's pattern on
+// placeholder is a placeholder of a query; the CRD's rule on
 // spec.canary.analysis.metrics[].query admits these and no other "{{".
 var placeholder = regexp.MustCompile(`\{\{ *(namespace|name|target|interval) *\}\}`)
 

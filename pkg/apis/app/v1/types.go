@@ -539,7 +539,7 @@ type AnalysisMetric struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:Pattern=`^([^{]|[{][^{]|[{][{] *(namespace|name|target|interval) *[}][}])*[{]?$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([^{]|[{][^{]|[{][{] *(namespace|name|target|interval) *[}][}])*[{]?$')",message="a {{ opens one of {{ namespace }}, {{ name }}, {{ target }} or {{ interval }}"
 	Query string `json:"query"`
 
 	// Min is the least value that passes, such as "0.99".
