@@ -74,6 +74,7 @@ import (
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/leader"
 	"example.com/appservice-controller/internal/metrics"
+	"example.com/appservice-controller/internal/owner"
 	"example.com/appservice-controller/internal/servers"
 	"example.com/appservice-controller/internal/version"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -450,7 +451,7 @@ func newRecorder(ctx context.Context, kube kubernetes.Interface, namespace strin
 	// Events are recorded against AppServices, so the scheme the recorder
 	// uses must know their kind.
 	utilruntime.Must(appscheme.AddToScheme(scheme.Scheme))
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)), record.WithCorrelatorOptions(owner.CorrelatorOptions()))
 	broadcaster.StartStructuredLogging(0)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(namespace)})
 	return broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName}), broadcaster
