@@ -33,6 +33,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -63,6 +64,106 @@ func TestCanaryRelease(t *testing.T) {
 	}
 	t.Run("testers", func(t *testing.T) { t.Parallel(); testCanaryTesters(t) })
 	t.Run("rollback", func(t *testing.T) { t.Parallel(); testCanaryRollback(t) })
+	t.Run("edges", func(t *testing.T) { t.Parallel(); testCanaryEdgeEvents(t) })
+}
+
+// testCanaryEdgeEvents: 28 edges of a release on one AppService in well
+// under a minute (14 aborts on request, each retried), among the Events of
+// its canary's objects created and deleted each time: the API server gets
+// every one of them (the repeated ones as counts, as client-go records a
+// repeated Event). client-go's default budget, 25 Events per object and
+// type then one every 5 minutes, dropped the retries after the 25th Normal
+// Event; a rollback was lost that way on a busy AppService.
+func testCanaryEdgeEvents(t *testing.T) {
+	ns := newNamespace(t)
+	const name, cycles = "edges", 14
+	createAppService(t, ns, name, canarySpec(appv1.CanaryStep{Weight: 50, Gate: true}, appv1.CanaryStep{Weight: 100}))
+	waitAvailable(t, ns, name, 1)
+	app := record[*appv1.AppService](t, apps.AppV1().AppServices(ns).Watch, name)
+	events := recordEvents(t, ns, name)
+	last := func(check func(as *appv1.AppService) error) *appv1.AppService {
+		t.Helper()
+		vs := app.wait(t, time.Minute, func(vs []version[*appv1.AppService]) error {
+			if len(vs) == 0 {
+				return fmt.Errorf("no version of the AppService recorded")
+			}
+			return check(vs[len(vs)-1].obj)
+		})
+		return vs[len(vs)-1].obj
+	}
+	running := func(as *appv1.AppService) error {
+		if c := as.Status.Canary; c == nil || c.CanaryTemplateHash == "" || c.Step == nil || c.Request != nil {
+			return fmt.Errorf("status.canary %+v, want a canary running, no request", c)
+		}
+		return nil
+	}
+	aborted := func(as *appv1.AppService) error {
+		if c := condition(as, appv1.ConditionStalled); c == nil || c.Reason != appv1.ReasonCanaryAborted || as.Status.Canary.CanaryTemplateHash != "" {
+			return fmt.Errorf("Stalled %+v, status.canary %+v, want aborted", c, as.Status.Canary)
+		}
+		return nil
+	}
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	hash := last(running).Status.Canary.CanaryTemplateHash
+
+	start := time.Now()
+	for range cycles {
+		requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryAbort, TemplateHash: hash})
+		last(aborted)
+		requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryRetry, TemplateHash: hash})
+		last(running)
+	}
+	took := time.Since(start)
+	t.Logf("%d edges in %s", 2*cycles, took)
+	if took > 4*time.Minute {
+		// The default budget grows by one Event every 5 minutes: past
+		// that, this test no longer tells it from the controller's.
+		t.Fatalf("the %d edges took %s: too slow to show that none is dropped", 2*cycles, took)
+	}
+	want := map[string]int32{
+		fmt.Sprintf("Canary %s aborted: aborted on request (kubectl appservice retry, or a new template, starts it again); the stable version serves all the traffic", hash): cycles,
+		fmt.Sprintf("Canary %s retried on request: it starts again at step 1 of 2", hash): cycles,
+	}
+	events.wait(t, time.Minute, func(evs []*corev1.Event) error {
+		got := map[string]int32{}
+		for _, e := range evs {
+			if _, ok := want[e.Message]; ok && e.Reason != appv1.ReasonCanaryAborted && e.Reason != appv1.ReasonCanaryRequested {
+				return fmt.Errorf("event %s: reason %s", e.Name, e.Reason)
+			}
+			got[e.Message] = max(got[e.Message], e.Count)
+		}
+		for msg, n := range want {
+			if got[msg] != n {
+				return fmt.Errorf("%q recorded %d times, want %d (every Event of the AppService: %v)", msg, got[msg], n, got)
+			}
+		}
+		return nil
+	})
+}
+
+// recordEvents records every version of the Events about the AppService
+// name, from now until the test ends, as record does for objects.
+func recordEvents(t *testing.T, ns, name string) *recording[*corev1.Event] {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := kube.CoreV1().Events(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+		"involvedObject.kind": "AppService", "involvedObject.name": name}.String()})
+	if err != nil {
+		t.Fatalf("watching the Events of %s: %v", name, err)
+	}
+	rec := newRecording[*corev1.Event]()
+	go func() {
+		for ev := range w.ResultChan() {
+			if e, ok := ev.Object.(*corev1.Event); ok {
+				rec.add(e)
+			}
+		}
+		if ctx.Err() == nil {
+			rec.end()
+		}
+	}()
+	return rec
 }
 
 func testCanaryGate(t *testing.T) {
