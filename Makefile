@@ -73,6 +73,10 @@ build: ## Build the controller and the kubectl plugin (kubectl appservice) into 
 build-plugin: ## Build the kubectl plugin only (PLUGIN_BIN, bin/kubectl-appservice); put it on the PATH for kubectl appservice.
 	go build -ldflags "$(LDFLAGS)" -o $(PLUGIN_BIN) ./cmd/kubectl-appservice
 
+.PHONY: print-ldflags
+print-ldflags: ## Print build's -ldflags (the version stamp); test/binsize links with them, -dumpdep added.
+	@echo '$(LDFLAGS)'
+
 # Where the krew archives are published: their URLs in the manifest.
 KREW_BASE_URL ?= https://example.com/appservice-controller/releases/download/$(VERSION)
 # The platforms make krew builds for, OS/ARCH,... (empty: linux, darwin and
