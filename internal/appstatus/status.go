@@ -21,7 +21,8 @@ limitations under the License.
 // the result (status.go, updateStatus).
 //
 // Of this repository it may import only internal/canary, internal/children,
-// internal/syncerr and the API's types (pkg/apis/app/v1), and it imports no
+// internal/plural, internal/syncerr and the API's types (pkg/apis/app/v1),
+// and it imports no
 // client: fuzzing instruments every package the test binary links, and
 // FuzzStatus should cost little more to build than FuzzBuilders.
 package appstatus

@@ -31,7 +31,8 @@ limitations under the License.
 // nothing, and a restarted controller neither skips a step nor starts a
 // pause over.
 //
-// Of this repository it may import only the API's types (pkg/apis/app/v1).
+// Of this repository it may import only internal/plural and the API's
+// types (pkg/apis/app/v1).
 package canary
 
 import (

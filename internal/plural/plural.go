@@ -16,6 +16,8 @@ limitations under the License.
 
 // Package plural spells a count and its noun in the messages users read
 // (conditions, Events): "1 replica", "2 replicas", never "1 times".
+//
+// It imports nothing of this repository.
 package plural
 
 import "strconv"
