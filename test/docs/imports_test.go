@@ -44,6 +44,7 @@ var mayImport = map[string][]string{
 	"internal/configrollout": {"pkg/apis/app/v1"},
 	"internal/canary":        {"internal/plural", "pkg/apis/app/v1"},
 	"internal/plural":        {},
+	"internal/crdbudget":     {},
 	"internal/fixtures":      {"pkg/apis/app/v1"},
 	"internal/metrics":       {"internal/version", "internal/children", "pkg/apis/app/v1", "pkg/generated/..."},
 	"internal/leader":        {},

@@ -120,10 +120,10 @@ func testCanaryEdgeEvents(t *testing.T) {
 		// that, this test no longer tells it from the controller's.
 		t.Fatalf("the %d edges took %s: too slow to show that none is dropped", 2*cycles, took)
 	}
-	want := map[string]int32{
-		fmt.Sprintf("Canary %s aborted: aborted on request (kubectl appservice retry, or a new template, starts it again); the stable version serves all the traffic", hash): cycles,
-		fmt.Sprintf("Canary %s retried on request: it starts again at step 1 of 2", hash): cycles,
-	}
+	abortedMsg := fmt.Sprintf("Canary %s aborted: aborted on request (kubectl appservice retry, or a new template, starts it again); "+
+		"the stable version serves all the traffic", hash)
+	retriedMsg := fmt.Sprintf("Canary %s retried on request: it starts again at step 1 of 2", hash)
+	want := map[string]int32{abortedMsg: cycles, retriedMsg: cycles}
 	events.wait(t, time.Minute, func(evs []*corev1.Event) error {
 		got := map[string]int32{}
 		for _, e := range evs {
