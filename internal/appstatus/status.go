@@ -221,7 +221,9 @@ func Progress(as *appv1.AppService, d *appsv1.Deployment) Rollout {
 				Message: fmt.Sprintf("The autoscaler has %s, below the minimum of %d", plural.Count(want, "replica"), least)}
 		}
 	}
-	return Rollout{Done: true, Message: fmt.Sprintf("%d of %s %s the current template and %s available", st.AvailableReplicas, plural.Count(want, "replica"), verb(st.AvailableReplicas, "runs", "run"), verb(st.AvailableReplicas, "is", "are"))}
+	n := st.AvailableReplicas
+	return Rollout{Done: true, Message: fmt.Sprintf("%d of %s %s the current template and %s available",
+		n, plural.Count(want, "replica"), verb(n, "runs", "run"), verb(n, "is", "are"))}
 }
 
 // verb is one when n is 1, else many: "1 of 2 replicas runs", "2 of 2

@@ -475,7 +475,8 @@ func awaitRoute(in Input, st *appv1.CanaryStatus) Decision {
 		Phase: AwaitingRoute, HoldStable: true, Reason: appv1.ReasonRouteAPIMissing,
 		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, CanaryTemplateHash: in.Hash,
 			AbortedTemplateHash: st.AbortedTemplateHash, History: st.History},
-		Message: fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: it waits for its HTTPRoute, which the cluster cannot hold until it serves the Gateway API", in.Hash),
+		Message: fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: "+
+			"it waits for its HTTPRoute, which the cluster cannot hold until it serves the Gateway API", in.Hash),
 	}
 }
 
