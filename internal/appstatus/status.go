@@ -22,9 +22,9 @@ limitations under the License.
 //
 // Of this repository it may import only internal/canary, internal/children,
 // internal/plural, internal/syncerr and the API's types (pkg/apis/app/v1),
-// and it imports no
-// client: fuzzing instruments every package the test binary links, and
-// FuzzStatus should cost little more to build than FuzzBuilders.
+// and it imports no client: fuzzing instruments every package the test
+// binary links, and FuzzStatus should cost little more to build than
+// FuzzBuilders.
 package appstatus
 
 import (
