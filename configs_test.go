@@ -163,7 +163,7 @@ func TestSyncHandlerConfigRolloutThrottle(t *testing.T) {
 			} else {
 				st := currentStatus()
 				for _, c := range reconcilingConditions(appv1.ReasonConfigRolloutQueued,
-					"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most 1 AppServices roll for a config change at once)") {
+					"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most 1 AppService rolls for a config change at once)") {
 					setCondition(&st, c)
 				}
 				f.expectStatusUpdate(withStatus(as, st))

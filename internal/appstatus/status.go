@@ -101,8 +101,8 @@ func kstatusConditions(as *appv1.AppService, d *appsv1.Deployment, syncErr error
 	p := Progress(as, d)
 	if seen.ConfigQueued && !p.Stalled {
 		p = Rollout{Reason: appv1.ReasonConfigRolloutQueued, Message: fmt.Sprintf(
-			"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most %s roll for a config change at once)",
-			plural.Count(seen.MaxConfigRollouts, "AppService"))}
+			"A ConfigMap or Secret the Pods read changed: their rollout waits its turn (at most %s %s for a config change at once)",
+			plural.Count(seen.MaxConfigRollouts, "AppService"), plural.Agree(seen.MaxConfigRollouts, "rolls", "roll"))}
 	}
 	switch ph := seen.Canary.Phase; {
 	case ph == canary.Aborted || seen.Canary.Stalled:
@@ -223,16 +223,7 @@ func Progress(as *appv1.AppService, d *appsv1.Deployment) Rollout {
 	}
 	n := st.AvailableReplicas
 	return Rollout{Done: true, Message: fmt.Sprintf("%d of %s %s the current template and %s available",
-		n, plural.Count(want, "replica"), verb(n, "runs", "run"), verb(n, "is", "are"))}
-}
-
-// verb is one when n is 1, else many: "1 of 2 replicas runs", "2 of 2
-// replicas run".
-func verb(n int32, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+		n, plural.Count(want, "replica"), plural.Agree(n, "runs", "run"), plural.Agree(n, "is", "are"))}
 }
 
 // mirrorCondition copies a condition of the Deployment onto the AppService.

@@ -30,8 +30,14 @@ func Count[N ~int | ~int32 | ~int64](n N, one string) string {
 
 // Of is n and one or many: Of(2, "query", "queries") is "2 queries".
 func Of[N ~int | ~int32 | ~int64](n N, one, many string) string {
+	return strconv.FormatInt(int64(n), 10) + " " + Agree(n, one, many)
+}
+
+// Agree is one when n is 1, else many: a verb that agrees with a count,
+// "1 of 2 replicas " + Agree(1, "runs", "run").
+func Agree[N ~int | ~int32 | ~int64](n N, one, many string) string {
 	if n == 1 {
-		return "1 " + one
+		return one
 	}
-	return strconv.FormatInt(int64(n), 10) + " " + many
+	return many
 }

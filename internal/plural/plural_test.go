@@ -28,6 +28,8 @@ func TestCount(t *testing.T) {
 		{Count(-1, "time"), "-1 times"},
 		{Of(1, "query", "queries"), "1 query"},
 		{Of(3, "query", "queries"), "3 queries"},
+		{Agree(int32(1), "runs", "run"), "runs"},
+		{Agree(0, "runs", "run"), "run"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
