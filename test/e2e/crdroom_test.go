@@ -61,10 +61,13 @@ import (
 // them, with their field managers, Argo CD's tracking annotation (its
 // default tracking since 3.0) and Flux's labels. cert-manager's CA injector
 // is its annotation on the CRD and its patch of a conversion webhook's
-// caBundle (the CRD has no webhook: this is what one would cost).
+// caBundle (the CRD has no webhook: this is what one would cost), on the
+// client-side path, whose limit binds. Every write of the CRD costs its API
+// server seconds of CPU (its 350 CEL rules compiled, its OpenAPI
+// published): the paths are few, and share CRDs where they can.
 func TestCRDInstallPaths(t *testing.T) {
 	parallel(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	c := startBareCluster(t)
 	admin, err := localcluster.RESTConfig(c.Kubeconfig)
@@ -201,7 +204,6 @@ func TestCRDInstallPaths(t *testing.T) {
 	}{
 		{true, []step{
 			{"kubectl apply", func() { kubectl("apply", "-f", manifest) }},
-			{"kubectl apply, again", func() { kubectl("apply", "-f", manifest) }},
 			{"kubectl apply --server-side over it", func() { kubectl("apply", "--server-side", "-f", manifest) }},
 		}},
 		{false, []step{{"kubectl apply --server-side", func() { kubectl("apply", "--server-side", "-f", manifest) }}}},
@@ -226,12 +228,6 @@ func TestCRDInstallPaths(t *testing.T) {
 		}}}},
 		{true, []step{
 			{"kubectl apply, with a conversion webhook", func() { kubectl("apply", "-f", webhook) }},
-			{"cert-manager's CA injected", injectCA},
-		}},
-		{false, []step{
-			{"Flux-style, with a conversion webhook", func() {
-				kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=kustomize-controller", "-f", webhook)
-			}},
 			{"cert-manager's CA injected", injectCA},
 		}},
 	}
