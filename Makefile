@@ -133,7 +133,7 @@ endif
 # servers with part of a core idle, which the others use. Only a step with
 # no deadline of its own can run at the lower priority: niced, an API
 # server on a busy machine is not ready within the 90 s the tests allow.
-TEST_STEPS := vet lint verify helm-lint test-unit test-monitoring
+TEST_STEPS := vet lint verify helm-lint test-unit test-monitoring test-crd-paths
 TEST_STEPS_AT_ONCE := test-e2e test-demo test-admission
 TEST_STEPS_NICE := test-fuzz
 
@@ -183,6 +183,10 @@ FUZZTIME ?=
 test-fuzz: ## Fuzz the builders (80000 inputs), then the status (100000), or each for FUZZTIME; a failing input is kept in that package's testdata/fuzz.
 	go test -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(or $(FUZZTIME),80000x) ./internal/children
 	go test -run '^$$' -fuzz '^FuzzStatus$$' -fuzztime $(or $(FUZZTIME),100000x) ./internal/appstatus
+
+.PHONY: test-crd-paths
+test-crd-paths: ## What each install path (kubectl client- and server-side, the controller, Helm 4, Argo CD- and Flux-style, cert-manager) leaves on the CRD, on an API server of its own; fails when one needs more than the CRD's reserve. Alone: its CRD writes cost CPU the end-to-end tests' waits would miss.
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_E2E_GROUP=alone go test -tags e2e -count=1 -timeout 15m -run '^TestCRDInstallPaths$$' $(GO_TEST_FLAGS) ./test/e2e
 
 .PHONY: test-admission
 test-admission: ## Property tests: every AppService and Activity the CRDs admit yields children the API server accepts; and it finds each container rule removed.

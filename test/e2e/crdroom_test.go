@@ -64,9 +64,10 @@ import (
 // caBundle (the CRD has no webhook: this is what one would cost), on the
 // client-side path, whose limit binds. Every write of the CRD costs its API
 // server seconds of CPU (its 350 CEL rules compiled, its OpenAPI
-// published): the paths are few, and share CRDs where they can.
+// published): the paths are few, and it runs alone (make test-crd-paths),
+// not beside the groups' tests, whose waits that CPU made miss.
 func TestCRDInstallPaths(t *testing.T) {
-	parallel(t)
+	alone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	c := startBareCluster(t)
