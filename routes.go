@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -40,7 +39,8 @@ import (
 // HTTPRoutes are the one child whose kind a cluster may not serve: the
 // Gateway API is installed separately, as CRDs. Their informer starts only
 // once discovery shows the kind served: at start-up, or afterwards, when a
-// loop of its own that asks discovery every routeRecheck finds it, so that
+// loop of its own that asks discovery every routeRecheck (and at once when
+// a sync that wants a route nudges it) finds it, so that
 // installing the Gateway API needs no restart. Once the informer has synced,
 // that loop queues every AppService that asks for a route: those that
 // waited for it are synced within routeRecheck of the API being served,
@@ -63,6 +63,8 @@ type routeInformer struct {
 	synced    cache.InformerSynced
 	// recheck is routeRecheck (shorter in tests).
 	recheck time.Duration
+	// nudged asks the loop to ask discovery now: a sync wants a route.
+	nudged chan struct{}
 
 	mu      sync.Mutex
 	started bool
@@ -87,12 +89,14 @@ func newRouteInformer(d discovery.DiscoveryInterface, g *GatewayAPI, handler cac
 	if err != nil {
 		return nil, err
 	}
-	return &routeInformer{discovery: d, client: client, factory: factory, cache: c, synced: informer.HasSynced, recheck: routeRecheck}, nil
+	return &routeInformer{discovery: d, client: client, factory: factory, cache: c, synced: informer.HasSynced, recheck: routeRecheck,
+		nudged: make(chan struct{}, 1)}, nil
 }
 
 // run starts the informer, on ctx's lifetime, if the cluster serves
 // HTTPRoutes, and returns its HasSynced. Otherwise it returns nil and
-// asks discovery again every recheck until the cluster does; then it
+// asks discovery again every recheck, and when a sync that wants a route
+// nudges it (at most once a second), until the cluster does; then it
 // starts the informer and, once it has synced, calls waiting.
 func (r *routeInformer) run(ctx context.Context, waiting func()) cache.InformerSynced {
 	if r.startIfServed(ctx) {
@@ -101,14 +105,39 @@ func (r *routeInformer) run(ctx context.Context, waiting func()) cache.InformerS
 	klog.FromContext(ctx).Info("The cluster does not serve HTTPRoutes (no Gateway API): AppServices that ask for one are Degraded until it does",
 		"recheck", r.recheck)
 	go func() {
-		err := wait.PollUntilContextCancel(ctx, r.recheck, false, func(ctx context.Context) (bool, error) {
-			return r.startIfServed(ctx), nil
-		})
-		if err == nil && cache.WaitForCacheSync(ctx.Done(), r.synced) {
+		tick := time.NewTicker(r.recheck)
+		defer tick.Stop()
+		for !r.startIfServed(ctx) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			case <-r.nudged:
+				// A burst of syncs asks once; the others wait a second.
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
+			}
+		}
+		if cache.WaitForCacheSync(ctx.Done(), r.synced) {
 			waiting()
 		}
 	}()
 	return nil
+}
+
+// nudge has the loop ask discovery now rather than at its next recheck:
+// a sync wants a route (the Gateway API may have just been installed).
+func (r *routeInformer) nudge() {
+	if r == nil {
+		return
+	}
+	select {
+	case r.nudged <- struct{}{}:
+	default: // one is waiting already
+	}
 }
 
 // startIfServed starts the informer when the cluster serves HTTPRoutes, and
@@ -157,6 +186,7 @@ func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, erro
 	r := s.c.routes
 	switch {
 	case !r.served() && desired != nil:
+		r.nudge()
 		return nil, errRouteAPIMissing
 	case !r.served():
 		return nil, nil // no route wanted, and the cluster can hold none

@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,6 +105,29 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 		time.Sleep(10 * r.recheck)
 		if disc.asked.Load() != asked || len(woken) != 0 {
 			t.Errorf("after the start, discovery asked %d more times, waiting called %d more", disc.asked.Load()-asked, len(woken))
+		}
+	})
+	t.Run("served later, a sync nudging", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r, disc := newInformer(t, false)
+		r.recheck = time.Hour
+		woken := make(chan struct{}, 1)
+		if synced := r.run(ctx, func() { woken <- struct{}{} }); synced != nil {
+			t.Fatal("started on a cluster without the Gateway API")
+		}
+		disc.served.Store(true)
+		// What a sync that wants a route does: asked at once, not in an
+		// hour.
+		as := fixtures.AppService()
+		as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
+		if _, err := newAppSync(&Controller{routes: r}, as).syncHTTPRoute(ctx); !errors.Is(err, errRouteAPIMissing) {
+			t.Fatalf("before the start: %v, want the route API missing", err)
+		}
+		select {
+		case <-woken:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a sync that wants a route did not have discovery asked before the recheck")
 		}
 	})
 }
