@@ -215,18 +215,28 @@ func createMany(ns string, n int, spec func(i int) appv1.AppServiceSpec) error {
 
 // createManyWith is createMany with the client of another control plane.
 func createManyWith(apps clientset.Interface, ns string, n int, spec func(i int) appv1.AppServiceSpec) error {
-	ctx := context.Background()
+	return sixteenAtATime(n, func(i int) error {
+		_, err := apps.AppV1().AppServices(ns).Create(context.Background(), &appv1.AppService{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d", i)},
+			Spec:       spec(i),
+		}, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// sixteenAtATime calls create for 0 … n-1, 16 calls at a time, and returns
+// the first error, if any. Not all n at once: the admin's requests are
+// exempt from the API server's priority and fairness, and hundreds of
+// them at a time starved a loaded API server for over a minute, its
+// controller's Lease renewals among them.
+func sixteenAtATime(n int, create func(i int) error) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	next := make(chan int)
 	for range 16 {
 		wg.Go(func() {
 			for i := range next {
-				_, err := apps.AppV1().AppServices(ns).Create(ctx, &appv1.AppService{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d", i)},
-					Spec:       spec(i),
-				}, metav1.CreateOptions{})
-				if err != nil {
+				if err := create(i); err != nil {
 					errs <- err
 				}
 			}
@@ -238,7 +248,7 @@ func createManyWith(apps clientset.Interface, ns string, n int, spec func(i int)
 	close(next)
 	wg.Wait()
 	close(errs)
-	return <-errs // the first error, if any
+	return <-errs
 }
 
 // converged returns nil when every AppService in ns has exactly its two

@@ -156,9 +156,12 @@ func updateEvents(kube kubernetes.Interface, ns, name string) string {
 
 // waitDeployments polls the namespace's Deployments (as the controller's
 // caches cannot be) until check passes, failing if the controller dies.
+// The deadline is for a controller that stopped rolling out: 200
+// AppServices on a control plane of their own took over 4 minutes to roll
+// out on a machine the other groups load.
 func waitDeployments(t *testing.T, p *harness.Controller, kube kubernetes.Interface, ns string, check func([]appsv1.Deployment) error) {
 	t.Helper()
-	deadline := time.Now().Add(4 * time.Minute)
+	deadline := time.Now().Add(8 * time.Minute)
 	for {
 		list, err := kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
 		if err == nil {
