@@ -65,9 +65,8 @@ func TestNoWritesInSteadyState(t *testing.T) {
 
 	// An autoscaled Deployment at a count the autoscaler chose (set here
 	// through the scale subresource, as it does): the restarted controller
-	// and its resyncs leave it there.
-	// A request a starved API server timed out is sent again, as the
-	// autoscaler's next sync would.
+	// and its resyncs leave it there. A request a starved API server timed
+	// out is sent again, as the autoscaler's next sync would.
 	const scaled = "app-003"
 	if err := retry.OnError(retry.DefaultBackoff, timedOut, func() error {
 		_, err := kube.AppsV1().Deployments(ns).UpdateScale(context.Background(), scaled, &autoscalingv1.Scale{
