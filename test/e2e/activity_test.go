@@ -327,7 +327,10 @@ func checkCondition(t *testing.T, act *appv1.Activity, typ string, status metav1
 // whose message contains msg.
 func waitActivityEvent(t *testing.T, ns, name, eventType, reason, msg string) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() error {
+	// The deadline is for an Event never sent: the broadcaster writes its
+	// Events one at a time, and on a loaded machine one came 50 s after
+	// the Job it reported.
+	eventually(t, 2*time.Minute, func() error {
 		list, err := kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
 			FieldSelector: fields.Set{"involvedObject.kind": "Activity", "involvedObject.name": name, "reason": reason}.String(),
 		})
