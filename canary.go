@@ -52,7 +52,7 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 		}
 	}()
 	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now(),
-		RouteMissing: s.as.Spec.HTTPRoute != nil && !s.c.routes.served()}
+		RouteMissing: s.as.Spec.HTTPRoute != nil && !s.c.routes.served(), NoRoute: s.as.Spec.HTTPRoute == nil}
 	if children.Suspended(s.as) {
 		// No Pods to protect: a template change goes to the Deployment at
 		// 0 replicas, as without a canary.
@@ -77,6 +77,7 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 	in.StableInLine = !found || !children.TemplateChanges(live, desired)
 	if found {
 		in.StableRolledOut = appstatus.Progress(s.as, live).Done
+		in.StableAvailable = live.Status.AvailableReplicas
 		if children.Autoscaled(s.as) {
 			in.StableReplicas = *children.AutoscaledReplicas(s.as, live.Spec.Replicas)
 		}
@@ -85,8 +86,10 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 	if err != nil {
 		return err
 	}
-	// Its Pods count only when it is ours and runs the spec's template.
-	if found && metav1.IsControlledBy(c, s.as) && !children.TemplateChanges(c, children.NewCanaryDeployment(s.as, desired, 1)) {
+	// Its Pods count only when it is ours and runs the spec's template,
+	// labelled for how it carries its share.
+	byPods := canary.TrafficBy(in) == appv1.CanaryByPods
+	if found && metav1.IsControlledBy(c, s.as) && !children.TemplateChanges(c, children.NewCanaryDeployment(s.as, desired, 1, byPods)) {
 		stuck := appstatus.DeploymentCondition(c, appsv1.DeploymentProgressing)
 		in.Pods = &canary.Pods{
 			Observed: c.Status.ObservedGeneration >= c.Generation, Replicas: ptr.Deref(c.Spec.Replicas, 1),
@@ -119,12 +122,13 @@ func (s *appSync) canaryDeployment(desired *appsv1.Deployment) *appsv1.Deploymen
 	if s.canary.CanaryReplicas == 0 {
 		return nil
 	}
-	return children.NewCanaryDeployment(s.as, desired, s.canary.CanaryReplicas)
+	return children.NewCanaryDeployment(s.as, desired, s.canary.CanaryReplicas, s.canary.TrafficBy == appv1.CanaryByPods)
 }
 
-// canaryService is the canary's Service the decision asks for (nil: none).
+// canaryService is the canary's Service the decision asks for (nil: none;
+// by Pods, the AppService's Service sends the canary its share).
 func (s *appSync) canaryService() *corev1.Service {
-	if s.canary.CanaryReplicas == 0 {
+	if s.canary.CanaryReplicas == 0 || s.canary.TrafficBy == appv1.CanaryByPods {
 		return nil
 	}
 	return children.NewCanaryService(s.as)

@@ -22,6 +22,11 @@ limitations under the License.
 // what the children show and the time, tested by a table; the controller
 // (package main, canary.go there) reads the inputs and writes what it says.
 //
+// Its share of the traffic is carried by the route's weights, or, when the
+// AppService has no httpRoute, by its Pods beside the stable ones behind
+// the one Service (TrafficBy, PodReplicas): the same steps, and a status
+// that gives the share the Pods really carry, never the step's weight.
+//
 // With spec.canary.analysis, each routed step is also judged by
 // measurements of what the canary serves (analysis.go).
 //
@@ -107,7 +112,15 @@ type Input struct {
 	// RouteMissing: the canary's route cannot exist, for the cluster
 	// serves no HTTPRoutes (the Gateway API is not installed).
 	RouteMissing bool
-	Now          time.Time
+	// NoRoute: the spec has no httpRoute; a canary's share is carried by
+	// its Pods beside the stable ones, behind the one Service.
+	NoRoute bool
+	// StableAvailable is the stable Deployment's available Pods.
+	StableAvailable int32
+	Now             time.Time
+
+	// by is how the canary's share is carried (TrafficBy), set by Decide.
+	by appv1.CanaryTraffic
 }
 
 // Pods is the state of a Deployment's rollout, as its status says.
@@ -152,7 +165,7 @@ type Decision struct {
 	CanaryReplicas int32
 	// RouteWeight is the percentage of the traffic the HTTPRoute sends to
 	// the canary's Service (0: all of it to the AppService's, as without a
-	// canary).
+	// canary, and always by Pods).
 	RouteWeight int32
 	// After is when to look again though nothing changes (the end of a
 	// pause, a step's deadline); 0: no need.
@@ -174,6 +187,10 @@ type Decision struct {
 	// Testers: the HTTPRoute sends the requests with spec.canary's
 	// testerHeaders to the canary (it has an available Pod).
 	Testers bool
+	// TrafficBy is how the canary's share is carried: Route or Pods (its
+	// Pods are then labelled for the AppService's Service, and it has no
+	// Service of its own).
+	TrafficBy appv1.CanaryTraffic
 }
 
 // Event is an Event to record once the status that the decision brings is
@@ -184,12 +201,65 @@ type Event struct {
 
 // Decide is the canary's whole decision. See the package comment.
 func Decide(in Input) Decision {
+	in.by = TrafficBy(in)
 	d := decide(in)
+	d.TrafficBy = in.by
+	if in.by == appv1.CanaryByPods {
+		// No route weight: the Service sends the canary its Pods' share.
+		d.RouteWeight = 0
+	}
 	// Testers reach the canary from its first available Pod to the end of
-	// its promotion, whatever the weight.
+	// its promotion, whatever the weight; through the route only.
 	d.Testers = in.Spec != nil && len(in.Spec.TesterHeaders) > 0 && in.Pods.serving() &&
-		(d.Phase == Running || d.Phase == Promoting)
+		(d.Phase == Running || d.Phase == Promoting) && in.by == appv1.CanaryByRoute
+	if d.Status != nil && d.CanaryReplicas > 0 {
+		d.Status.TrafficBy = in.by
+		d.Status.Share, d.Status.CanaryPods, d.Status.ServingPods = d.RouteWeight, 0, 0
+		if in.by == appv1.CanaryByPods {
+			d.Status.Share, d.Status.CanaryPods, d.Status.ServingPods = podShare(in)
+		}
+	}
 	return d
+}
+
+// TrafficBy is how the canary in decides on carries its share: as its
+// status recorded at its start while it runs the spec's template, else
+// by the spec (Pods without httpRoute). A canary by route whose route
+// was removed before its promotion goes by Pods: it starts over.
+func TrafficBy(in Input) appv1.CanaryTraffic {
+	if st := in.Status; st != nil && in.Spec != nil && st.CanaryTemplateHash != "" && st.CanaryTemplateHash == in.Hash && st.Step != nil {
+		recorded := recordedBy(st)
+		if recorded == appv1.CanaryByPods || !in.NoRoute || *st.Step >= int32(len(in.Spec.Steps)) {
+			return recorded
+		}
+	}
+	if in.NoRoute {
+		return appv1.CanaryByPods
+	}
+	return appv1.CanaryByRoute
+}
+
+// recordedBy is how the status's canary carries its share (a status
+// written before canaries by Pods existed says nothing: by route).
+func recordedBy(st *appv1.CanaryStatus) appv1.CanaryTraffic {
+	if st.TrafficBy == "" {
+		return appv1.CanaryByRoute
+	}
+	return st.TrafficBy
+}
+
+// podShare is the share of a canary by Pods: its available Pods, all the
+// available Pods behind the Service, and the first's percentage of the
+// second, rounded to the nearest.
+func podShare(in Input) (share, canaryPods, servingPods int32) {
+	if in.Pods != nil {
+		canaryPods = in.Pods.Available
+	}
+	servingPods = canaryPods + max(in.StableAvailable, 0)
+	if servingPods == 0 {
+		return 0, canaryPods, 0
+	}
+	return int32((200*int64(canaryPods) + int64(servingPods)) / (2 * int64(servingPods))), canaryPods, servingPods
 }
 
 func decide(in Input) Decision {
@@ -218,15 +288,17 @@ func decide(in Input) Decision {
 	if st.AbortedTemplateHash == in.Hash && !running {
 		return stillAborted(in, st)
 	}
-	if in.RouteMissing && (!running || st.CanaryTemplateHash != in.Hash || *st.Step < steps) {
+	podsRunning := running && st.CanaryTemplateHash == in.Hash && in.by == appv1.CanaryByPods
+	if in.RouteMissing && !podsRunning && (!running || st.CanaryTemplateHash != in.Hash || *st.Step < steps) {
 		// No step may claim a weight no route carries. A promotion under
 		// way goes on: it needs no route.
 		return awaitRoute(in, st)
 	}
-	if !running || st.CanaryTemplateHash != in.Hash {
+	if !running || st.CanaryTemplateHash != in.Hash || recordedBy(st) != in.by {
 		// A new template, or a newer one than the canary's: the canary
 		// starts (over) at the first step, with no traffic until its Pods
-		// are available. A request for another canary goes.
+		// are available. A request for another canary goes. So does a
+		// canary by route whose route was removed: by Pods, from step 1.
 		return start(in, st, st.AbortedTemplateHash)
 	}
 
@@ -245,7 +317,7 @@ func decide(in Input) Decision {
 	running1 := func(status *appv1.CanaryStatus, replicas int32, after time.Duration, what string) Decision {
 		return runningAt(in, status, replicas, after, what)
 	}
-	replicas := CanaryReplicas(in.StableReplicas, want.Weight)
+	replicas := in.replicas(want.Weight)
 	if !in.Pods.available(replicas) {
 		// Until the step's weight is routed, its deadline counts from
 		// the step's start. After, its pause has begun: a Pod lost then
@@ -273,7 +345,7 @@ func decide(in Input) Decision {
 		d := running1(next, replicas, time.Duration(want.PauseSeconds)*time.Second, "pauses")
 		d.RouteWeight = want.Weight
 		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep,
-			fmt.Sprintf("Canary %s at step %d of %d: %d%% of the traffic", in.Hash, step+1, steps, want.Weight)}
+			fmt.Sprintf("Canary %s at step %d of %d: %s", in.Hash, step+1, steps, in.traffic(want.Weight))}
 		return d
 	}
 	if promote {
@@ -459,9 +531,9 @@ func start(in Input, last *appv1.CanaryStatus, aborted string) Decision {
 	}
 	return Decision{
 		Phase: Running, Status: st, HoldStable: true,
-		CanaryReplicas: CanaryReplicas(in.StableReplicas, in.Spec.Steps[0].Weight), After: in.ProgressDeadline,
+		CanaryReplicas: in.replicas(in.Spec.Steps[0].Weight), After: in.ProgressDeadline,
 		Reason:  appv1.ReasonCanaryProgressing,
-		Message: stepMessage(in.Hash, 0, int32(len(in.Spec.Steps)), 0, "waits for its Pods"),
+		Message: in.stepMessage(0, 0, "waits for its Pods"),
 	}
 }
 
@@ -497,6 +569,13 @@ func abort(in Input, st *appv1.CanaryStatus, why string, event bool) Decision {
 		Status:  &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash, History: st.History},
 		Message: fmt.Sprintf("Canary %s aborted: %s; the stable version serves all the traffic", in.Hash, why),
 	}
+	if in.by == appv1.CanaryByPods && in.Pods != nil && in.Pods.Replicas > 0 && !in.StableRolledOut {
+		// By Pods, the canary's Pods serve beside the stable ones: they
+		// go only once every stable Pod is available, so that the Pods
+		// serving never drop below what the stable Deployment promises.
+		d.CanaryReplicas = in.Pods.Replicas
+		d.Message = fmt.Sprintf("Canary %s aborted: %s; its Pods go once the stable Pods are all available", in.Hash, why)
+	}
 	if event {
 		d.Event = &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted, d.Message}
 	}
@@ -509,7 +588,7 @@ func runningAt(in Input, status *appv1.CanaryStatus, replicas int32, after time.
 	return Decision{
 		Phase: Running, Status: status, HoldStable: true, CanaryReplicas: replicas,
 		RouteWeight: routed(status.Weight, in.Pods.serving()), After: after,
-		Reason: appv1.ReasonCanaryProgressing, Message: stepMessage(in.Hash, *status.Step, int32(len(in.Spec.Steps)), status.Weight, what),
+		Reason: appv1.ReasonCanaryProgressing, Message: in.stepMessage(*status.Step, status.Weight, what),
 	}
 }
 
@@ -556,7 +635,7 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 	}
 	if !in.Analysis.Configured {
 		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisNotConfigured
-		d.Message = stepMessage(in.Hash, *st.Step, int32(len(in.Spec.Steps)), st.Weight,
+		d.Message = in.stepMessage(*st.Step, st.Weight,
 			"holds: spec.canary.analysis needs a Prometheus to query, and the controller has none (-prometheus-url)")
 	}
 	return d
@@ -572,11 +651,11 @@ func advance(in Input, st *appv1.CanaryStatus, step int32) Decision {
 	if step+1 >= steps {
 		return promoting(in, next)
 	}
-	nextReplicas := CanaryReplicas(in.StableReplicas, in.Spec.Steps[step+1].Weight)
+	nextReplicas := in.replicas(in.Spec.Steps[step+1].Weight)
 	return Decision{
 		Phase: Running, Status: next, HoldStable: true, CanaryReplicas: nextReplicas,
 		RouteWeight: routed(next.Weight, in.Pods.serving()), After: in.ProgressDeadline,
-		Reason: appv1.ReasonCanaryProgressing, Message: stepMessage(in.Hash, step+1, steps, next.Weight, "waits for its Pods"),
+		Reason: appv1.ReasonCanaryProgressing, Message: in.stepMessage(step+1, next.Weight, "waits for its Pods"),
 	}
 }
 
@@ -590,10 +669,65 @@ func promoting(in Input, st *appv1.CanaryStatus) Decision {
 		st.Request = nil
 	}
 	return Decision{
-		Phase: Promoting, Status: st, CanaryReplicas: CanaryReplicas(in.StableReplicas, st.Weight),
+		Phase: Promoting, Status: st, CanaryReplicas: in.replicas(st.Weight),
 		RouteWeight: routed(st.Weight, in.Pods.serving()), Reason: appv1.ReasonCanaryPromoting,
-		Message: fmt.Sprintf("Canary %s promoted: the stable Pods roll to it; the canary keeps %d%% of the traffic until they have", in.Hash, st.Weight),
+		Message: fmt.Sprintf("Canary %s promoted: the stable Pods roll to it; the canary keeps %s until they have", in.Hash, in.traffic(st.Weight)),
 	}
+}
+
+// replicas is the canary's replica count at a step of weight: by route,
+// CanaryReplicas; by Pods, PodReplicas.
+func (in Input) replicas(weight int32) int32 {
+	if in.by == appv1.CanaryByPods {
+		return PodReplicas(in.StableReplicas, weight)
+	}
+	return CanaryReplicas(in.StableReplicas, weight)
+}
+
+// PodReplicas is the canary's replica count for a step of weight percent
+// by Pods, beside stable Pods that keep their number: the count c whose
+// share c / (stable + c) is nearest the weight (the smaller on a tie), at
+// least one, and at most stable, so that it never runs more Pods than a
+// canary by route at 100%. A weight above 50 is carried as 50%.
+func PodReplicas(stable, weight int32) int32 {
+	n, w := int64(max(stable, 0)), int64(min(max(weight, 0), 100))
+	if n <= 1 {
+		return 1
+	}
+	if w >= 50 {
+		return int32(n)
+	}
+	// The share c/(n+c) is w/100 at c = n*w/(100-w): the nearest whole
+	// count is one of its floor and ceiling, compared exactly.
+	lo := max(1, n*w/(100-w))
+	hi := min(n, lo+1)
+	off := func(c int64) int64 { return abs(100*c-w*(n+c)) * (n + lo + hi - c) }
+	if lo < hi && off(hi) < off(lo) {
+		return int32(hi)
+	}
+	return int32(lo)
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// traffic says the canary's share at a step of weight, and how it is
+// carried: "10% of the traffic by route", or by Pods "20% of the traffic
+// by Pods (1 of 5), for a 25% step", from the Pods available now.
+func (in Input) traffic(weight int32) string {
+	if in.by != appv1.CanaryByPods {
+		return fmt.Sprintf("%d%% of the traffic by route", weight)
+	}
+	share, c, n := podShare(in)
+	s := fmt.Sprintf("%d%% of the traffic by Pods (%d of %d)", share, c, n)
+	if weight > 0 {
+		s += fmt.Sprintf(", for a %d%% step", weight)
+	}
+	return s
 }
 
 // CanaryReplicas is the canary's replica count at weight percent of the
@@ -620,6 +754,6 @@ func startTime(st *appv1.CanaryStatus, now time.Time) time.Time {
 	return st.StepStartTime.Time
 }
 
-func stepMessage(hash string, step, steps, weight int32, what string) string {
-	return fmt.Sprintf("Canary %s at step %d of %d, %d%% of the traffic: %s", hash, step+1, steps, weight, what)
+func (in Input) stepMessage(step, weight int32, what string) string {
+	return fmt.Sprintf("Canary %s at step %d of %d, %s: %s", in.Hash, step+1, len(in.Spec.Steps), in.traffic(weight), what)
 }

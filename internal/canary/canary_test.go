@@ -21,11 +21,19 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
+
+// carrierFields are how a decision says its share is carried, which the
+// tables by route leave to TestDecideByPods and TestDecideShare.
+var carrierFields = cmp.Options{
+	cmpopts.IgnoreFields(Decision{}, "TrafficBy"),
+	cmpopts.IgnoreFields(appv1.CanaryStatus{}, "TrafficBy", "Share", "CanaryPods", "ServingPods"),
+}
 
 func TestDecide(t *testing.T) {
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -74,12 +82,12 @@ func TestDecide(t *testing.T) {
 		name: "a new template: step 1 asks for its Pods, no traffic yet",
 		in:   with(func(in *Input) { in.Status = stableOnly("old") }),
 		want: Decision{Phase: Running, Status: step(0, 0, 0), HoldStable: true, CanaryReplicas: 1, After: deadline,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "step 1, Pods starting: nothing changes until the deadline",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 0, time.Minute), starting(1) }),
 		want: Decision{Phase: Running, Status: step(0, 0, time.Minute), HoldStable: true, CanaryReplicas: 1, After: deadline - time.Minute,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "step 1, Pods not available by the deadline: aborted, the template remembered",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 0, deadline), starting(1) }),
@@ -96,23 +104,23 @@ func TestDecide(t *testing.T) {
 		in:   with(func(in *Input) { in.Status, in.Hash = abortedStatus, "newer" }),
 		want: Decision{Phase: Running, HoldStable: true, CanaryReplicas: 1, After: deadline,
 			Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "newer", Step: new(int32(0)), StepStartTime: at(0), AbortedTemplateHash: "new"},
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary newer at step 1 of 3, 0% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary newer at step 1 of 3, 0% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "step 1's Pods available: its weight goes to the route, its pause starts",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 0, time.Minute), ready(1) }),
 		want: Decision{Phase: Running, Status: step(0, 10, 0), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10, After: time.Minute,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: pauses",
-			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 1 of 3: 10% of the traffic"}},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic by route: pauses",
+			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 1 of 3: 10% of the traffic by route"}},
 	}, {
 		name: "mid-pause: nothing changes (a restarted controller keeps the step and its start)",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, 20*time.Second), ready(1) }),
 		want: Decision{Phase: Running, Status: step(0, 10, 20*time.Second), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10, After: 40 * time.Second,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: pauses"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic by route: pauses"},
 	}, {
 		name: "mid-pause, the canary's Pods gone unavailable: no traffic to them",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, 20*time.Second), starting(1) }),
 		want: Decision{Phase: Running, Status: step(0, 10, 20*time.Second), HoldStable: true, CanaryReplicas: 1,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "late in a pause longer than the deadline, a Pod lost: no abort until its Deployment says it is stuck",
 		in: with(func(in *Input) {
@@ -120,7 +128,7 @@ func TestDecide(t *testing.T) {
 			in.Spec = longPause
 		}),
 		want: Decision{Phase: Running, Status: step(0, 10, deadline+time.Minute), HoldStable: true, CanaryReplicas: 1,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 2, 10% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 2, 10% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "mid-pause, the canary's Deployment past its progress deadline: aborted",
 		in: with(func(in *Input) {
@@ -133,33 +141,33 @@ func TestDecide(t *testing.T) {
 		name: "pause over: step 2 asks for its Pods, step 1's weight stays",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 10, time.Minute), ready(1) }),
 		want: Decision{Phase: Running, Status: step(1, 10, 0), HoldStable: true, CanaryReplicas: 2, RouteWeight: 10, After: deadline,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "step 2 scaling up: step 1's weight while a Pod serves",
 		in: with(func(in *Input) {
 			in.Status, in.Pods = step(1, 10, time.Second), &Pods{Observed: true, Replicas: 2, Total: 2, Updated: 2, Available: 1}
 		}),
 		want: Decision{Phase: Running, Status: step(1, 10, time.Second), HoldStable: true, CanaryReplicas: 2, RouteWeight: 10, After: deadline - time.Second,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "the last step's pause over: promoted, the stable Deployment rolls to it",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(2, 100, 0), ready(4) }),
 		want: Decision{Phase: Promoting, Status: step(3, 100, 0), CanaryReplicas: 4, RouteWeight: 100, Reason: appv1.ReasonCanaryPromoting,
-			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic until they have"},
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic by route until they have"},
 	}, {
 		name: "promoting, the stable Pods rolling: the canary keeps its share",
 		in: with(func(in *Input) {
 			in.Status, in.Pods, in.StableInLine = step(3, 100, time.Second), ready(4), true
 		}),
 		want: Decision{Phase: Promoting, Status: step(3, 100, time.Second), CanaryReplicas: 4, RouteWeight: 100, Reason: appv1.ReasonCanaryPromoting,
-			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic until they have"},
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic by route until they have"},
 	}, {
 		name: "the stable Pods rolling to the canary's template, the status read before the promotion's write: promoting",
 		in: with(func(in *Input) {
 			in.Status, in.Pods, in.StableInLine = step(2, 100, time.Second), ready(4), true
 		}),
 		want: Decision{Phase: Promoting, Status: step(3, 100, time.Second), CanaryReplicas: 4, RouteWeight: 100, Reason: appv1.ReasonCanaryPromoting,
-			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic until they have"},
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic by route until they have"},
 	}, {
 		name: "promoted and rolled out: all the traffic to the Service, the canary goes",
 		in: with(func(in *Input) {
@@ -172,7 +180,7 @@ func TestDecide(t *testing.T) {
 		in:   with(func(in *Input) { in.Status, in.Pods, in.Hash = step(1, 10, time.Second), nil, "newer" }),
 		want: Decision{Phase: Running, HoldStable: true, CanaryReplicas: 1, After: deadline,
 			Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "newer", Step: new(int32(0)), StepStartTime: at(0)},
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary newer at step 1 of 3, 0% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary newer at step 1 of 3, 0% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "the spec goes back to the stable template mid-canary: the canary goes, never promoted",
 		in: with(func(in *Input) {
@@ -194,13 +202,13 @@ func TestDecide(t *testing.T) {
 		name: "abort set back to false: the canary starts again",
 		in:   with(func(in *Input) { in.Status = stableOnly("old") }),
 		want: Decision{Phase: Running, Status: step(0, 0, 0), HoldStable: true, CanaryReplicas: 1, After: deadline,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "autoscaled to 10: the canary's replicas follow its weight, rounded up",
 		in:   with(func(in *Input) { in.Status, in.Pods, in.StableReplicas = step(1, 10, 0), ready(5), 9 }),
 		want: Decision{Phase: Running, Status: step(1, 50, 0), HoldStable: true, CanaryReplicas: 5, RouteWeight: 50, After: 30 * time.Second,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 50% of the traffic: pauses",
-			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 2 of 3: 50% of the traffic"}},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 50% of the traffic by route: pauses",
+			Event: &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 2 of 3: 50% of the traffic by route"}},
 	}, {
 		name: "a new template, no route can exist: held at its start, no step, no Pods, no weight",
 		in:   with(func(in *Input) { in.Status, in.RouteMissing = stableOnly("old"), true }),
@@ -219,7 +227,7 @@ func TestDecide(t *testing.T) {
 			in.Status = &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new"}
 		}),
 		want: Decision{Phase: Running, Status: step(0, 0, 0), HoldStable: true, CanaryReplicas: 1, After: deadline,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "mid-pause, the route's API gone: held at the start again, the canary's weight gone",
 		in:   with(func(in *Input) { in.Status, in.Pods, in.RouteMissing = step(1, 50, 10*time.Second), ready(2), true }),
@@ -228,7 +236,7 @@ func TestDecide(t *testing.T) {
 		name: "promoting, the route's API gone: the promotion goes on",
 		in:   with(func(in *Input) { in.Status, in.Pods, in.RouteMissing = step(3, 50, 0), ready(2), true }),
 		want: Decision{Phase: Promoting, Status: step(3, 50, 0), CanaryReplicas: 2, RouteWeight: 50, Reason: appv1.ReasonCanaryPromoting,
-			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 50% of the traffic until they have"},
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 50% of the traffic by route until they have"},
 	}, {
 		name: "no route can exist, the stable Pods run the spec's template: no canary to hold",
 		in:   with(func(in *Input) { in.StableInLine, in.StableRolledOut, in.RouteMissing = true, true, true }),
@@ -241,7 +249,7 @@ func TestDecide(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Decide(tc.in)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, carrierFields); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})

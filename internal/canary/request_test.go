@@ -54,7 +54,7 @@ func TestDecideRequests(t *testing.T) {
 		return Input{Spec: gatedSpec, Hash: "new", StableReplicas: 4, ProgressDeadline: 10 * time.Minute, Now: now, Status: st, Pods: pods}
 	}
 	requested := func(msg string) *Event { return &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested, msg} }
-	const gateMessage = "Canary new at step 1 of 3, 10% of the traffic: waits at its gate for kubectl appservice promote"
+	const gateMessage = "Canary new at step 1 of 3, 10% of the traffic by route: waits at its gate for kubectl appservice promote"
 	onRequest := "Canary new aborted: aborted on request (kubectl appservice retry, or a new template, starts it again); the stable version serves all the traffic"
 
 	for _, tc := range []struct {
@@ -65,7 +65,7 @@ func TestDecideRequests(t *testing.T) {
 		name: "a gated step mid-pause: pauses",
 		in:   in(step(0, 10, 20*time.Second, nil), ready(1)),
 		want: Decision{Phase: Running, Status: step(0, 10, 20*time.Second, nil), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10, After: 40 * time.Second,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: pauses"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic by route: pauses"},
 	}, {
 		name: "a gated step past its pause, a day later: waits for a person, with no time limit",
 		in:   in(step(0, 10, 24*time.Hour, nil), ready(1)),
@@ -75,24 +75,24 @@ func TestDecideRequests(t *testing.T) {
 		name: "promoted at its gate: the next step asks for its Pods, the request goes",
 		in:   in(step(0, 10, time.Hour, request(appv1.CanaryPromote, "new", 0)), ready(1)),
 		want: Decision{Phase: Running, Status: step(1, 10, 0, nil), HoldStable: true, CanaryReplicas: 2, RouteWeight: 10, After: 10 * time.Minute,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic: waits for its Pods",
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic by route: waits for its Pods",
 			Event: requested("Canary new promoted on request past step 1 of 3")},
 	}, {
 		name: "promoted mid-pause: the pause is skipped",
 		in:   in(step(0, 10, time.Second, request(appv1.CanaryPromote, "new", 0)), ready(1)),
 		want: Decision{Phase: Running, Status: step(1, 10, 0, nil), HoldStable: true, CanaryReplicas: 2, RouteWeight: 10, After: 10 * time.Minute,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic: waits for its Pods",
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 10% of the traffic by route: waits for its Pods",
 			Event: requested("Canary new promoted on request past step 1 of 3")},
 	}, {
 		name: "promoted before the step's Pods are available: the request waits in the status for the weight's routing (no write)",
 		in:   in(step(0, 0, time.Minute, request(appv1.CanaryPromote, "new", 0)), starting(1)),
 		want: Decision{Phase: Running, Status: step(0, 0, time.Minute, request(appv1.CanaryPromote, "new", 0)), HoldStable: true, CanaryReplicas: 1,
-			After: 9 * time.Minute, Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods"},
+			After: 9 * time.Minute, Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "a stale promotion (of the step before, as after a restart that wrote the step): it goes, the step waits",
 		in:   in(step(1, 50, 0, request(appv1.CanaryPromote, "new", 0)), ready(2)),
 		want: Decision{Phase: Running, Status: step(1, 50, 0, nil), HoldStable: true, CanaryReplicas: 2, RouteWeight: 50, After: 30 * time.Second,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 50% of the traffic: pauses"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 2 of 3, 50% of the traffic by route: pauses"},
 	}, {
 		name: "a promotion of another canary's template: it goes, the gate holds",
 		in:   in(step(0, 10, time.Hour, request(appv1.CanaryPromote, "older", 0)), ready(1)),
@@ -107,7 +107,7 @@ func TestDecideRequests(t *testing.T) {
 		name: "promoted fully: the steps left are skipped, the stable Pods roll to it",
 		in:   in(step(0, 10, time.Second, request(appv1.CanaryPromoteFull, "new")), ready(1)),
 		want: Decision{Phase: Promoting, Status: step(3, 10, 0, nil), CanaryReplicas: 1, RouteWeight: 10, Reason: appv1.ReasonCanaryPromoting,
-			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 10% of the traffic until they have",
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 10% of the traffic by route until they have",
 			Event:   requested("Canary new promoted on request at step 1 of 3, skipping the steps left: the stable Pods roll to it")},
 	}, {
 		name: "aborted on request: all the traffic to the stable Pods, the request kept as the record",
@@ -123,7 +123,7 @@ func TestDecideRequests(t *testing.T) {
 		in:   in(aborted(request(appv1.CanaryRetry, "new")), nil),
 		want: Decision{Phase: Running, Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(int32(0)), StepStartTime: at(0)},
 			HoldStable: true, CanaryReplicas: 1, After: 10 * time.Minute,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic: waits for its Pods",
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 0% of the traffic by route: waits for its Pods",
 			Event: requested("Canary new retried on request: it starts again at step 1 of 3")},
 	}, {
 		name: "a retry of another template: it goes, the canary stays aborted",
@@ -134,7 +134,7 @@ func TestDecideRequests(t *testing.T) {
 		name: "a retry while running: it goes",
 		in:   in(step(0, 10, time.Second, request(appv1.CanaryRetry, "new")), ready(1)),
 		want: Decision{Phase: Running, Status: step(0, 10, time.Second, nil), HoldStable: true, CanaryReplicas: 1, RouteWeight: 10, After: 59 * time.Second,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic: pauses"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 10% of the traffic by route: pauses"},
 	}, {
 		name: "spec.canary.abort wins over a retry",
 		in: func() Input {
@@ -163,11 +163,11 @@ func TestDecideRequests(t *testing.T) {
 		}(),
 		want: Decision{Phase: Running, Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "newer", Step: new(int32(0)), StepStartTime: at(0)},
 			HoldStable: true, CanaryReplicas: 1, After: 10 * time.Minute,
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary newer at step 1 of 3, 0% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary newer at step 1 of 3, 0% of the traffic by route: waits for its Pods"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Decide(tc.in)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, carrierFields); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})
@@ -225,7 +225,7 @@ func TestDecideRollback(t *testing.T) {
 		in:   in("b", stable("c", "a", "b"), func(in *Input) { in.Spec = spec.DeepCopy(); in.Spec.RollbackWindow = 1 }),
 		want: Decision{Phase: Running, HoldStable: true, CanaryReplicas: 1, After: 10 * time.Minute,
 			Status: &appv1.CanaryStatus{StableTemplateHash: "c", History: []string{"a", "b"}, CanaryTemplateHash: "b", Step: new(int32(0)), StepStartTime: &metav1.Time{Time: now}},
-			Reason: appv1.ReasonCanaryProgressing, Message: "Canary b at step 1 of 2, 0% of the traffic: waits for its Pods"},
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary b at step 1 of 2, 0% of the traffic by route: waits for its Pods"},
 	}, {
 		name: "spec.canary.abort holds a rollback too",
 		in:   in("a", stable("c", "a"), func(in *Input) { in.Spec = spec.DeepCopy(); in.Spec.Abort = true }),
@@ -248,7 +248,7 @@ func TestDecideRollback(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Decide(tc.in)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, carrierFields); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})

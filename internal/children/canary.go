@@ -33,13 +33,15 @@ import (
 )
 
 // The canary's children (spec.canary; docs/design.md, "Canary"): a second
-// Deployment, NAME-canary, running the new Pod template, and a ClusterIP
-// Service of the same name in front of it, which the HTTPRoute weighs
-// against the AppService's Service. Their Pods carry LabelCanary instead of
-// LabelAppService: the stable Deployment, the Service and the
-// PodDisruptionBudget, which select LabelAppService, never see them, and
-// none of those changes when a canary is turned on. What "differs" means
-// for them is UpdateDeployment's and UpdateService's.
+// Deployment, NAME-canary, running the new Pod template, and, by route, a
+// ClusterIP Service of the same name in front of it, which the HTTPRoute
+// weighs against the AppService's Service. By route, their Pods carry
+// LabelCanary instead of LabelAppService: the stable Deployment, the
+// Service and the PodDisruptionBudget, which select LabelAppService, never
+// see them. By Pods (no httpRoute), they carry both, and the Service sends
+// them their share of the Pods. Either way none of those changes when a
+// canary is turned on. What "differs" means for them is UpdateDeployment's
+// and UpdateService's.
 
 // CanaryName is the name of an AppService's canary Deployment and Service.
 func CanaryName(as *appv1.AppService) string {
@@ -61,15 +63,23 @@ func canaryObjectLabels(as *appv1.AppService) map[string]string {
 
 // NewCanaryDeployment returns the canary's Deployment: stable, the
 // Deployment the spec asks for (NewDeployment, with its config digest),
-// renamed, at replicas, its Pods and selector labelled LabelCanary
-// instead of LabelAppService.
-func NewCanaryDeployment(as *appv1.AppService, stable *appsv1.Deployment, replicas int32) *appsv1.Deployment {
+// renamed, at replicas, its selector LabelCanary. Its Pods are labelled
+// LabelCanary instead of LabelAppService, out of the AppService's Service
+// (a canary by route, which has a Service of its own); byPods, they keep
+// LabelAppService too, and serve behind the AppService's Service beside
+// the stable Pods (a canary by Pods). The stable Deployment's selector
+// then matches them too; it leaves them alone, for they and their
+// ReplicaSet are controlled by the canary's Deployment, and its
+// ReplicaSets' selectors add the pod-template-hash, which differs.
+func NewCanaryDeployment(as *appv1.AppService, stable *appsv1.Deployment, replicas int32, byPods bool) *appsv1.Deployment {
 	d := stable.DeepCopy()
 	d.Name = CanaryName(as)
 	d.Labels = canaryObjectLabels(as)
 	d.Spec.Replicas = &replicas
 	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: CanarySelectorLabels(as)}
-	delete(d.Spec.Template.Labels, appv1.LabelAppService)
+	if !byPods {
+		delete(d.Spec.Template.Labels, appv1.LabelAppService)
+	}
 	d.Spec.Template.Labels = mergeLabels(d.Spec.Template.Labels, CanarySelectorLabels(as))
 	return d
 }

@@ -38,7 +38,7 @@ func TestCanarySelectors(t *testing.T) {
 	as.Spec.PodLabels = map[string]string{"team": "web"}
 	as.Spec.DisruptionBudget = &appv1.DisruptionBudget{}
 	stable := NewDeployment(as)
-	canary := NewCanaryDeployment(as, stable, 2)
+	canary := NewCanaryDeployment(as, stable, 2, false)
 	service, canaryService := NewService(as), NewCanaryService(as)
 	budget := NewDisruptionBudget(as)
 
@@ -194,7 +194,7 @@ func TestTemplateChanges(t *testing.T) {
 // line and writes nothing.
 func TestCanaryCached(t *testing.T) {
 	as := fixtures.AppService()
-	desired := NewCanaryDeployment(as, NewDeployment(as), 1)
+	desired := NewCanaryDeployment(as, NewDeployment(as), 1, false)
 	cached, err := Trim(desired.DeepCopy())
 	if err != nil {
 		t.Fatal(err)

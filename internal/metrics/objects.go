@@ -70,7 +70,7 @@ var (
 	// metric label is a name of spec.canary.analysis.metrics, which the
 	// CRD bounds (at most 10 per AppService, 63 characters each).
 	appServiceCanaryWeight = basemetrics.NewDesc("appservice_canary_weight",
-		"The percentage of an AppService's traffic routed to its canary (status.canary.weight): 0 when none is.",
+		"The percentage of an AppService's traffic its canary gets (status.canary.share): its route's weight, or without a route its Pods' share; 0 when none.",
 		nameLabels, nil, basemetrics.ALPHA, "")
 	appServiceCanaryMetricAnalysis = basemetrics.NewDesc("appservice_canary_metric_analysis",
 		"The last value a query of an AppService's canary analysis returned, per metric (as Flagger's flagger_canary_metric_analysis); "+
@@ -173,7 +173,13 @@ func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 		gauge(appServiceGenerationLag, float64(max(0, as.Generation-as.Status.ObservedGeneration)), ns, name)
 		gauge(appServiceSuspended, boolValue(as.Spec.Suspend != nil && *as.Spec.Suspend), ns, name)
 		if c := as.Status.Canary; c != nil {
-			gauge(appServiceCanaryWeight, float64(c.Weight), ns, name)
+			share := c.Share
+			if c.TrafficBy == "" {
+				// A status from before status.canary.share: its route's
+				// weight.
+				share = c.Weight
+			}
+			gauge(appServiceCanaryWeight, float64(share), ns, name)
 			for i := range c.Analysis {
 				m := &c.Analysis[i]
 				// The status keeps the value as a decimal string, empty

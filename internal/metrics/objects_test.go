@@ -235,7 +235,7 @@ appservice_canary_metric_result{metric="saturation",name="cart",namespace="shop"
 appservice_canary_metric_result{metric="success-rate",name="cart",namespace="shop",result="Passed"} 1
 appservice_canary_metric_result{metric="requests",name="checkout",namespace="shop",result="NoData"} 1
 appservice_canary_metric_result{metric="success-rate",name="checkout",namespace="shop",result="Failed"} 1
-# HELP appservice_canary_weight [ALPHA] The percentage of an AppService's traffic routed to its canary (status.canary.weight): 0 when none is.
+# HELP appservice_canary_weight [ALPHA] The percentage of an AppService's traffic its canary gets (status.canary.share): its route's weight, or without a route its Pods' share; 0 when none.
 # TYPE appservice_canary_weight gauge
 appservice_canary_weight{name="cart",namespace="shop"} 20
 appservice_canary_weight{name="checkout",namespace="shop"} 0

@@ -130,7 +130,7 @@ func TestGetWatch(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan int)
 	go func() { done <- f.runTo(ctx, &out, &errOut, "get", "web", "--watch") }()
-	waitFor(t, &out, "step 1 of 3, 10% of the traffic, waits at its gate")
+	waitFor(t, &out, "step 1 of 3, 10% of the traffic by route, waits at its gate")
 
 	// The controller takes a promote: step 2's Pods are available (size
 	// 2 × 50%: the one there is), its weight routed.
@@ -139,12 +139,12 @@ func TestGetWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	as.Status.Canary.Step, as.Status.Canary.Weight, as.Status.Canary.StepStartTime = new(int32(1)), 50, new(ago(time.Minute))
-	setConditions(as, appv1.ReasonCanaryProgressing, "Canary 58db947f6c at step 2 of 3, 50% of the traffic: pauses",
+	setConditions(as, appv1.ReasonCanaryProgressing, "Canary 58db947f6c at step 2 of 3, 50% of the traffic by route: pauses",
 		metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
 	if _, err := f.apps.AppV1().AppServices(ns).UpdateStatus(ctx, as, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, &out, "step 2 of 3, 50% of the traffic, pauses: 4m left")
+	waitFor(t, &out, "step 2 of 3, 50% of the traffic by route, pauses: 4m left")
 	cancel()
 	if code := <-done; code != ExitOK {
 		t.Errorf("get --watch interrupted: exit %d, stderr %q", code, errOut.String())

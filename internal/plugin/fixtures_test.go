@@ -52,7 +52,7 @@ func condition(typ string, status metav1.ConditionStatus, reason, msg string) me
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: 3, LastTransitionTime: ago(5 * time.Minute)}
 }
 
-const gatedMessage = "Canary " + canaryHash + " at step 1 of 3, 10% of the traffic: waits at its gate for kubectl appservice promote"
+const gatedMessage = "Canary " + canaryHash + " at step 1 of 3, 10% of the traffic by route: waits at its gate for kubectl appservice promote"
 
 // gatedApp is web with its canary at its first step, gated.
 func gatedApp() *appv1.AppService {

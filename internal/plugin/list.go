@@ -42,7 +42,9 @@ func newListCommand(o *Options) *cobra.Command {
 		Short:   "List the AppServices of the namespace (-A: of all) with their state and canary",
 		Long: `List the AppServices of the namespace, or of all namespaces with -A: NAME,
 STATUS (Healthy, Progressing, Degraded, Suspended or Gated), STEP (the canary's
-step, e.g. 2/3, or -), WEIGHT (the canary's share of the traffic, or -), AGE.`,
+step, e.g. 2/3, or -), WEIGHT (the canary's share of the traffic and how it is
+carried: 10% by route, or 20% by Pods (1/5), its available Pods of those
+behind the Service; or -), AGE.`,
 		Example: `  kubectl appservice list
   kubectl appservice list -A
   kubectl appservice list -o yaml`,
@@ -103,9 +105,9 @@ func Rows(items []appv1.AppService, allNamespaces bool, now time.Time) [][]strin
 		step, weight := "-", "-"
 		switch c.Phase {
 		case CanaryRunning:
-			step, weight = fmt.Sprintf("%d/%d", c.Step+1, c.Steps), fmt.Sprintf("%d%%", c.Weight)
+			step, weight = fmt.Sprintf("%d/%d", c.Step+1, c.Steps), c.ShortTraffic()
 		case CanaryPromoting:
-			step, weight = fmt.Sprintf("%d/%d", c.Steps, c.Steps), fmt.Sprintf("%d%%", c.Weight)
+			step, weight = fmt.Sprintf("%d/%d", c.Steps, c.Steps), c.ShortTraffic()
 		case CanaryAwaitingRoute:
 			// No step has started, and no route carries a weight.
 			step, weight = fmt.Sprintf("0/%d", c.Steps), "waits for route"

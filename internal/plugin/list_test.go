@@ -45,6 +45,7 @@ func listApps() []appv1.AppService {
 		named(abortedSnapshot(), "pay", "bank", 26*time.Hour),
 		named(suspendedSnapshot(), "batch", "bank", 10*time.Minute),
 		named(promoting, "search", "shop", 5*time.Minute),
+		named(byPodsSnapshot(), "seed", "shop", time.Hour),
 	}
 }
 
@@ -53,9 +54,10 @@ func TestRows(t *testing.T) {
 		{"NAME", "STATUS", "STEP", "WEIGHT", "AGE"},
 		{"batch", "Suspended", "-", "-", "10m"},
 		{"pay", "Degraded", "-", "-", "26h"},
-		{"api", "Progressing", "2/3", "50%", "90s"},
-		{"cart", "Gated", "1/3", "10%", "3h"},
-		{"search", "Progressing", "3/3", "100%", "5m"},
+		{"api", "Progressing", "2/3", "50% by route", "90s"},
+		{"cart", "Gated", "1/3", "10% by route", "3h"},
+		{"search", "Progressing", "3/3", "100% by route", "5m"},
+		{"seed", "Gated", "1/3", "33% by Pods (1/3)", "60m"},
 		{"web", "Healthy", "-", "-", "2d"},
 	}
 	if diff := cmp.Diff(want, Rows(listApps(), false, now)); diff != "" {
@@ -87,18 +89,19 @@ func TestList(t *testing.T) {
 		}
 	}
 	out, errOut, code := f.run(context.Background(), "list")
-	want := `NAME     STATUS        STEP   WEIGHT   AGE
-api      Progressing   2/3    50%      90s
-cart     Gated         1/3    10%      3h
-search   Progressing   3/3    100%     5m
-web      Gated         1/3    10%      2d
+	want := `NAME     STATUS        STEP   WEIGHT              AGE
+api      Progressing   2/3    50% by route        90s
+cart     Gated         1/3    10% by route        3h
+search   Progressing   3/3    100% by route       5m
+seed     Gated         1/3    33% by Pods (1/3)   60m
+web      Gated         1/3    10% by route        2d
 `
 	if code != ExitOK || out != want {
 		t.Errorf("list: exit %d, stderr %q:\n%s\nwant\n%s", code, errOut, out, want)
 	}
 
 	out, _, code = f.run(context.Background(), "list", "-o", "json")
-	if code != ExitOK || !strings.Contains(out, `"kind": "AppServiceList"`) || strings.Count(out, `"kind": "AppService"`) != 4 {
+	if code != ExitOK || !strings.Contains(out, `"kind": "AppServiceList"`) || strings.Count(out, `"kind": "AppService"`) != 5 {
 		t.Errorf("list -o json: exit %d:\n%.400s", code, out)
 	}
 

@@ -44,7 +44,7 @@ func TestBuildRequest(t *testing.T) {
 	promoting := func() *appv1.AppService {
 		as := gatedApp()
 		as.Status.Canary.Step, as.Status.Canary.Weight = new(int32(3)), 100
-		msg := "Canary 58db947f6c promoted: the stable Pods roll to it; the canary keeps 100% of the traffic until they have"
+		msg := "Canary 58db947f6c promoted: the stable Pods roll to it; the canary keeps 100% of the traffic by route until they have"
 		setConditions(as, appv1.ReasonCanaryPromoting, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
 		return as
 	}

@@ -125,8 +125,13 @@ type Canary struct {
 	Hash string
 	// Step is the index of the current step; Steps their number.
 	Step, Steps int32
-	// Weight is the share of the traffic the route gives the canary.
+	// Weight is the step's weight, once its Pods are available.
 	Weight int32
+	// By is how its share is carried: Route or Pods; Share the share (the
+	// route's weight, or its available Pods' share), and by Pods
+	// CanaryPods of ServingPods available Pods.
+	By                             appv1.CanaryTraffic
+	Share, CanaryPods, ServingPods int32
 	// Routed: the step's weight went to the route, and its pause counts
 	// (from Since).
 	Routed bool
@@ -152,7 +157,12 @@ func CanaryOf(as *appv1.AppService) Canary {
 	if st == nil {
 		return c
 	}
-	c.Weight = st.Weight
+	c.Weight, c.By, c.Share, c.CanaryPods, c.ServingPods = st.Weight, st.TrafficBy, st.Share, st.CanaryPods, st.ServingPods
+	if c.By == "" {
+		// Written by a controller before canaries by Pods: by route, its
+		// weight.
+		c.By, c.Share = appv1.CanaryByRoute, st.Weight
+	}
 	if st.StepStartTime != nil {
 		c.Since = st.StepStartTime.Time
 	}
@@ -178,6 +188,23 @@ func canaryStalled(as *appv1.AppService) bool {
 	c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled)
 	return c != nil && c.Status == metav1.ConditionTrue &&
 		(c.Reason == appv1.ReasonCanaryAborted || c.Reason == appv1.ReasonCanaryAnalysisFailed)
+}
+
+// Traffic is the canary's share and how it is carried: "10% of the
+// traffic by route", "20% of the traffic by Pods (1 of 5 Pods)".
+func (c Canary) Traffic() string {
+	if c.By == appv1.CanaryByPods {
+		return fmt.Sprintf("%d%% of the traffic by Pods (%d of %d Pods)", c.Share, c.CanaryPods, c.ServingPods)
+	}
+	return fmt.Sprintf("%d%% of the traffic by route", c.Share)
+}
+
+// ShortTraffic is Traffic in a column: "10% by route", "20% by Pods (1/5)".
+func (c Canary) ShortTraffic() string {
+	if c.By == appv1.CanaryByPods {
+		return fmt.Sprintf("%d%% by Pods (%d/%d)", c.Share, c.CanaryPods, c.ServingPods)
+	}
+	return fmt.Sprintf("%d%% by route", c.Share)
 }
 
 // Step is "N of M", the step counted from 1.

@@ -145,13 +145,13 @@ func stateMessage(as *appv1.AppService) string {
 func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 	switch c.Phase {
 	case CanaryRunning:
-		head := fmt.Sprintf("step %s, %d%% of the traffic", c.StepString(), c.Weight)
+		head := fmt.Sprintf("step %s, %s", c.StepString(), c.Traffic())
 		step := as.Spec.Canary.Steps[c.Step]
 		switch left := c.PauseLeft(as, now); {
 		case c.gated(as):
 			return head + ", waits at its gate (kubectl appservice promote " + as.Name + ")"
 		case !c.Routed:
-			return fmt.Sprintf("%s, waits for its Pods (then %d%%)", head, step.Weight)
+			return fmt.Sprintf("%s, waits for its Pods (then a %d%% step)", head, step.Weight)
 		case left > 0:
 			then := ""
 			if step.Gate {
@@ -165,7 +165,7 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 		}
 		return head
 	case CanaryPromoting:
-		return fmt.Sprintf("promoted, %d%% of the traffic until the stable Pods all run it", c.Weight)
+		return fmt.Sprintf("promoted, %s until the stable Pods all run it", c.Traffic())
 	case CanaryAwaitingRoute:
 		return awaitingRoute
 	case CanaryAborted:
@@ -184,7 +184,7 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 const awaitingRoute = "holds at its start, no step and no traffic: waits for its route (the cluster serves no HTTPRoutes)"
 
 // controllerWhat is what the controller's message says the step does,
-// after "...% of the traffic: ".
+// after "...% of the traffic by ...: ".
 func controllerWhat(as *appv1.AppService) string {
 	c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionReconciling)
 	if c == nil || c.Status != metav1.ConditionTrue {
@@ -193,7 +193,11 @@ func controllerWhat(as *appv1.AppService) string {
 	if c == nil || c.Status != metav1.ConditionTrue {
 		return ""
 	}
-	_, what, ok := strings.Cut(c.Message, " of the traffic: ")
+	_, rest, ok := strings.Cut(c.Message, " of the traffic")
+	if !ok {
+		return ""
+	}
+	_, what, ok := strings.Cut(rest, ": ")
 	if !ok {
 		return ""
 	}
@@ -234,6 +238,9 @@ func routeLine(as *appv1.AppService, s *Snapshot) string {
 	case s.RouteProblem != "":
 		return s.RouteProblem
 	case s.Route == nil && as.Spec.HTTPRoute == nil:
+		if as.Spec.Canary != nil {
+			return "none (no spec.httpRoute): the canary's share is its Pods' behind the Service"
+		}
 		return "none (no spec.httpRoute)"
 	case s.Route == nil:
 		return "none yet"
@@ -317,9 +324,9 @@ func renderTree(b *strings.Builder, s *Snapshot, state State, c Canary, now time
 	info := ""
 	switch c.Phase {
 	case CanaryRunning:
-		info = fmt.Sprintf("step %d/%d, %d%%", c.Step+1, c.Steps, c.Weight)
+		info = fmt.Sprintf("step %d/%d, %s", c.Step+1, c.Steps, c.ShortTraffic())
 	case CanaryPromoting:
-		info = fmt.Sprintf("promoting, %d%%", c.Weight)
+		info = fmt.Sprintf("promoting, %s", c.ShortTraffic())
 	case CanaryAborted:
 		info = "canary aborted"
 	}

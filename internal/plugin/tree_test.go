@@ -48,6 +48,7 @@ func TestRender(t *testing.T) {
 		{"gated", gatedSnapshot},
 		{"pausing-with-analysis", pausingSnapshot},
 		{"waiting-for-pods", waitingSnapshot},
+		{"by-pods", byPodsSnapshot},
 		{"aborted", abortedSnapshot},
 		{"healthy", healthySnapshot},
 		{"suspended", suspendedSnapshot},
@@ -113,9 +114,22 @@ func pausingSnapshot() *Snapshot {
 		{Name: "success-rate", Result: appv1.MetricPassed, Value: "0.998", Time: ago(20 * time.Second), PassedStep: new(int32(1))},
 		{Name: "latency-p99", Result: appv1.MetricNoData, Message: "the query returned no data", Time: ago(20 * time.Second), Failures: 0, Errors: 0},
 	}
-	msg := "Canary " + canaryHash + " at step 2 of 3, 50% of the traffic: pauses"
+	msg := "Canary " + canaryHash + " at step 2 of 3, 50% of the traffic by route: pauses"
 	setConditions(as, appv1.ReasonCanaryProgressing, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
 	s.Route = route(50)
+	return s
+}
+
+// byPodsSnapshot: the gated app without a route, its canary by Pods:
+// its first step's Pod serves beside the two stable ones, 1 of 3.
+func byPodsSnapshot() *Snapshot {
+	s := gatedSnapshot()
+	as := s.AppService
+	as.Spec.HTTPRoute, s.Route = nil, nil
+	as.Status.Canary.TrafficBy, as.Status.Canary.Share = appv1.CanaryByPods, 33
+	as.Status.Canary.CanaryPods, as.Status.Canary.ServingPods = 1, 3
+	msg := "Canary " + canaryHash + " at step 1 of 3, 33% of the traffic by Pods (1 of 3), for a 10% step: waits at its gate for kubectl appservice promote"
+	setConditions(as, appv1.ReasonCanaryGated, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
 	return s
 }
 
@@ -125,7 +139,7 @@ func waitingSnapshot() *Snapshot {
 	s := gatedSnapshot()
 	as := s.AppService
 	as.Status.Canary.Step, as.Status.Canary.StepStartTime = new(int32(1)), new(ago(30*time.Second))
-	msg := "Canary " + canaryHash + " at step 2 of 3, 10% of the traffic: waits for its Pods"
+	msg := "Canary " + canaryHash + " at step 2 of 3, 10% of the traffic by route: waits for its Pods"
 	setConditions(as, appv1.ReasonCanaryProgressing, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
 	d := &s.Deployments[0]
 	d.Spec.Replicas, d.Status.Replicas, d.Status.UpdatedReplicas = new(int32(2)), 2, 2

@@ -157,8 +157,9 @@ func generate(rng *rand.Rand) corpusCase {
 }
 
 // genCanary sets spec.canary on one spec with an httpRoute in three, and
-// on one without in twenty (refused: a canary needs the route), with step
-// weights and pauses in and out of bounds and too many steps now and then.
+// on one without in six (a canary by Pods; with tester headers, refused:
+// testers need the route), with step weights and pauses in and out of
+// bounds and too many steps now and then.
 // Like genSuspend, it is drawn from a hash of the spec, not from the
 // random source, so that every other field keeps its corpus values.
 func genCanary(c corpusCase) *appv1.Canary {
@@ -172,7 +173,7 @@ func genCanary(c corpusCase) *appv1.Canary {
 	h.Write(spec)
 	x := h.Sum64()
 	draw := func(n uint64) uint64 { v := x % n; x /= n; return v }
-	if c.Spec.HTTPRoute != nil && draw(3) != 0 || c.Spec.HTTPRoute == nil && draw(20) != 0 {
+	if c.Spec.HTTPRoute != nil && draw(3) != 0 || c.Spec.HTTPRoute == nil && draw(6) != 0 {
 		return nil
 	}
 	canary := &appv1.Canary{Abort: draw(6) == 0}

@@ -205,18 +205,24 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		dryRunChild(ctx, "PodDisruptionBudget", kube.PolicyV1().PodDisruptionBudgets(ns).Create, children.NewDisruptionBudget(admitted), children.UpdateDisruptionBudget),
 		dryRunChild(ctx, "HorizontalPodAutoscaler", kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, children.NewAutoscaler(admitted), children.UpdateAutoscaler),
 	}
-	if steps := admitted.Spec.Canary; steps != nil {
-		// The canary's children, at its first step's weight.
+	if steps := admitted.Spec.Canary; steps != nil && admitted.Spec.HTTPRoute != nil {
+		// The canary's children by route, at its first step's weight.
 		first := steps.Steps[0].Weight
 		stable := children.NewDeployment(admitted)
 		route := children.NewHTTPRoute(admitted)
 		children.SplitHTTPRoute(route, admitted, first, true)
 		errs = append(errs,
 			dryRunChild(ctx, "canary Deployment", kube.AppsV1().Deployments(ns).Create,
-				children.NewCanaryDeployment(admitted, stable, canary.CanaryReplicas(*stable.Spec.Replicas, first)), children.UpdateDeployment),
+				children.NewCanaryDeployment(admitted, stable, canary.CanaryReplicas(*stable.Spec.Replicas, first), false), children.UpdateDeployment),
 			dryRunChild(ctx, "canary Service", kube.CoreV1().Services(ns).Create, children.NewCanaryService(admitted), children.UpdateService),
 			dryRunChild(ctx, "HTTPRoute split with the canary", gateway.GatewayV1().HTTPRoutes(ns).Create, route, children.UpdateHTTPRoute),
 		)
+	} else if steps != nil {
+		// By Pods: its Deployment, labelled for the AppService's Service.
+		stable := children.NewDeployment(admitted)
+		errs = append(errs, dryRunChild(ctx, "canary Deployment by Pods", kube.AppsV1().Deployments(ns).Create,
+			children.NewCanaryDeployment(admitted, stable, canary.PodReplicas(*stable.Spec.Replicas, steps.Steps[0].Weight), true),
+			children.UpdateDeployment))
 	}
 	if c := admitted.Spec.Canary; c != nil && c.Analysis != nil {
 		errs = append(errs, analysisRuns(c.Analysis))
@@ -323,8 +329,8 @@ func buildAll(as *appv1.AppService) (err error) {
 		children.SplitHTTPRoute(r, as, 50, true)
 	}
 	if as.Spec.Canary != nil {
-		c := children.NewCanaryDeployment(as, d, 1)
-		children.UpdateDeployment(c, children.NewCanaryDeployment(as, d, 1))
+		c := children.NewCanaryDeployment(as, d, 1, as.Spec.HTTPRoute == nil)
+		children.UpdateDeployment(c, children.NewCanaryDeployment(as, d, 1, as.Spec.HTTPRoute == nil))
 		children.NewCanaryService(as)
 		children.TemplateHash(d)
 	}

@@ -52,7 +52,8 @@ import (
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="Why the app is Ready or not: RolloutComplete, RollingOut, or what stalls it"
 // +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`,description="Whether the app is suspended: its Deployment at 0 replicas"
-// +kubebuilder:printcolumn:name="Canary",type=integer,JSONPath=`.status.canary.weight`,description="Percentage of the traffic the canary gets"
+// +kubebuilder:printcolumn:name="Canary",type=integer,JSONPath=`.status.canary.share`,description="Percentage of the traffic the canary gets: its route weight, or its share of the available Pods"
+// +kubebuilder:printcolumn:name="By",type=string,JSONPath=`.status.canary.trafficBy`,priority=1,description="How the canary's share is carried: Route or Pods"
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.serviceType`,priority=1,description="Type of the Service"
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,priority=1,description="Where the app is reached from outside the cluster"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -79,7 +80,7 @@ type AppService struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || !has(self.ports) || [self.ports].all(ps, self.ingress.hosts.all(h, h.paths.all(p, !has(p.port) || (type(p.port) == int ? ps.exists(q, q.port == p.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == p.port)))))",message="each ingress path's port must be one of spec.ports, by number or name",fieldPath=".ingress.hosts"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || size(self.?ports.orValue([])) > 0",message="an httpRoute routes to the Service: ports may not be empty",fieldPath=".httpRoute"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || !has(self.httpRoute.rules) || !has(self.ports) || [self.ports].all(ps, self.httpRoute.rules.all(r, !has(r.port) || (type(r.port) == int ? ps.exists(q, q.port == r.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == r.port))))",message="each httpRoute rule's port must be one of spec.ports, by number or name",fieldPath=".httpRoute.rules"
-// +kubebuilder:validation:XValidation:rule="!has(self.canary) || has(self.httpRoute)",message="a canary splits the traffic with the HTTPRoute's weights: set spec.httpRoute too",fieldPath=".canary"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || has(self.httpRoute)",message="testers reach the canary through the HTTPRoute's rules: set spec.httpRoute too, or remove testerHeaders",fieldPath=".canary.testerHeaders"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || !has(self.httpRoute) || !has(self.httpRoute.rules) || self.httpRoute.rules.all(r, !has(r.matches) || r.matches.all(m, !has(m.headers) || (size(m.headers) + size(self.canary.testerHeaders) <= 16 && !m.headers.exists(h, self.canary.testerHeaders.exists(t, t.name.lowerAscii() == h.name.lowerAscii())))))",message="the testers' rules add these headers to each match of httpRoute.rules: a match may not name one, nor have more than 16 with them",fieldPath=".canary.testerHeaders"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName) || size(self.serviceAccountName) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
 // +kubebuilder:validation:XValidation:rule="self.?progressDeadlineSeconds.orValue(600) > self.?minReadySeconds.orValue(0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
@@ -423,9 +424,10 @@ type AppServiceSpec struct {
 	// +optional
 	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
 
-	// Canary sends each step's share of the traffic, through the
-	// HTTPRoute, to a Deployment NAME-canary running a new Pod template,
-	// before the running Pods roll to it (docs/canary.md).
+	// Canary sends each step's share of the traffic to a Deployment
+	// NAME-canary running a new Pod template, before the running Pods roll
+	// to it: through the HTTPRoute's weights, or without httpRoute by its
+	// share of the Pods behind the Service (docs/canary.md).
 	// +optional
 	Canary *Canary `json:"canary,omitempty"`
 }
@@ -561,8 +563,9 @@ type AnalysisMetric struct {
 
 // CanaryStep is one stage of a canary.
 type CanaryStep struct {
-	// Weight is the percentage of the traffic (and of the replicas,
-	// rounded up) the canary gets.
+	// Weight is the percentage of the traffic the canary gets: the
+	// route's weight; without httpRoute, its share of the Pods, as near as
+	// whole Pods come (docs/canary.md).
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
@@ -645,9 +648,27 @@ type CanaryStatus struct {
 	// +optional
 	Step *int32 `json:"step,omitempty"`
 
-	// Weight is the step's percentage of the traffic, once routed.
+	// Weight is the step's weight, once its Pods are available.
 	// +optional
 	Weight int32 `json:"weight,omitempty"`
+
+	// TrafficBy is how the canary's share is carried: Route (the
+	// HTTPRoute's weights) or Pods (its share of the Pods behind the
+	// Service).
+	// +optional
+	TrafficBy CanaryTraffic `json:"trafficBy,omitempty"`
+
+	// Share is the percentage of the traffic the canary gets: the route's
+	// weight, or its available Pods' share of those behind the Service.
+	// +optional
+	Share int32 `json:"share,omitempty"`
+
+	// CanaryPods and ServingPods: by Pods, the canary's available Pods and
+	// all the available Pods behind the Service (Share is their ratio).
+	// +optional
+	CanaryPods int32 `json:"canaryPods,omitempty"`
+	// +optional
+	ServingPods int32 `json:"servingPods,omitempty"`
 
 	// StepStartTime is when the step began, or got its weight.
 	// +optional
@@ -677,6 +698,16 @@ type CanaryStatus struct {
 	// +optional
 	Request *CanaryRequest `json:"request,omitempty"`
 }
+
+// CanaryTraffic is how a canary's share of the traffic is carried.
+// +kubebuilder:validation:Enum=Route;Pods
+type CanaryTraffic string
+
+// How a canary's share of the traffic is carried.
+const (
+	CanaryByRoute CanaryTraffic = "Route"
+	CanaryByPods  CanaryTraffic = "Pods"
+)
 
 // CanaryRequest is a command for one canary. An Abort stays as the
 // record of why the canary is aborted, until a Retry or a new template.

@@ -206,9 +206,10 @@ type AppServiceSpecApplyConfiguration struct {
 	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
 	// running through voluntary disruptions such as node drains.
 	DisruptionBudget *DisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
-	// Canary sends each step's share of the traffic, through the
-	// HTTPRoute, to a Deployment NAME-canary running a new Pod template,
-	// before the running Pods roll to it (docs/canary.md).
+	// Canary sends each step's share of the traffic to a Deployment
+	// NAME-canary running a new Pod template, before the running Pods roll
+	// to it: through the HTTPRoute's weights, or without httpRoute by its
+	// share of the Pods behind the Service (docs/canary.md).
 	Canary *CanaryApplyConfiguration `json:"canary,omitempty"`
 }
 

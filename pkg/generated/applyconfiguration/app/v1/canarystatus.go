@@ -19,6 +19,7 @@ limitations under the License.
 package v1
 
 import (
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -36,8 +37,19 @@ type CanaryStatusApplyConfiguration struct {
 	CanaryTemplateHash *string `json:"canaryTemplateHash,omitempty"`
 	// Step indexes spec.canary.steps; their number while promoting.
 	Step *int32 `json:"step,omitempty"`
-	// Weight is the step's percentage of the traffic, once routed.
+	// Weight is the step's weight, once its Pods are available.
 	Weight *int32 `json:"weight,omitempty"`
+	// TrafficBy is how the canary's share is carried: Route (the
+	// HTTPRoute's weights) or Pods (its share of the Pods behind the
+	// Service).
+	TrafficBy *appv1.CanaryTraffic `json:"trafficBy,omitempty"`
+	// Share is the percentage of the traffic the canary gets: the route's
+	// weight, or its available Pods' share of those behind the Service.
+	Share *int32 `json:"share,omitempty"`
+	// CanaryPods and ServingPods: by Pods, the canary's available Pods and
+	// all the available Pods behind the Service (Share is their ratio).
+	CanaryPods  *int32 `json:"canaryPods,omitempty"`
+	ServingPods *int32 `json:"servingPods,omitempty"`
 	// StepStartTime is when the step began, or got its weight.
 	StepStartTime *metav1.Time `json:"stepStartTime,omitempty"`
 	// AbortedTemplateHash names the last template aborted at its deadline
@@ -88,6 +100,38 @@ func (b *CanaryStatusApplyConfiguration) WithStep(value int32) *CanaryStatusAppl
 // If called multiple times, the Weight field is set to the value of the last call.
 func (b *CanaryStatusApplyConfiguration) WithWeight(value int32) *CanaryStatusApplyConfiguration {
 	b.Weight = &value
+	return b
+}
+
+// WithTrafficBy sets the TrafficBy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TrafficBy field is set to the value of the last call.
+func (b *CanaryStatusApplyConfiguration) WithTrafficBy(value appv1.CanaryTraffic) *CanaryStatusApplyConfiguration {
+	b.TrafficBy = &value
+	return b
+}
+
+// WithShare sets the Share field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Share field is set to the value of the last call.
+func (b *CanaryStatusApplyConfiguration) WithShare(value int32) *CanaryStatusApplyConfiguration {
+	b.Share = &value
+	return b
+}
+
+// WithCanaryPods sets the CanaryPods field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CanaryPods field is set to the value of the last call.
+func (b *CanaryStatusApplyConfiguration) WithCanaryPods(value int32) *CanaryStatusApplyConfiguration {
+	b.CanaryPods = &value
+	return b
+}
+
+// WithServingPods sets the ServingPods field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServingPods field is set to the value of the last call.
+func (b *CanaryStatusApplyConfiguration) WithServingPods(value int32) *CanaryStatusApplyConfiguration {
+	b.ServingPods = &value
 	return b
 }
 

@@ -23,8 +23,9 @@ package v1
 //
 // CanaryStep is one stage of a canary.
 type CanaryStepApplyConfiguration struct {
-	// Weight is the percentage of the traffic (and of the replicas,
-	// rounded up) the canary gets.
+	// Weight is the percentage of the traffic the canary gets: the
+	// route's weight; without httpRoute, its share of the Pods, as near as
+	// whole Pods come (docs/canary.md).
 	Weight *int32 `json:"weight,omitempty"`
 	// PauseSeconds is how long the weight holds, once the canary's Pods
 	// are available, before the next step.

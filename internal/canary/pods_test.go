@@ -1,0 +1,221 @@
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package canary
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
+)
+
+// TestPodReplicas: for every size from 1 to 10 and weight from 1 to 100,
+// the canary's Pods beside the stable ones are the count, from 1 to the
+// stable's, whose share is nearest the weight (the fewer on a tie), and
+// all of the stable's above 50%.
+func TestPodReplicas(t *testing.T) {
+	share := func(n, c int32) float64 { return 100 * float64(c) / float64(n+c) }
+	for n := int32(1); n <= 10; n++ {
+		for w := int32(1); w <= 100; w++ {
+			got := PodReplicas(n, w)
+			best := int32(1)
+			for c := int32(2); c <= n; c++ {
+				if math.Abs(share(n, c)-float64(w)) < math.Abs(share(n, best)-float64(w))-1e-9 {
+					best = c
+				}
+			}
+			if w >= 50 {
+				best = n
+			}
+			if got != best {
+				t.Errorf("PodReplicas(%d, %d) = %d (%.1f%%), want %d (%.1f%%)", n, w, got, share(n, got), best, share(n, best))
+			}
+		}
+	}
+	// The docs' examples, and the edges.
+	for _, tc := range []struct{ stable, weight, want int32 }{
+		{4, 25, 1}, {4, 10, 1}, {1, 10, 1}, {4, 50, 4}, {4, 100, 4}, {10, 20, 3}, {0, 10, 1}, {100, 10, 11},
+		{2147483647, 49, 2063268602}, {2147483647, 100, 2147483647},
+	} {
+		if got := PodReplicas(tc.stable, tc.weight); got != tc.want {
+			t.Errorf("PodReplicas(%d, %d) = %d, want %d", tc.stable, tc.weight, got, tc.want)
+		}
+	}
+}
+
+// TestDecideByPods is TestDecide's canary without a route: the same
+// steps, its weight carried by its share of the Pods behind the Service.
+func TestDecideByPods(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	at := func(ago time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-ago)} }
+	spec := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 25, PauseSeconds: 60}, {Weight: 50, PauseSeconds: 30}, {Weight: 100}}}
+	deadline := 10 * time.Minute
+	ready := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n, Available: n} }
+	// A status by Pods at step i, weight w, begun ago, with its share.
+	step := func(i, w int32, ago time.Duration, share, c, n int32) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(i), Weight: w, StepStartTime: at(ago),
+			TrafficBy: appv1.CanaryByPods, Share: share, CanaryPods: c, ServingPods: n}
+	}
+	byRoute := func(i, w int32, ago time.Duration) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(i), Weight: w, StepStartTime: at(ago)}
+	}
+	pending := Input{Spec: spec, Hash: "new", StableReplicas: 4, StableAvailable: 4, ProgressDeadline: deadline, NoRoute: true, Now: now}
+	with := func(f func(*Input)) Input {
+		in := pending
+		f(&in)
+		return in
+	}
+	const by = appv1.CanaryByPods
+
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want Decision
+	}{{
+		name: "a new template: step 1 asks for its Pod, none serves yet",
+		in:   with(func(in *Input) { in.Status = &appv1.CanaryStatus{StableTemplateHash: "old"} }),
+		want: Decision{Phase: Running, Status: step(0, 0, 0, 0, 0, 4), HoldStable: true, CanaryReplicas: 1, After: deadline, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 1 of 3, 0% of the traffic by Pods (0 of 4): waits for its Pods"},
+	}, {
+		name: "step 1's Pod available: 1 of 5 Pods serve, 20% for a 25% step; its pause starts, no route weight",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 0, time.Minute, 0, 0, 4), ready(1) }),
+		want: Decision{Phase: Running, Status: step(0, 25, 0, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: time.Minute, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: pauses",
+			Event:   &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 1 of 3: 20% of the traffic by Pods (1 of 5), for a 25% step"}},
+	}, {
+		name: "mid-pause: nothing changes",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 25, 20*time.Second, 20, 1, 5), ready(1) }),
+		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: pauses"},
+	}, {
+		name: "mid-pause, a stable Pod unavailable: the share says so",
+		in: with(func(in *Input) {
+			in.Status, in.Pods, in.StableAvailable = step(0, 25, 20*time.Second, 20, 1, 5), ready(1), 3
+		}),
+		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 25, 1, 4), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 1 of 3, 25% of the traffic by Pods (1 of 4), for a 25% step: pauses"},
+	}, {
+		name: "pause over: step 2 asks for as many Pods as the stable's",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 25, time.Minute, 20, 1, 5), ready(1) }),
+		want: Decision{Phase: Running, Status: step(1, 25, 0, 20, 1, 5), HoldStable: true, CanaryReplicas: 4, After: deadline, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 2 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: waits for its Pods"},
+	}, {
+		name: "step 3 (100%) is carried as 50%: 4 of 8",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(2, 50, time.Minute, 50, 4, 8), ready(4) }),
+		want: Decision{Phase: Running, Status: step(2, 100, 0, 50, 4, 8), HoldStable: true, CanaryReplicas: 4, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 3 of 3, 50% of the traffic by Pods (4 of 8), for a 100% step: pauses",
+			Event:   &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 3 of 3: 50% of the traffic by Pods (4 of 8), for a 100% step"}},
+	}, {
+		name: "promoting: the canary keeps its Pods until the stable ones all run its template",
+		in:   with(func(in *Input) { in.Status, in.Pods = step(3, 100, 0, 50, 4, 8), ready(4) }),
+		want: Decision{Phase: Promoting, Status: step(3, 100, 0, 50, 4, 8), CanaryReplicas: 4, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryPromoting,
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 50% of the traffic by Pods (4 of 8), for a 100% step until they have"},
+	}, {
+		name: "aborted, a stable Pod unavailable: the canary's Pods stay until it is back",
+		in: with(func(in *Input) {
+			in.Spec = spec.DeepCopy()
+			in.Spec.Abort = true
+			in.Status, in.Pods, in.StableAvailable = step(1, 25, time.Minute, 25, 1, 4), ready(1), 3
+		}),
+		want: Decision{Phase: Aborted, HoldStable: true, CanaryReplicas: 1, TrafficBy: by, Reason: appv1.ReasonCanaryAborted,
+			Status: &appv1.CanaryStatus{StableTemplateHash: "old", TrafficBy: by, Share: 25, CanaryPods: 1, ServingPods: 4},
+			Message: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); " +
+				"its Pods go once the stable Pods are all available",
+			Event: &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted, "Canary new aborted: spec.canary.abort is true " +
+				"(set it back to false to try again); its Pods go once the stable Pods are all available"}},
+	}, {
+		name: "aborted, every stable Pod available: the canary's Pods go",
+		in: with(func(in *Input) {
+			in.Spec = spec.DeepCopy()
+			in.Spec.Abort = true
+			in.Status, in.Pods, in.StableRolledOut = step(1, 25, time.Minute, 20, 1, 5), ready(1), true
+		}),
+		want: Decision{Phase: Aborted, HoldStable: true, TrafficBy: by, Reason: appv1.ReasonCanaryAborted,
+			Status:  &appv1.CanaryStatus{StableTemplateHash: "old"},
+			Message: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic",
+			Event: &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted,
+				"Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic"}},
+	}, {
+		name: "a route added during a canary by Pods: it goes on by Pods, no weight on the route",
+		in: with(func(in *Input) {
+			in.NoRoute, in.Status, in.Pods = false, step(0, 25, 20*time.Second, 20, 1, 5), ready(1)
+		}),
+		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: pauses"},
+	}, {
+		name: "a route added during a canary by Pods, the cluster without the Gateway API: it goes on by Pods",
+		in: with(func(in *Input) {
+			in.NoRoute, in.RouteMissing, in.Status, in.Pods = false, true, step(0, 25, 20*time.Second, 20, 1, 5), ready(1)
+		}),
+		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: pauses"},
+	}, {
+		name: "the route removed during a canary by route: it starts over, by Pods",
+		in:   with(func(in *Input) { in.Status, in.Pods = byRoute(1, 25, 10*time.Second), ready(1) }),
+		want: Decision{Phase: Running, Status: step(0, 0, 0, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: deadline, TrafficBy: by,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5): waits for its Pods"},
+	}, {
+		name: "the route removed during a promotion by route: the promotion goes on",
+		in:   with(func(in *Input) { in.Status, in.Pods = byRoute(3, 100, 0), ready(4) }),
+		want: Decision{Phase: Promoting, Status: func() *appv1.CanaryStatus {
+			st := byRoute(3, 100, 0)
+			st.TrafficBy, st.Share = appv1.CanaryByRoute, 100
+			return st
+		}(), CanaryReplicas: 4, RouteWeight: 100, TrafficBy: appv1.CanaryByRoute, Reason: appv1.ReasonCanaryPromoting,
+			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 100% of the traffic by route until they have"},
+	}, {
+		name: "by route: the share is the route's weight",
+		in:   with(func(in *Input) { in.NoRoute, in.Status, in.Pods = false, byRoute(0, 25, 20*time.Second), ready(1) }),
+		want: Decision{Phase: Running, Status: func() *appv1.CanaryStatus {
+			st := byRoute(0, 25, 20*time.Second)
+			st.TrafficBy, st.Share = appv1.CanaryByRoute, 25
+			return st
+		}(), HoldStable: true, CanaryReplicas: 1, RouteWeight: 25, After: 40 * time.Second, TrafficBy: appv1.CanaryByRoute,
+			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 25% of the traffic by route: pauses"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Decide(tc.in)); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// Testers need the route: by Pods, never.
+	in := with(func(in *Input) {
+		in.Spec = spec.DeepCopy()
+		in.Spec.TesterHeaders = []appv1.TesterHeader{{Name: "x-canary", Value: "1"}}
+		in.Status, in.Pods = step(0, 25, 20*time.Second, 20, 1, 5), ready(1)
+	})
+	if Decide(in).Testers {
+		t.Errorf("a canary by Pods sends the testers to the canary: it has no route to")
+	}
+}
