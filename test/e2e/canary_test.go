@@ -292,8 +292,8 @@ func testCanaryAbort(t *testing.T) {
 // TestCanaryRestart: the controller killed (SIGKILL) at each edge of a
 // canary, right after it recorded the edge, and restarted: no step is
 // skipped nor taken twice, no pause starts over, and the route never sends
-// traffic to a canary without available Pods. Serial: it restarts the
-// suite's controller.
+// traffic to a canary without available Pods; the same of a canary by
+// Pods. Serial: it restarts the suite's controller.
 func TestCanaryRestart(t *testing.T) {
 	serial(t, 2)
 	installGatewayAPI(t)
@@ -354,6 +354,30 @@ func TestCanaryRestart(t *testing.T) {
 	grec.waitAtGate(t, 1)
 	grec.holds(t, 3*time.Second)
 	grec.waitEdges(t, "0@0%", "0@10%", "1@10%", "1@50%")
+
+	// A canary by Pods (no route), killed as soon as each of its first
+	// four edges is recorded: each edge once, in order, none skipped.
+	const pods = "bypods"
+	createAppService(t, ns, pods, podsSpec(2,
+		appv1.CanaryStep{Weight: 25, PauseSeconds: 6}, appv1.CanaryStep{Weight: 50, PauseSeconds: 6}, appv1.CanaryStep{Weight: 100}))
+	waitAvailable(t, ns, pods, 2)
+	prec := recordCanary(t, ns, pods)
+	updateAppService(t, ns, pods, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	for k := 1; k <= 4; k++ {
+		prec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
+			if got := edgeNames(canaryEdges(vs)); len(got) < k {
+				return fmt.Errorf("edges so far %v, waiting for edge %d", got, k)
+			}
+			return nil
+		})
+		restartController(t)
+	}
+	waitCanaryDone(t, ns, pods)
+	prec.waitDone(t)
+	want = []string{"0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%"}
+	if got := edgeNames(canaryEdges(prec.app.snapshot())); !slices.Equal(got, want) && !slices.Equal(got, want[:6]) {
+		t.Errorf("the canary by Pods' edges went %v, want %v", got, want)
+	}
 }
 
 // canaryRecord is what watches recorded of an AppService's canary, from

@@ -128,7 +128,7 @@ func testPluginWatch(t *testing.T) {
 	releaser := &plugin{t: t, kubeconfig: cluster.Kubeconfig, ns: ns, extra: []string{"--as=" + releaserName}}
 
 	w := viewerPlugin.start("get", name, "--watch")
-	const gated1 = "step 1 of 3, 10% of the traffic, waits at its gate"
+	const gated1 = "step 1 of 3, 10% of the traffic by route, waits at its gate"
 	first := w.waitFrame(t, gated1, nil)
 	firstAt := time.Now()
 
@@ -141,7 +141,7 @@ func testPluginWatch(t *testing.T) {
 			strings.Count(f, "✔ Running") == 2 && !strings.Contains(f, "◌ Progressing")
 	})
 	releaser.expect(0, "appservice/"+name+": step 1 of 3 promoted (canary "+hash+")\n", "", "promote", name)
-	last := w.waitFrame(t, "step 2 of 3, 50% of the traffic, waits at its gate", nil)
+	last := w.waitFrame(t, "step 2 of 3, 50% of the traffic by route, waits at its gate", nil)
 	// A window in which nothing changes: a client that polled (every few
 	// seconds, as a loop of kubectl get would) would ask within it, and
 	// one that redrew on a timer would write frames.

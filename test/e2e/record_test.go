@@ -136,8 +136,14 @@ func (r *recording[T]) wait(t *testing.T, timeout time.Duration, check func([]T)
 // it: the record would miss versions.
 func record[O metav1.Object](t *testing.T, watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), name string) *recording[version[O]] {
 	t.Helper()
+	return recordSelected[O](t, watchFn, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}, name)
+}
+
+// recordSelected is record of the objects opts selects (what names them).
+func recordSelected[O metav1.Object](t *testing.T, watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), opts metav1.ListOptions, name string) *recording[version[O]] {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := watchFn(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	w, err := watchFn(ctx, opts)
 	if err != nil {
 		cancel()
 		t.Fatalf("watching %s: %v", name, err)
