@@ -337,6 +337,32 @@ func tourSteps() []step {
 		},
 		check: resumedAsBefore,
 	}, {
+		title: text{"A canary without a route: the Pods' share", "没有路由的金丝雀发布：按 Pod 的份额"},
+		say: text{
+			"nginx-app has no route: just its NodePort Service. With spec.canary, a new image first runs in a Deployment\n" +
+				"nginx-app-canary whose Pods serve behind that same Service, beside the 3 stable ones: 1 of 4 Pods for a 25% step,\n" +
+				"then 3 of 6 for 50%. The status and the Events say the share the Pods carry, by Pods; the Service keeps its UID,\n" +
+				"cluster IP and node port.",
+			"nginx-app 没有路由，只有它的 NodePort Service。设置 spec.canary 后，新镜像先运行在 Deployment nginx-app-canary 中，\n" +
+				"它的 Pod 在同一个 Service 后面、与 3 个稳定版 Pod 并列提供服务：25% 的一步是 4 个 Pod 中的 1 个，\n" +
+				"50% 是 6 个中的 3 个。status 和 Event 给出的是 Pod 实际承载的份额，注明 by Pods；Service 的 UID、cluster IP 和 NodePort 都不变。",
+		},
+		before: mark("service", "service/nginx-app", "{.metadata.uid}/{.spec.clusterIP}"),
+		cmds: []command{
+			kubectl("patch", "appsvc", "nginx-app", "--type=merge", "-p",
+				`{"spec":{"image":"nginx:1.28","canary":{"steps":[{"weight":25,"pauseSeconds":3},{"weight":50,"pauseSeconds":3},{"weight":100}]}}}`),
+			kubectl("wait", "--for=jsonpath={.status.canary.trafficBy}=Pods", "appsvc/nginx-app", "--timeout=1m"),
+			kubectl("wait", "--for=jsonpath={.spec.template.spec.containers[0].image}=nginx:1.28", "deploy/nginx-app", "--timeout=2m"),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=RolloutComplete`, "appsvc/nginx-app", "--timeout=2m"),
+			kubectl("get", "events", "--field-selector", "involvedObject.name=nginx-app,reason=CanaryStep"),
+			kubectl("get", "svc", "nginx-app"),
+		},
+		expect: text{
+			"steps of 25% of the traffic by Pods (1 of 4) and 50% (3 of 6), then promoted: nginx:1.28 on every Pod, the same Service on node port 30002",
+			"25% 的流量按 Pod 承载（4 个中的 1 个）、再到 50%（6 个中的 3 个），然后晋升：每个 Pod 都运行 nginx:1.28，Service 不变，NodePort 仍是 30002",
+		},
+		check: canaryByPods,
+	}, {
 		title: text{"A canary through the route", "经由路由的金丝雀发布"},
 		say: text{
 			"shop has an HTTPRoute and spec.canary: a new image first gets 10% of the traffic through a Deployment and\n" +
@@ -718,6 +744,23 @@ func routeSplits(_ context.Context, t *tour) error {
 		}
 	}
 	return nil
+}
+
+// canaryByPods: nginx-app's canary went by Pods, 1 of 4 then 3 of 6, and
+// was promoted behind the same Service.
+func canaryByPods(ctx context.Context, t *tour) error {
+	for _, share := range []string{"25% of the traffic by Pods (1 of 4), for a 25% step", "50% of the traffic by Pods (3 of 6), for a 50% step"} {
+		if err := t.event(ctx, "nginx-app", "CanaryStep", share); err != nil {
+			return err
+		}
+	}
+	if err := t.equals(ctx, "service/nginx-app", "{.metadata.uid}/{.spec.clusterIP}", t.marks["service"]); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "service/nginx-app", "{.spec.ports[0].nodePort}", "30002"); err != nil {
+		return err
+	}
+	return t.equals(ctx, "deployment/nginx-app", "{.status.updatedReplicas}/{.status.availableReplicas}/{.spec.template.spec.containers[0].image}", "3/3/nginx:1.28")
 }
 
 // releasedByHand: storefront's canary waited at its gate with the testers'
