@@ -209,7 +209,7 @@ func measureAnalysis(o options, n int, interval int32, window time.Duration) (An
 	if err := createCanaried(ctx, e, n, name, &appv1.Canary{
 		Steps:    []appv1.CanaryStep{{Weight: 10, PauseSeconds: 3600}, {Weight: 100}},
 		Analysis: &appv1.CanaryAnalysis{IntervalSeconds: interval, Metrics: metrics},
-	}, routes); err != nil {
+	}, routes, true); err != nil {
 		return res, err
 	}
 	// The idle controller's CPU over a window as long, for reference.

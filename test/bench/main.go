@@ -273,6 +273,7 @@ type Results struct {
 	// under the default cap on config rollouts and without one.
 	ConfigRollouts []ConfigRollouts `json:"configRollouts,omitempty"`
 	Canaries       Canaries         `json:"canaries"`
+	CanariesByPods Canaries         `json:"canariesByPods"`
 	// Analysis: what canary analyses cost the controller and Prometheus;
 	// SlowPrometheus: what a slow Prometheus costs the AppServices
 	// without one (test/bench/analysis.go).
@@ -309,14 +310,17 @@ type PeerRun struct {
 	BinaryBytes        int64   `json:"binaryBytes"`
 }
 
-// Canaries: N AppServices of two replicas behind an HTTPRoute, each with a
-// canary of three steps (10%, 50%, 100%, no pause), all given a new image
-// at once, on a cluster that runs their Pods. From the spec change to the
-// first weighted traffic (the route's canary weight above 0, seen through
-// a watch), median and slowest; until every canary is promoted and gone;
-// and the controller's writes per canary, in all and of the children.
+// Canaries: N AppServices of two replicas behind an HTTPRoute (or, by
+// Pods, without one), each with a canary of three steps (10%, 50%, 100%,
+// no pause), all given a new image at once, on a cluster that runs their
+// Pods. From the spec change to the first weighted traffic (the route's
+// canary weight above 0, or by Pods the status's share above 0, seen
+// through a watch), median and slowest; until every canary is promoted
+// and gone; and the controller's writes per canary, in all and of the
+// children.
 type Canaries struct {
 	N                    int            `json:"n"`
+	ByPods               bool           `json:"byPods,omitempty"`
 	FirstWeightMedian    float64        `json:"firstWeightMedianSeconds"`
 	FirstWeightMax       float64        `json:"firstWeightMaxSeconds"`
 	PromotedSeconds      float64        `json:"promotedSeconds"`
@@ -533,11 +537,15 @@ func run(o options) (*Results, error) {
 	}
 	if !o.skip["canary"] {
 		logf("canaries")
-		c, err := measureCanaries(o, 100)
+		c, err := measureCanaries(o, 100, false)
 		if err != nil {
 			return nil, err
 		}
 		res.Canaries = c
+		logf("canaries by Pods")
+		if res.CanariesByPods, err = measureCanaries(o, 100, true); err != nil {
+			return nil, err
+		}
 	}
 	if err := measureAnalyses(o, res); err != nil {
 		return nil, err
@@ -1529,8 +1537,8 @@ func measureConfigRollouts(o options, n, maxRollouts int) (ConfigRollouts, error
 // and a canary of three steps without pauses, waits until they run, gives
 // them all a new image, and measures until every canary is promoted (see
 // Canaries).
-func measureCanaries(o options, n int) (Canaries, error) {
-	res := Canaries{N: n}
+func measureCanaries(o options, n int, byPods bool) (Canaries, error) {
+	res := Canaries{N: n, ByPods: byPods}
 	e, err := newEnvWith(o, "canaries", localcluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2})
 	if err != nil {
 		return res, err
@@ -1553,9 +1561,20 @@ func measureCanaries(o options, n int) (Canaries, error) {
 		return res, err
 	}
 	defer routes.close()
+	shares, err := watchShares(e)
+	if err != nil {
+		return res, err
+	}
+	defer shares.close()
+	// The first weighted traffic: the route's, or by Pods the status's share.
+	first := routes.firstWeight
+	weighted := routes.weighted
+	if byPods {
+		first, weighted = shares.firstShare, shares.shared
+	}
 
 	name := func(i int) string { return fmt.Sprintf("app-%05d", i) }
-	if err := createCanaried(ctx, e, n, name, &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}, {Weight: 50}, {Weight: 100}}}, routes); err != nil {
+	if err := createCanaried(ctx, e, n, name, &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}, {Weight: 50}, {Weight: 100}}}, routes, !byPods); err != nil {
 		return res, err
 	}
 
@@ -1570,16 +1589,16 @@ func measureCanaries(o options, n int) (Canaries, error) {
 		return res, err
 	}
 	// The first weighted traffic of each comes before its promotion.
-	if err := poll("a canary's traffic on every route", func() (bool, error) { return routes.weighted() == n, nil }); err != nil {
+	if err := poll("a canary's traffic on every AppService", func() (bool, error) { return weighted() == n, nil }); err != nil {
 		return res, err
 	}
-	if err := poll("the canaries promoted", canariesDone(ctx, e, n, routes)); err != nil {
+	if err := poll("the canaries promoted", canariesDone(ctx, e, n, routes, !byPods)); err != nil {
 		return res, err
 	}
 	res.PromotedSeconds = time.Since(start).Seconds()
 	latencies := make([]float64, n)
 	for i := range n {
-		latencies[i] = routes.firstWeight(name(i)).Sub(changed[i]).Seconds()
+		latencies[i] = first(name(i)).Sub(changed[i]).Seconds()
 	}
 	slices.Sort(latencies)
 	res.FirstWeightMedian, res.FirstWeightMax = percentile(latencies, 0.5), latencies[len(latencies)-1]
@@ -1606,31 +1625,33 @@ func measureCanaries(o options, n int) (Canaries, error) {
 }
 
 // createCanaried creates n AppServices named name(i), of two replicas
-// behind an HTTPRoute, with the canary c, and waits until each runs with
-// its route to the one Service (the canaries' and the analyses' runs).
-func createCanaried(ctx context.Context, e *env, n int, name func(int) string, c *appv1.Canary, routes *routeWatch) error {
+// behind an HTTPRoute (without one unless route), with the canary c, and
+// waits until each runs with its route to the one Service (the canaries'
+// and the analyses' runs).
+func createCanaried(ctx context.Context, e *env, n int, name func(int) string, c *appv1.Canary, routes *routeWatch, route bool) error {
 	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, &appv1.AppService{
-			ObjectMeta: metav1.ObjectMeta{Name: name(i)},
-			Spec: appv1.AppServiceSpec{
-				Size: new(int32(2)), Image: benchImage, Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
-				HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayName}}},
-				Canary:    c.DeepCopy(),
-			},
-		}, metav1.CreateOptions{})
+		spec := appv1.AppServiceSpec{
+			Size: new(int32(2)), Image: benchImage, Ports: []corev1.ServicePort{{Name: "http", Port: 80}},
+			HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayName}}},
+			Canary:    c.DeepCopy(),
+		}
+		if !route {
+			spec.HTTPRoute = nil
+		}
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, &appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name(i)}, Spec: spec}, metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return err
 	}
-	return poll("the AppServices running", canariesDone(ctx, e, n, routes))
+	return poll("the AppServices running", canariesDone(ctx, e, n, routes, route))
 }
 
 // canariesDone reports whether the n AppServices run, no canary under
-// way, each route to the one Service.
-func canariesDone(ctx context.Context, e *env, n int, routes *routeWatch) func() (bool, error) {
+// way, each route (when route) to the one Service.
+func canariesDone(ctx context.Context, e *env, n int, routes *routeWatch, route bool) func() (bool, error) {
 	return func() (bool, error) {
 		ready, err := canariesSettled(ctx, e)
-		return ready == n && routes.single() == n, err
+		return ready == n && (!route || routes.single() == n), err
 	}
 }
 
@@ -1703,6 +1724,54 @@ func watchRoutes(e *env) (*routeWatch, error) {
 }
 
 func (w *routeWatch) close() { close(w.stop) }
+
+// shareWatch follows the bench namespace's AppServices: when the status of
+// each first gave its canary a share of the traffic.
+type shareWatch struct {
+	mu    sync.Mutex
+	first map[string]time.Time
+	stop  chan struct{}
+}
+
+func watchShares(e *env) (*shareWatch, error) {
+	w := &shareWatch{first: map[string]time.Time{}, stop: make(chan struct{})}
+	observe := func(obj any) {
+		as, ok := obj.(*appv1.AppService)
+		if !ok || as.Status.Canary == nil || as.Status.Canary.Share <= 0 {
+			return
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if _, seen := w.first[as.Name]; !seen {
+			w.first[as.Name] = time.Now()
+		}
+	}
+	af := appinformers.NewSharedInformerFactoryWithOptions(e.apps, 0, appinformers.WithNamespace(benchNamespace))
+	if _, err := af.App().V1().AppServices().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: observe, UpdateFunc: func(_, obj any) { observe(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	af.Start(w.stop)
+	af.WaitForCacheSync(w.stop)
+	return w, nil
+}
+
+func (w *shareWatch) close() { close(w.stop) }
+
+// shared counts the AppServices whose canary got a share.
+func (w *shareWatch) shared() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.first)
+}
+
+// firstShare is when the AppService name's canary first got a share.
+func (w *shareWatch) firstShare(name string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first[name]
+}
 
 // single counts the routes with one backend.
 func (w *routeWatch) single() int {
@@ -2375,15 +2444,22 @@ func (r *Results) markdown() string {
 		fmt.Fprintf(&m, "| one edit of a ConfigMap %d AppServices read, %s: time until all rolled out; most rolling at once | %.1f s; %d |\n",
 			cr.N, limit, cr.Seconds, cr.Peak)
 	}
-	if c := r.Canaries; c.N > 0 {
-		fmt.Fprintf(&m, "| %d canaries of three steps (10%%, 50%%, 100%%, no pause) started at once: spec change to the first weighted traffic, "+
-			"median and slowest; until all promoted | %.1f s, %.1f s; %.1f s |\n", c.N, c.FirstWeightMedian, c.FirstWeightMax, c.PromotedSeconds)
+	for _, c := range []Canaries{r.Canaries, r.CanariesByPods} {
+		if c.N == 0 {
+			continue
+		}
+		by := "by route"
+		if c.ByPods {
+			by = "by Pods (no route)"
+		}
+		fmt.Fprintf(&m, "| %d canaries %s of three steps (10%%, 50%%, 100%%, no pause) started at once: spec change to the first weighted traffic, "+
+			"median and slowest; until all promoted | %.1f s, %.1f s; %.1f s |\n", c.N, by, c.FirstWeightMedian, c.FirstWeightMax, c.PromotedSeconds)
 		writes := make([]string, 0, len(c.Writes))
 		for _, k := range slices.Sorted(maps.Keys(c.Writes)) {
 			writes = append(writes, fmt.Sprintf("%s %.1f", k, float64(c.Writes[k])/float64(c.N)))
 		}
-		fmt.Fprintf(&m, "| writes per canary of three steps: all; of the children (%s) | %.1f; %.1f |\n",
-			strings.Join(writes, ", "), c.WritesPerCanary, c.ChildWritesPerCanary)
+		fmt.Fprintf(&m, "| writes per canary %s of three steps: all; of the children (%s) | %.1f; %.1f |\n",
+			by, strings.Join(writes, ", "), c.WritesPerCanary, c.ChildWritesPerCanary)
 	}
 	if a := r.Analysis; a.N > 0 {
 		fmt.Fprintf(&m, "| %d canaries held at a routed step, an analysis of %d metrics every %d s each, a fake Prometheus answering at once, "+
