@@ -38,7 +38,8 @@ import (
 // and makes it; the Deployments, the Services and the HTTPRoute follow it;
 // pruneCanary deletes the canary's objects once the route no longer sends
 // them traffic. An AppService that never had spec.canary (nor a canary
-// status) takes none of these paths: nothing about it changes.
+// status, nor a canary Deployment) takes none of these paths: nothing
+// about it changes.
 
 // decideCanary makes the sync's canary decision for desired, the
 // Deployment the spec asks for (with its config digest). When it cannot
@@ -76,11 +77,13 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 	}
 	in.StableInLine = !found || !children.TemplateChanges(live, desired)
 	if found {
-		in.StableRolledOut = appstatus.Progress(s.as, live).Done
 		in.StableAvailable = live.Status.AvailableReplicas
 		if children.Autoscaled(s.as) {
 			in.StableReplicas = *children.AutoscaledReplicas(s.as, live.Spec.Replicas)
 		}
+		// Rolled out at the spec's count: a stable that gave up Pods to a
+		// canary (shrinkStable) is not, until it has them back.
+		in.StableRolledOut = appstatus.Progress(s.as, live).Done && ptr.Deref(live.Spec.Replicas, 1) >= in.StableReplicas
 	}
 	c, found, err := s.c.deployments.Get(desired.Namespace, children.CanaryName(s.as))
 	if err != nil {
@@ -111,9 +114,45 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 }
 
 // canaryChildren reports whether the AppService may have a canary's
-// objects: spec.canary is set, or its status says it was.
+// objects: spec.canary is set, its status says it was, or its canary's
+// Deployment is still there (one by Pods held until the stable Pods are
+// back: canaryHeld).
 func (s *appSync) canaryChildren() bool {
-	return s.as.Spec.Canary != nil || s.as.Status.Canary != nil
+	if s.as.Spec.Canary != nil || s.as.Status.Canary != nil {
+		return true
+	}
+	_, found, err := s.c.deployments.Get(s.as.Namespace, children.CanaryName(s.as))
+	return found || err != nil
+}
+
+// canaryHeld is the canary's Deployment when the decision no longer asks
+// for it but its Pods must stay: they serve behind the AppService's
+// Service (a canary by Pods) and the stable Deployment is not rolled out
+// at the spec's count (an abort, a rollback or spec.canary removed, the
+// stable Pods coming back, or rolling). Deleting it then would take
+// serving Pods away before their replacements are available. Nil when
+// it may go (or is not there); suspended, it may: no Pods are promised.
+// The stable Deployment's status changes wake the sync that lets it go.
+func (s *appSync) canaryHeld(desired *appsv1.Deployment) *appsv1.Deployment {
+	if children.Suspended(s.as) {
+		return nil
+	}
+	c, found, err := s.c.deployments.Get(desired.Namespace, children.CanaryName(s.as))
+	if err != nil || !found || !metav1.IsControlledBy(c, s.as) || c.Spec.Template.Labels[appv1.LabelAppService] != s.as.Name {
+		return nil
+	}
+	live, found, err := s.c.deployments.Get(desired.Namespace, desired.Name)
+	if err != nil || !found {
+		return nil
+	}
+	want := ptr.Deref(desired.Spec.Replicas, 1)
+	if children.Autoscaled(s.as) {
+		want = *children.AutoscaledReplicas(s.as, live.Spec.Replicas)
+	}
+	if appstatus.Progress(s.as, live).Done && ptr.Deref(live.Spec.Replicas, 1) >= want {
+		return nil
+	}
+	return c
 }
 
 // canaryDeployment is the canary's Deployment the decision asks for (nil:
@@ -180,8 +219,12 @@ func (s *appSync) pruneCanary(ctx context.Context, desired *appsv1.Deployment, c
 		services.Unwanted = "the canary ended"
 	}
 	deployments.Unwanted = "the canary ended"
+	keep := s.canaryDeployment(desired)
+	if keep == nil {
+		keep = s.canaryHeld(desired)
+	}
 	return errors.Join(
-		deployments.Prune(ctx, &s.Sync, desired, s.canaryDeployment(desired)),
+		deployments.Prune(ctx, &s.Sync, desired, keep),
 		services.Prune(ctx, &s.Sync, service, s.canaryService()),
 	)
 }

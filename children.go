@@ -49,7 +49,8 @@ func (s *appSync) serviceAccounts() owner.ChildKind[*corev1.ServiceAccount] {
 // A config rollout held (throttleConfigRollout) keeps the config digest of
 // live, the Deployment the update is made from.
 // While a canary runs a new template, the Deployment keeps the one its
-// Pods run (children.HoldTemplate). A template change is marked with why
+// Pods run (children.HoldTemplate), at the canary decision's count when it
+// gives Pods up to it (shrinkStable). A template change is marked with why
 // it happens (configrollout.Mark). The canary's own Deployment is
 // canaryDeployments'.
 func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
@@ -58,11 +59,15 @@ func (s *appSync) deployments() owner.ChildKind[*appsv1.Deployment] {
 		Name: "Deployment", Client: s.c.kubeClient.AppsV1().Deployments(s.as.Namespace),
 		Cache: s.c.deployments,
 		Diff: func(live, desired *appsv1.Deployment) (*appsv1.Deployment, []string) {
-			if autoscaled || s.configHeld {
+			if autoscaled || s.configHeld || s.canary.StableReplicas != nil {
 				desired = desired.DeepCopy()
 			}
 			if autoscaled {
 				desired.Spec.Replicas = children.AutoscaledReplicas(s.as, live.Spec.Replicas)
+			}
+			if r := s.canary.StableReplicas; r != nil {
+				// A canary by Pods holds the Pods it took (shrinkStable).
+				desired.Spec.Replicas = new(*r)
 			}
 			if s.configHeld {
 				delete(desired.Spec.Template.Annotations, appv1.AnnotationConfigDigest)

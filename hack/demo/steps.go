@@ -760,7 +760,8 @@ func canaryByPods(ctx context.Context, t *tour) error {
 	if err := t.equals(ctx, "service/nginx-app", "{.spec.ports[0].nodePort}", "30002"); err != nil {
 		return err
 	}
-	return t.equals(ctx, "deployment/nginx-app", "{.status.updatedReplicas}/{.status.availableReplicas}/{.spec.template.spec.containers[0].image}", "3/3/nginx:1.28")
+	return t.equals(ctx, "deployment/nginx-app",
+		"{.status.updatedReplicas}/{.status.availableReplicas}/{.spec.template.spec.containers[0].image}", "3/3/nginx:1.28")
 }
 
 // releasedByHand: storefront's canary waited at its gate with the testers'

@@ -187,6 +187,11 @@ type Decision struct {
 	// Testers: the HTTPRoute sends the requests with spec.canary's
 	// testerHeaders to the canary (it has an available Pod).
 	Testers bool
+	// StableReplicas is the stable Deployment's replica count while a
+	// canary by Pods with spec.canary.shrinkStable runs (nil: the spec's):
+	// it gives up a Pod for each canary Pod of the step whose weight is
+	// carried, once they are available.
+	StableReplicas *int32
 	// TrafficBy is how the canary's share is carried: Route or Pods (its
 	// Pods are then labelled for the AppService's Service, and it has no
 	// Service of its own).
@@ -212,6 +217,16 @@ func Decide(in Input) Decision {
 	// its promotion, whatever the weight; through the route only.
 	d.Testers = in.Spec != nil && len(in.Spec.TesterHeaders) > 0 && in.Pods.serving() &&
 		(d.Phase == Running || d.Phase == Promoting) && in.by == appv1.CanaryByRoute
+	if in.shrinking() && d.Phase == Running {
+		// The stable gives up the Pods of the step carried: none until the
+		// first step's are available, the next step's only once its own
+		// are. The Pods serving never drop below the spec's count.
+		stable := in.StableReplicas
+		if d.Status.Weight > 0 {
+			stable = max(0, stable-in.replicas(d.Status.Weight))
+		}
+		d.StableReplicas = &stable
+	}
 	if d.Status != nil && d.CanaryReplicas > 0 {
 		d.Status.TrafficBy = in.by
 		d.Status.Share, d.Status.CanaryPods, d.Status.ServingPods = d.RouteWeight, 0, 0
@@ -288,10 +303,7 @@ func decide(in Input) Decision {
 	if st.AbortedTemplateHash == in.Hash && !running {
 		return stillAborted(in, st)
 	}
-	podsRunning := running && st.CanaryTemplateHash == in.Hash && in.by == appv1.CanaryByPods
-	if in.RouteMissing && !podsRunning && (!running || st.CanaryTemplateHash != in.Hash || *st.Step < steps) {
-		// No step may claim a weight no route carries. A promotion under
-		// way goes on: it needs no route.
+	if holdForRoute(in, st, running) {
 		return awaitRoute(in, st)
 	}
 	if !running || st.CanaryTemplateHash != in.Hash || recordedBy(st) != in.by {
@@ -371,6 +383,20 @@ func decide(in Input) Decision {
 		return d
 	}
 	return advance(in, st, step)
+}
+
+// holdForRoute reports whether the canary must hold at its start for its
+// route, which the cluster cannot hold: no step may claim a weight no
+// route carries. A promotion under way goes on, needing no route; so does
+// a canary by Pods to which a route was added.
+func holdForRoute(in Input, st *appv1.CanaryStatus, running bool) bool {
+	if !in.RouteMissing {
+		return false
+	}
+	if !running || st.CanaryTemplateHash != in.Hash {
+		return true
+	}
+	return in.by != appv1.CanaryByPods && *st.Step < int32(len(in.Spec.Steps))
 }
 
 // rollback reports whether hash is one of the last stable templates
@@ -676,12 +702,35 @@ func promoting(in Input, st *appv1.CanaryStatus) Decision {
 }
 
 // replicas is the canary's replica count at a step of weight: by route,
-// CanaryReplicas; by Pods, PodReplicas.
+// CanaryReplicas; by Pods, PodReplicas, or ShrinkReplicas when the stable
+// shrinks.
 func (in Input) replicas(weight int32) int32 {
-	if in.by == appv1.CanaryByPods {
+	switch {
+	case in.shrinking():
+		return ShrinkReplicas(in.StableReplicas, weight)
+	case in.by == appv1.CanaryByPods:
 		return PodReplicas(in.StableReplicas, weight)
 	}
 	return CanaryReplicas(in.StableReplicas, weight)
+}
+
+// shrinking: a canary by Pods whose stable gives up a Pod for each of its
+// own (spec.canary.shrinkStable).
+func (in Input) shrinking() bool {
+	return in.by == appv1.CanaryByPods && in.Spec != nil && in.Spec.ShrinkStable
+}
+
+// ShrinkReplicas is the canary's replica count for a step of weight
+// percent by Pods when the stable gives up as many (shrinkStable): of the
+// spec's count, the nearest to weight percent (the fewer on a tie), from 1
+// to all of them.
+func ShrinkReplicas(size, weight int32) int32 {
+	n, w := int64(max(size, 0)), int64(min(max(weight, 0), 100))
+	c := n * w / 100
+	if n*w%100 > 50 {
+		c++
+	}
+	return int32(min(max(c, 1), max(n, 1)))
 }
 
 // PodReplicas is the canary's replica count for a step of weight percent

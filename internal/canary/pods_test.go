@@ -18,6 +18,7 @@ package canary
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,5 +218,96 @@ func TestDecideByPods(t *testing.T) {
 	})
 	if Decide(in).Testers {
 		t.Errorf("a canary by Pods sends the testers to the canary: it has no route to")
+	}
+}
+
+// TestShrinkReplicas: with shrinkStable, the canary's Pods are the
+// nearest to the weight's share of the spec's count, from 1 to all.
+func TestShrinkReplicas(t *testing.T) {
+	for _, tc := range []struct{ size, weight, want int32 }{
+		{4, 25, 1}, {4, 10, 1}, {4, 50, 2}, {4, 100, 4}, {10, 25, 2}, {10, 26, 3}, {3, 50, 1}, {3, 51, 2},
+		{1, 10, 1}, {0, 50, 1}, {2147483647, 100, 2147483647},
+	} {
+		if got := ShrinkReplicas(tc.size, tc.weight); got != tc.want {
+			t.Errorf("ShrinkReplicas(%d, %d) = %d, want %d", tc.size, tc.weight, got, tc.want)
+		}
+	}
+	for n := int32(1); n <= 10; n++ {
+		for w := int32(1); w <= 100; w++ {
+			c := ShrinkReplicas(n, w)
+			off := func(c int32) float64 { return math.Abs(100*float64(c)/float64(n) - float64(w)) }
+			if c < 1 || c > n || (c > 1 && off(c-1) <= off(c) && c-1 >= 1) || (c < n && off(c+1) < off(c)) {
+				t.Errorf("ShrinkReplicas(%d, %d) = %d: not the nearest share from 1 to %d", n, w, c, n)
+			}
+		}
+	}
+}
+
+// TestDecideShrinkStable: a canary by Pods whose stable gives up a Pod for
+// each of its own, once they are available: the Pods behind the Service
+// stay at the spec's 4 through the steps, and the stable takes them back
+// before the canary's go.
+func TestDecideShrinkStable(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	spec := &appv1.Canary{ShrinkStable: true, Steps: []appv1.CanaryStep{{Weight: 25, PauseSeconds: 60}, {Weight: 50}, {Weight: 100}}}
+	ready := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n, Available: n} }
+	step := func(i, w int32, ago time.Duration) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(i), Weight: w,
+			StepStartTime: &metav1.Time{Time: now.Add(-ago)}, TrafficBy: appv1.CanaryByPods}
+	}
+	type want struct {
+		phase          Phase
+		canary         int32
+		stable         *int32
+		step, weight   int32
+		share, of      int32
+		messageHasPods string
+	}
+	for _, tc := range []struct {
+		name            string
+		st              *appv1.CanaryStatus
+		pods            *Pods
+		stableAvailable int32
+		rolledOut       bool
+		abort           bool
+		want            want
+	}{
+		{name: "a new template: the canary's Pod first, the stable keeps its 4", st: &appv1.CanaryStatus{StableTemplateHash: "old"},
+			stableAvailable: 4, want: want{Running, 1, new(int32(4)), 0, 0, 0, 4, "(0 of 4)"}},
+		{name: "step 1's Pod available: the stable gives one up", st: step(0, 0, time.Second), pods: ready(1),
+			stableAvailable: 4, want: want{Running, 1, new(int32(3)), 0, 25, 20, 5, "(1 of 5)"}},
+		{name: "mid-pause, the stable at 3: 1 of 4", st: step(0, 25, time.Second), pods: ready(1),
+			stableAvailable: 3, want: want{Running, 1, new(int32(3)), 0, 25, 25, 4, "(1 of 4)"}},
+		{name: "step 2 asks for 2 Pods; the stable keeps 3 until they are available", st: step(0, 25, time.Minute), pods: ready(1),
+			stableAvailable: 3, want: want{Running, 2, new(int32(3)), 1, 25, 25, 4, "(1 of 4)"}},
+		{name: "step 3 (100%) available: the stable at 0, all 4 Pods the canary's", st: step(2, 50, 0), pods: ready(4),
+			stableAvailable: 2, want: want{Running, 4, new(int32(0)), 2, 100, 67, 6, "(4 of 6)"}},
+		{name: "promoting: the stable back to 4 on the new template, the canary kept", st: step(3, 100, 0), pods: ready(4),
+			want: want{Promoting, 4, nil, 3, 100, 100, 4, "(4 of 4)"}},
+		{name: "aborted: the stable back to 4, the canary's Pods kept until they are available", st: step(1, 50, time.Second), pods: ready(2),
+			stableAvailable: 2, abort: true, want: want{Aborted, 2, nil, -1, 0, 50, 4, "its Pods go once the stable Pods are all available"}},
+		{name: "aborted, the stable's 4 available: the canary's Pods go", st: step(1, 50, time.Second), pods: ready(2),
+			stableAvailable: 4, rolledOut: true, abort: true, want: want{Aborted, 0, nil, -1, 0, 0, 0, "the stable version serves all the traffic"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := spec.DeepCopy()
+			c.Abort = tc.abort
+			d := Decide(Input{Spec: c, Hash: "new", StableReplicas: 4, StableAvailable: tc.stableAvailable, StableRolledOut: tc.rolledOut,
+				ProgressDeadline: 10 * time.Minute, NoRoute: true, Status: tc.st, Pods: tc.pods, Now: now})
+			got := want{phase: d.Phase, canary: d.CanaryReplicas, stable: d.StableReplicas, step: -1}
+			if st := d.Status; st != nil {
+				if st.Step != nil {
+					got.step, got.weight = *st.Step, st.Weight
+				}
+				got.share, got.of = st.Share, st.ServingPods
+			}
+			got.messageHasPods = tc.want.messageHasPods
+			if !strings.Contains(d.Message, tc.want.messageHasPods) {
+				got.messageHasPods = d.Message
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -204,6 +204,7 @@ func genCanary(c corpusCase) *appv1.Canary {
 			Name: gatewayv1.HTTPHeaderName(name), Value: []string{"qa", "1", ""}[draw(3)]})
 	}
 	canary.RollbackWindow = []int32{0, 0, 1, 3, 10, -1, 11}[draw(7)]
+	canary.ShrinkStable = draw(4) == 0
 	return canary
 }
 

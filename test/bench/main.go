@@ -1638,7 +1638,8 @@ func createCanaried(ctx context.Context, e *env, n int, name func(int) string, c
 		if !route {
 			spec.HTTPRoute = nil
 		}
-		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, &appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name(i)}, Spec: spec}, metav1.CreateOptions{})
+		as := &appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name(i)}, Spec: spec}
+		_, err := e.apps.AppV1().AppServices(benchNamespace).Create(ctx, as, metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return err

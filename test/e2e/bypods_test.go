@@ -57,6 +57,10 @@ import (
 //   - deadline: a canary whose Pods never become ready is aborted at its
 //     progress deadline; then a canary suspended mid-step ends, and the
 //     AppService resumes on the new template without one.
+//   - shrink: with shrinkStable, the stable gives up a Pod for each canary
+//     Pod once they are available (4, 3, 2, 0, then 4 promoted); then an
+//     abort at 50% takes the stable back to 4 before the canary's Pods go;
+//     the ready endpoints never below 4.
 func TestCanaryByPods(t *testing.T) {
 	parallel(t)
 	installGatewayAPI(t) // recordCanary watches the (absent) route too
@@ -64,6 +68,7 @@ func TestCanaryByPods(t *testing.T) {
 	t.Run("gate", func(t *testing.T) { t.Parallel(); testByPodsGate(t) })
 	t.Run("abort", func(t *testing.T) { t.Parallel(); testByPodsAbort(t) })
 	t.Run("deadline", func(t *testing.T) { t.Parallel(); testByPodsDeadline(t) })
+	t.Run("shrink", func(t *testing.T) { t.Parallel(); testByPodsShrink(t) })
 }
 
 // podsSpec is an AppService of size replicas behind a NodePort Service,
@@ -453,3 +458,61 @@ func testByPodsDeadline(t *testing.T) {
 }
 
 func ptrTrue(b *bool) bool { return b != nil && *b }
+
+func testByPodsShrink(t *testing.T) {
+	ns := newNamespace(t)
+	const name = "lean"
+	spec := podsSpec(4, appv1.CanaryStep{Weight: 25, PauseSeconds: 2}, appv1.CanaryStep{Weight: 50, PauseSeconds: 2}, appv1.CanaryStep{Weight: 100})
+	spec.Canary.ShrinkStable = true
+	createAppService(t, ns, name, spec)
+	waitAvailable(t, ns, name, 4)
+	rec := recordCanary(t, ns, name)
+	endpoints := recordSlices(t, ns, name)
+
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	waitCanaryDone(t, ns, name)
+	rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%")
+	sizes := func(vs []version[*appsv1.Deployment]) []int32 {
+		var out []int32
+		for _, v := range vs {
+			if n := *v.obj.Spec.Replicas; !v.deleted && (len(out) == 0 || out[len(out)-1] != n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	if got, want := sizes(rec.stable.snapshot()), []int32{4, 3, 2, 0, 4}; !slices.Equal(got, want) {
+		t.Errorf("the stable Deployment's replicas went %v, want %v", got, want)
+	}
+	if got, want := sizes(rec.canary.snapshot()), []int32{1, 2, 4}; !slices.Equal(got, want) {
+		t.Errorf("the canary's replicas went %v, want %v", got, want)
+	}
+
+	// Aborted at 50%: the stable back to 4 available, then the canary's
+	// Pods go.
+	mark := len(rec.stable.snapshot())
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.29" })
+	rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%", "0@0%", "0@25%", "1@25%", "1@50%")
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Canary.Abort = true })
+	waitStalled(t, ns, name, appv1.ReasonCanaryAborted, "spec.canary.abort is true")
+	var gone int64
+	rec.canary.wait(t, 2*time.Minute, func(vs []version[*appsv1.Deployment]) error {
+		if len(vs) == 0 || !vs[len(vs)-1].deleted {
+			return fmt.Errorf("the canary's Deployment not deleted yet")
+		}
+		gone = vs[len(vs)-1].rv
+		return nil
+	})
+	back, shrunk := int64(-1), false
+	for _, v := range rec.stable.snapshot()[mark:] {
+		d := v.obj
+		shrunk = shrunk || *d.Spec.Replicas < 4
+		if shrunk && back < 0 && *d.Spec.Replicas == 4 && d.Status.AvailableReplicas == 4 && d.Status.ObservedGeneration >= d.Generation {
+			back = v.rv
+		}
+	}
+	if back < 0 || back > gone {
+		t.Errorf("the canary's Deployment deleted at resourceVersion %d, the stable back at 4 available Pods at %d: want it back first", gone, back)
+	}
+	checkNeverBelow(t, endpointStates(endpoints.snapshot()), 4)
+}

@@ -81,6 +81,7 @@ type AppService struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || size(self.?ports.orValue([])) > 0",message="an httpRoute routes to the Service: ports may not be empty",fieldPath=".httpRoute"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || !has(self.httpRoute.rules) || !has(self.ports) || [self.ports].all(ps, self.httpRoute.rules.all(r, !has(r.port) || (type(r.port) == int ? ps.exists(q, q.port == r.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == r.port))))",message="each httpRoute rule's port must be one of spec.ports, by number or name",fieldPath=".httpRoute.rules"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || has(self.httpRoute)",message="testers reach the canary through the HTTPRoute's rules: set spec.httpRoute too, or remove testerHeaders",fieldPath=".canary.testerHeaders"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !self.canary.?shrinkStable.orValue(false) || (!has(self.httpRoute) && !has(self.autoscaling))",message="shrinkStable sizes a canary by Pods against size: not with httpRoute (its weights carry the share) nor autoscaling (the autoscaler owns the stable's replicas)",fieldPath=".canary.shrinkStable"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || !has(self.httpRoute) || !has(self.httpRoute.rules) || self.httpRoute.rules.all(r, !has(r.matches) || r.matches.all(m, !has(m.headers) || (size(m.headers) + size(self.canary.testerHeaders) <= 16 && !m.headers.exists(h, self.canary.testerHeaders.exists(t, t.name.lowerAscii() == h.name.lowerAscii())))))",message="the testers' rules add these headers to each match of httpRoute.rules: a match may not name one, nor have more than 16 with them",fieldPath=".canary.testerHeaders"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName) || size(self.serviceAccountName) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
 // +kubebuilder:validation:XValidation:rule="self.?progressDeadlineSeconds.orValue(600) > self.?minReadySeconds.orValue(0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
@@ -460,6 +461,13 @@ type Canary struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=8
 	TesterHeaders []TesterHeader `json:"testerHeaders,omitempty"`
+
+	// ShrinkStable: without httpRoute, the stable Deployment gives up a Pod
+	// for each canary Pod, so that the Pods behind the Service stay at
+	// size, as in Argo Rollouts' canary without a traffic router
+	// (docs/canary.md). Not with httpRoute nor autoscaling.
+	// +optional
+	ShrinkStable bool `json:"shrinkStable,omitempty"`
 
 	// RollbackWindow: a change back to one of this many last stable
 	// templates skips the steps.

@@ -36,6 +36,11 @@ type CanaryApplyConfiguration struct {
 	// TesterHeaders: requests with all of them go to the canary while it
 	// has an available Pod, beside the step's weight.
 	TesterHeaders []TesterHeaderApplyConfiguration `json:"testerHeaders,omitempty"`
+	// ShrinkStable: without httpRoute, the stable Deployment gives up a Pod
+	// for each canary Pod, so that the Pods behind the Service stay at
+	// size, as in Argo Rollouts' canary without a traffic router
+	// (docs/canary.md). Not with httpRoute nor autoscaling.
+	ShrinkStable *bool `json:"shrinkStable,omitempty"`
 	// RollbackWindow: a change back to one of this many last stable
 	// templates skips the steps.
 	RollbackWindow *int32 `json:"rollbackWindow,omitempty"`
@@ -86,6 +91,14 @@ func (b *CanaryApplyConfiguration) WithTesterHeaders(values ...*TesterHeaderAppl
 		}
 		b.TesterHeaders = append(b.TesterHeaders, *values[i])
 	}
+	return b
+}
+
+// WithShrinkStable sets the ShrinkStable field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ShrinkStable field is set to the value of the last call.
+func (b *CanaryApplyConfiguration) WithShrinkStable(value bool) *CanaryApplyConfiguration {
+	b.ShrinkStable = &value
 	return b
 }
 
