@@ -83,7 +83,9 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 		}
 		// Rolled out at the spec's count: a stable that gave up Pods to a
 		// canary (shrinkStable) is not, until it has them back.
-		in.StableRolledOut = appstatus.Progress(s.as, live).Done && ptr.Deref(live.Spec.Replicas, 1) >= in.StableReplicas
+		progress := appstatus.Progress(s.as, live)
+		in.StableRolledOut = progress.Done && ptr.Deref(live.Spec.Replicas, 1) >= in.StableReplicas
+		in.StableStuck = progress.Stalled
 	}
 	c, found, err := s.c.deployments.Get(desired.Namespace, children.CanaryName(s.as))
 	if err != nil {
@@ -92,7 +94,11 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 	// Its Pods count only when it is ours and runs the spec's template,
 	// labelled for how it carries its share.
 	byPods := canary.TrafficBy(in) == appv1.CanaryByPods
-	if found && metav1.IsControlledBy(c, s.as) && !children.TemplateChanges(c, children.NewCanaryDeployment(s.as, desired, 1, byPods)) {
+	ours := found && metav1.IsControlledBy(c, s.as)
+	if ours && c.Spec.Template.Labels[appv1.LabelAppService] == s.as.Name {
+		in.CanaryServing, in.CanaryServingAvailable = ptr.Deref(c.Spec.Replicas, 1), c.Status.AvailableReplicas
+	}
+	if ours && !children.TemplateChanges(c, children.NewCanaryDeployment(s.as, desired, 1, byPods)) {
 		stuck := appstatus.DeploymentCondition(c, appsv1.DeploymentProgressing)
 		in.Pods = &canary.Pods{
 			Observed: c.Status.ObservedGeneration >= c.Generation, Replicas: ptr.Deref(c.Spec.Replicas, 1),
@@ -129,9 +135,10 @@ func (s *appSync) canaryChildren() bool {
 // for it but its Pods must stay: they serve behind the AppService's
 // Service (a canary by Pods) and the stable Deployment is not rolled out
 // at the spec's count (an abort, a rollback or spec.canary removed, the
-// stable Pods coming back, or rolling). Deleting it then would take
-// serving Pods away before their replacements are available. Nil when
-// it may go (or is not there); suspended, it may: no Pods are promised.
+// stable Pods coming back, or rolling), nor stuck past its progress
+// deadline. Deleting it then would take serving Pods away before their
+// replacements are available. Nil when it may go (or is not there);
+// suspended, it may: no Pods are promised.
 // The stable Deployment's status changes wake the sync that lets it go.
 func (s *appSync) canaryHeld(desired *appsv1.Deployment) *appsv1.Deployment {
 	if children.Suspended(s.as) {
@@ -143,13 +150,16 @@ func (s *appSync) canaryHeld(desired *appsv1.Deployment) *appsv1.Deployment {
 	}
 	live, found, err := s.c.deployments.Get(desired.Namespace, desired.Name)
 	if err != nil || !found {
-		return nil
+		// Unreadable, or gone: the canary's may be the only Pods serving.
+		return c
 	}
 	want := ptr.Deref(desired.Spec.Replicas, 1)
 	if children.Autoscaled(s.as) {
 		want = *children.AutoscaledReplicas(s.as, live.Spec.Replicas)
 	}
-	if appstatus.Progress(s.as, live).Done && ptr.Deref(live.Spec.Replicas, 1) >= want {
+	// Past its progress deadline (no room for its Pods, say), the stable
+	// will not come back by waiting: the canary's Pods go, making room.
+	if p := appstatus.Progress(s.as, live); p.Stalled || (p.Done && ptr.Deref(live.Spec.Replicas, 1) >= want) {
 		return nil
 	}
 	return c
@@ -158,7 +168,8 @@ func (s *appSync) canaryHeld(desired *appsv1.Deployment) *appsv1.Deployment {
 // canaryDeployment is the canary's Deployment the decision asks for (nil:
 // none).
 func (s *appSync) canaryDeployment(desired *appsv1.Deployment) *appsv1.Deployment {
-	if s.canary.CanaryReplicas == 0 {
+	if s.canary.CanaryReplicas == 0 || s.canary.HoldCanary {
+		// Held, it stays as it is: pruneCanary keeps it (canaryHeld).
 		return nil
 	}
 	return children.NewCanaryDeployment(s.as, desired, s.canary.CanaryReplicas, s.canary.TrafficBy == appv1.CanaryByPods)

@@ -117,7 +117,16 @@ type Input struct {
 	NoRoute bool
 	// StableAvailable is the stable Deployment's available Pods.
 	StableAvailable int32
-	Now             time.Time
+	// StableStuck: the stable Deployment's rollout passed its progress
+	// deadline (a cluster without room for its Pods, say): a canary by Pods
+	// held for it is let go, to make room.
+	StableStuck bool
+	// CanaryServing is the replica count of the canary's Deployment when
+	// its Pods are behind the AppService's Service (a canary by Pods),
+	// whatever template it runs, and CanaryServingAvailable its available
+	// Pods; 0 otherwise.
+	CanaryServing, CanaryServingAvailable int32
+	Now                                   time.Time
 
 	// by is how the canary's share is carried (TrafficBy), set by Decide.
 	by appv1.CanaryTraffic
@@ -196,6 +205,12 @@ type Decision struct {
 	// Pods are then labelled for the AppService's Service, and it has no
 	// Service of its own).
 	TrafficBy appv1.CanaryTraffic
+	// HoldCanary: the canary's Deployment stays as it is, neither changed
+	// nor deleted (CanaryReplicas is its count), while the stable one
+	// takes back the Pods it gave up (shrinkStable): a canary by Pods whose
+	// Pods would otherwise go, or change template, before the stable's
+	// replacements are available.
+	HoldCanary bool
 }
 
 // Event is an Event to record once the status that the decision brings is
@@ -208,6 +223,11 @@ type Event struct {
 func Decide(in Input) Decision {
 	in.by = TrafficBy(in)
 	d := decide(in)
+	if d.Status != nil {
+		// Of its own: decide may return the input's status, which the
+		// caller compares the decision's with.
+		d.Status = d.Status.DeepCopy()
+	}
 	d.TrafficBy = in.by
 	if in.by == appv1.CanaryByPods {
 		// No route weight: the Service sends the canary its Pods' share.
@@ -226,6 +246,13 @@ func Decide(in Input) Decision {
 			stable = max(0, stable-in.replicas(d.Status.Weight))
 		}
 		d.StableReplicas = &stable
+	}
+	if in.Spec != nil && in.Spec.ShrinkStable && in.CanaryServing > 0 && !in.StableRolledOut && !in.StableStuck &&
+		(in.Pods == nil || d.CanaryReplicas < in.CanaryServing) {
+		// The canary's serving Pods would go, or be replaced (a lower
+		// step, a newer template, an end): first the stable takes back
+		// the Pods it gave up, and they become available.
+		d.HoldCanary, d.CanaryReplicas, d.StableReplicas = true, in.CanaryServing, nil
 	}
 	if d.Status != nil && d.CanaryReplicas > 0 {
 		d.Status.TrafficBy = in.by
@@ -267,6 +294,7 @@ func recordedBy(st *appv1.CanaryStatus) appv1.CanaryTraffic {
 // available Pods behind the Service, and the first's percentage of the
 // second, rounded to the nearest.
 func podShare(in Input) (share, canaryPods, servingPods int32) {
+	canaryPods = in.CanaryServingAvailable
 	if in.Pods != nil {
 		canaryPods = in.Pods.Available
 	}
@@ -595,7 +623,7 @@ func abort(in Input, st *appv1.CanaryStatus, why string, event bool) Decision {
 		Status:  &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash, History: st.History},
 		Message: fmt.Sprintf("Canary %s aborted: %s; the stable version serves all the traffic", in.Hash, why),
 	}
-	if in.by == appv1.CanaryByPods && in.Pods != nil && in.Pods.Replicas > 0 && !in.StableRolledOut {
+	if in.by == appv1.CanaryByPods && in.Pods != nil && in.Pods.Replicas > 0 && !in.StableRolledOut && !in.StableStuck {
 		// By Pods, the canary's Pods serve beside the stable ones: they
 		// go only once every stable Pod is available, so that the Pods
 		// serving never drop below what the stable Deployment promises.

@@ -248,9 +248,15 @@ func TestDecide(t *testing.T) {
 			Message: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
+			before := tc.in.Status.DeepCopy()
 			got := Decide(tc.in)
 			if diff := cmp.Diff(tc.want, got, carrierFields); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+			// The controller compares the decision's status with the one
+			// it gave: Decide must leave that one alone.
+			if diff := cmp.Diff(before, tc.in.Status); diff != "" {
+				t.Errorf("Decide changed the status it was given (-before +after):\n%s", diff)
 			}
 		})
 	}

@@ -262,6 +262,7 @@ func TestDecideShrinkStable(t *testing.T) {
 		step, weight   int32
 		share, of      int32
 		messageHasPods string
+		hold           bool
 	}
 	for _, tc := range []struct {
 		name            string
@@ -270,31 +271,67 @@ func TestDecideShrinkStable(t *testing.T) {
 		stableAvailable int32
 		rolledOut       bool
 		abort           bool
-		want            want
+		// serving: the canary's Deployment's replicas, behind the Service
+		// (0: as many as its Pods); stuck: the stable past its deadline;
+		// hash: the spec's template ("new" when empty).
+		serving int32
+		stuck   bool
+		hash    string
+		steps   []appv1.CanaryStep
+		want    want
 	}{
 		{name: "a new template: the canary's Pod first, the stable keeps its 4", st: &appv1.CanaryStatus{StableTemplateHash: "old"},
-			stableAvailable: 4, want: want{Running, 1, new(int32(4)), 0, 0, 0, 4, "(0 of 4)"}},
+			stableAvailable: 4, want: want{Running, 1, new(int32(4)), 0, 0, 0, 4, "(0 of 4)", false}},
 		{name: "step 1's Pod available: the stable gives one up", st: step(0, 0, time.Second), pods: ready(1),
-			stableAvailable: 4, want: want{Running, 1, new(int32(3)), 0, 25, 20, 5, "(1 of 5)"}},
+			stableAvailable: 4, want: want{Running, 1, new(int32(3)), 0, 25, 20, 5, "(1 of 5)", false}},
 		{name: "mid-pause, the stable at 3: 1 of 4", st: step(0, 25, time.Second), pods: ready(1),
-			stableAvailable: 3, want: want{Running, 1, new(int32(3)), 0, 25, 25, 4, "(1 of 4)"}},
+			stableAvailable: 3, want: want{Running, 1, new(int32(3)), 0, 25, 25, 4, "(1 of 4)", false}},
 		{name: "step 2 asks for 2 Pods; the stable keeps 3 until they are available", st: step(0, 25, time.Minute), pods: ready(1),
-			stableAvailable: 3, want: want{Running, 2, new(int32(3)), 1, 25, 25, 4, "(1 of 4)"}},
+			stableAvailable: 3, want: want{Running, 2, new(int32(3)), 1, 25, 25, 4, "(1 of 4)", false}},
 		{name: "step 3 (100%) available: the stable at 0, all 4 Pods the canary's", st: step(2, 50, 0), pods: ready(4),
-			stableAvailable: 2, want: want{Running, 4, new(int32(0)), 2, 100, 67, 6, "(4 of 6)"}},
+			stableAvailable: 2, want: want{Running, 4, new(int32(0)), 2, 100, 67, 6, "(4 of 6)", false}},
 		{name: "promoting: the stable back to 4 on the new template, the canary kept", st: step(3, 100, 0), pods: ready(4),
-			want: want{Promoting, 4, nil, 3, 100, 100, 4, "(4 of 4)"}},
+			want: want{Promoting, 4, nil, 3, 100, 100, 4, "(4 of 4)", false}},
 		{name: "aborted: the stable back to 4, the canary's Pods kept until they are available", st: step(1, 50, time.Second), pods: ready(2),
-			stableAvailable: 2, abort: true, want: want{Aborted, 2, nil, -1, 0, 50, 4, "its Pods go once the stable Pods are all available"}},
+			stableAvailable: 2, abort: true, want: want{Aborted, 2, nil, -1, 0, 50, 4, "its Pods go once the stable Pods are all available", false}},
 		{name: "aborted, the stable's 4 available: the canary's Pods go", st: step(1, 50, time.Second), pods: ready(2),
-			stableAvailable: 4, rolledOut: true, abort: true, want: want{Aborted, 0, nil, -1, 0, 0, 0, "the stable version serves all the traffic"}},
+			stableAvailable: 4, rolledOut: true, abort: true, want: want{Aborted, 0, nil, -1, 0, 0, 0, "the stable version serves all the traffic", false}},
+		{name: "aborted, the stable past its deadline (no room): the canary's Pods go", st: step(1, 50, time.Second), pods: ready(2),
+			stableAvailable: 2, stuck: true, abort: true, want: want{Aborted, 0, nil, -1, 0, 0, 0, "the stable version serves all the traffic", false}},
+		{name: "a newer template mid-canary: the canary held as it is, the stable back to 4 first", st: step(1, 50, time.Second), pods: nil,
+			serving: 2, stableAvailable: 2, hash: "newer",
+			want: want{Running, 2, nil, 0, 0, 50, 4, "(2 of 4)", true}},
+		{name: "a newer template, the stable back at 4 available: the canary changes", st: step(1, 50, time.Second), pods: nil,
+			serving: 2, stableAvailable: 4, rolledOut: true, hash: "newer",
+			want: want{Running, 1, new(int32(4)), 0, 0, 33, 6, "(2 of 6)", false}},
+		{name: "a lower step next: the canary keeps its 2 until the stable is back at 4", st: step(0, 50, time.Minute), pods: ready(2),
+			stableAvailable: 2, steps: []appv1.CanaryStep{{Weight: 50, PauseSeconds: 60}, {Weight: 25}, {Weight: 100}},
+			want: want{Running, 2, nil, 1, 50, 50, 4, "(2 of 4)", true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := spec.DeepCopy()
 			c.Abort = tc.abort
-			d := Decide(Input{Spec: c, Hash: "new", StableReplicas: 4, StableAvailable: tc.stableAvailable, StableRolledOut: tc.rolledOut,
-				ProgressDeadline: 10 * time.Minute, NoRoute: true, Status: tc.st, Pods: tc.pods, Now: now})
-			got := want{phase: d.Phase, canary: d.CanaryReplicas, stable: d.StableReplicas, step: -1}
+			if tc.steps != nil {
+				c.Steps = tc.steps
+			}
+			hash, serving := tc.hash, tc.serving
+			if hash == "" {
+				hash = "new"
+			}
+			if serving == 0 && tc.pods != nil {
+				serving = tc.pods.Replicas
+			}
+			servingAvailable := serving
+			if tc.pods != nil {
+				servingAvailable = tc.pods.Available
+			}
+			before := tc.st.DeepCopy()
+			d := Decide(Input{Spec: c, Hash: hash, StableReplicas: 4, StableAvailable: tc.stableAvailable, StableRolledOut: tc.rolledOut,
+				StableStuck: tc.stuck, CanaryServing: serving, CanaryServingAvailable: servingAvailable, ProgressDeadline: 10 * time.Minute, NoRoute: true, Status: tc.st, Pods: tc.pods, Now: now})
+			if diff := cmp.Diff(before, tc.st); diff != "" {
+				t.Errorf("Decide changed the status it was given (-before +after):\n%s", diff)
+			}
+			got := want{phase: d.Phase, canary: d.CanaryReplicas, stable: d.StableReplicas, step: -1, hold: d.HoldCanary}
 			if st := d.Status; st != nil {
 				if st.Step != nil {
 					got.step, got.weight = *st.Step, st.Weight

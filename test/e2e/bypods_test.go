@@ -59,8 +59,9 @@ import (
 //     AppService resumes on the new template without one.
 //   - shrink: with shrinkStable, the stable gives up a Pod for each canary
 //     Pod once they are available (4, 3, 2, 0, then 4 promoted); then an
-//     abort at 50% takes the stable back to 4 before the canary's Pods go;
-//     the ready endpoints never below 4.
+//     abort at 50% takes the stable back to 4 before the canary's Pods go,
+//     and a newer template at 50% does before the canary rolls to it; the
+//     ready endpoints never below 4.
 func TestCanaryByPods(t *testing.T) {
 	parallel(t)
 	installGatewayAPI(t) // recordCanary watches the (absent) route too
@@ -513,6 +514,30 @@ func testByPodsShrink(t *testing.T) {
 	}
 	if back < 0 || back > gone {
 		t.Errorf("the canary's Deployment deleted at resourceVersion %d, the stable back at 4 available Pods at %d: want it back first", gone, back)
+	}
+
+	// A newer template while a canary holds 2 of the 4 Pods: the canary's
+	// Deployment stays as it is until the stable is back at 4 available,
+	// then rolls to the newer template at its first step, and is promoted.
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image, as.Spec.Canary.Abort = "nginx:1.30", false })
+	rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%", "0@0%", "0@25%", "1@25%", "1@50%",
+		"0@0%", "0@25%", "1@25%", "1@50%")
+	held := len(rec.canary.snapshot())
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.31" })
+	waitCanaryDone(t, ns, name)
+	if d, err := getDeployment(ns, name); err != nil || appImage(d) != "nginx:1.31" {
+		t.Errorf("the stable Deployment once promoted: %v, image %s, want nginx:1.31", err, appImage(d))
+	}
+	for _, v := range rec.canary.snapshot()[held:] {
+		if v.deleted || appImage(v.obj) != "nginx:1.31" {
+			continue
+		}
+		// The first version on the newer template: the stable was back.
+		if st, ok := before(rec.stable.snapshot(), v.rv); !ok || *st.obj.Spec.Replicas != 4 || st.obj.Status.AvailableReplicas != 4 {
+			t.Errorf("the canary's Deployment rolled to nginx:1.31 at resourceVersion %d, the stable then %s: want it back at 4 available first",
+				v.rv, deploymentString(st, ok))
+		}
+		break
 	}
 	checkNeverBelow(t, endpointStates(endpoints.snapshot()), 4)
 }
