@@ -147,6 +147,18 @@ func checkNeverBelow(t *testing.T, states []endpointsState, min int) {
 	}
 }
 
+// waitCanaryDeploymentGone waits until the AppService's canary Deployment
+// is gone (a canary by Pods has no Service nor route to check).
+func waitCanaryDeploymentGone(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, time.Minute, func() error {
+		if _, err := getDeployment(ns, name+"-canary"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the canary's Deployment: %v, want it gone", err)
+		}
+		return nil
+	})
+}
+
 // canaryPod reports whether a Pod's name is one of the canary's.
 func canaryPod(app, pod string) bool { return strings.HasPrefix(pod, app+"-canary-") }
 
@@ -173,12 +185,7 @@ func testByPodsPromote(t *testing.T) {
 	if d, err := getDeployment(ns, name); err != nil || appImage(d) != "nginx:1.28" {
 		t.Errorf("the stable Deployment once promoted: %v, image %s, want nginx:1.28", err, appImage(d))
 	}
-	eventually(t, time.Minute, func() error {
-		if _, err := getDeployment(ns, name+"-canary"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the canary's Deployment: %v, want it gone", err)
-		}
-		return nil
-	})
+	waitCanaryDeploymentGone(t, ns, name)
 	edges := rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%")
 
 	// Each step's share, as the status recorded it at the step's edge: the
@@ -317,12 +324,7 @@ func testByPodsGate(t *testing.T) {
 	}
 	p.expect(0, "", "", "abort", name)
 	waitStalled(t, ns, name, appv1.ReasonCanaryAborted, "aborted on request")
-	eventually(t, time.Minute, func() error {
-		if _, err := getDeployment(ns, name+"-canary"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the canary's Deployment once aborted: %v, want it gone", err)
-		}
-		return nil
-	})
+	waitCanaryDeploymentGone(t, ns, name)
 	p.expect(0, "", "", "retry", name)
 	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonCanaryRequested, "retried on request: it starts again at step 1 of 2")
 	rec.waitAtGate(t, 0)
@@ -364,12 +366,7 @@ func testByPodsAbort(t *testing.T) {
 	if as.Status.Canary.AbortedTemplateHash == "" {
 		t.Errorf("status.canary %s does not remember the aborted template", canaryString(as.Status.Canary))
 	}
-	eventually(t, time.Minute, func() error {
-		if _, err := getDeployment(ns, name+"-canary"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the canary's Deployment: %v, want it gone", err)
-		}
-		return nil
-	})
+	waitCanaryDeploymentGone(t, ns, name)
 	for _, e := range edgeNames(canaryEdges(rec.app.snapshot())) {
 		if !strings.HasPrefix(e, "0@") {
 			t.Errorf("edge %s of a canary whose first step failed", e)
@@ -407,12 +404,7 @@ func testByPodsDeadline(t *testing.T) {
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "example.com/never-ready:1" })
 	waitStalled(t, ns, name, appv1.ReasonCanaryAborted, "not available within the progress deadline")
 	waitEvent(t, ns, name, corev1.EventTypeWarning, appv1.ReasonCanaryAborted, "progress deadline")
-	eventually(t, time.Minute, func() error {
-		if _, err := getDeployment(ns, name+"-canary"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the canary's Deployment once aborted: %v, want it gone", err)
-		}
-		return nil
-	})
+	waitCanaryDeploymentGone(t, ns, name)
 	if vs := rec.canary.snapshot(); len(vs) == 0 {
 		t.Errorf("no canary Deployment was recorded")
 	}
