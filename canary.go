@@ -231,7 +231,11 @@ func (s *appSync) pruneCanary(ctx context.Context, desired *appsv1.Deployment, c
 	}
 	deployments.Unwanted = "the canary ended"
 	keep := s.canaryDeployment(desired)
-	if keep == nil {
+	switch {
+	case s.canary.HoldCanary:
+		// Held by the decision, as it is.
+		keep, _, _ = s.c.deployments.Get(desired.Namespace, children.CanaryName(s.as))
+	case keep == nil:
 		keep = s.canaryHeld(desired)
 	}
 	return errors.Join(

@@ -241,18 +241,25 @@ func Decide(in Input) Decision {
 		// The stable gives up the Pods of the step carried: none until the
 		// first step's are available, the next step's only once its own
 		// are. The Pods serving never drop below the spec's count.
+		// A lower step gives up fewer: as many as the canary keeps.
 		stable := in.StableReplicas
 		if d.Status.Weight > 0 {
-			stable = max(0, stable-in.replicas(d.Status.Weight))
+			stable = max(0, stable-min(in.replicas(d.Status.Weight), d.CanaryReplicas))
 		}
 		d.StableReplicas = &stable
 	}
-	if in.Spec != nil && in.Spec.ShrinkStable && in.CanaryServing > 0 && !in.StableRolledOut && !in.StableStuck &&
+	if in.Spec != nil && in.Spec.ShrinkStable && in.CanaryServing > 0 && !in.StableStuck &&
 		(in.Pods == nil || d.CanaryReplicas < in.CanaryServing) {
-		// The canary's serving Pods would go, or be replaced (a lower
-		// step, a newer template, an end): first the stable takes back
-		// the Pods it gave up, and they become available.
-		d.HoldCanary, d.CanaryReplicas, d.StableReplicas = true, in.CanaryServing, nil
+		// The canary's serving Pods would go (a lower step, an end), or
+		// all be replaced (a newer template): first the stable takes back
+		// as many as that needs, and they become available.
+		need := in.StableReplicas
+		if in.Pods != nil {
+			need = max(0, need-d.CanaryReplicas)
+		}
+		if in.StableAvailable < need {
+			d.HoldCanary, d.CanaryReplicas, d.StableReplicas = true, in.CanaryServing, &need
+		}
 	}
 	if d.Status != nil && d.CanaryReplicas > 0 {
 		d.Status.TrafficBy = in.by
@@ -364,14 +371,20 @@ func decide(in Input) Decision {
 		// aborts once the canary's Deployment itself says it made no
 		// progress within the deadline (its clock starts at the loss, not
 		// at the pause's start); its status change wakes the sync.
-		routed := st.Weight == want.Weight
-		if (!routed && since >= in.ProgressDeadline) || (in.Pods != nil && in.Pods.DeadlineExceeded) {
+		// With shrinkStable, the stable's Pods may first have to come
+		// back (HoldCanary), for at most its own progress deadline: the
+		// step's Pods have that time too.
+		routed, deadline := st.Weight == want.Weight, in.ProgressDeadline
+		if in.shrinking() {
+			deadline *= 2
+		}
+		if (!routed && since >= deadline) || (in.Pods != nil && in.Pods.DeadlineExceeded) {
 			d := aborted(fmt.Sprintf("its Pods were not available within the progress deadline (%s) at step %d of %d",
-				in.ProgressDeadline, step+1, steps), true)
+				deadline, step+1, steps), true)
 			d.Status.AbortedTemplateHash = in.Hash
 			return d
 		}
-		after := in.ProgressDeadline - since
+		after := deadline - since
 		if routed {
 			after = 0
 		}

@@ -60,7 +60,8 @@ import (
 //   - shrink: with shrinkStable, the stable gives up a Pod for each canary
 //     Pod once they are available (4, 3, 2, 0, then 4 promoted); then an
 //     abort at 50% takes the stable back to 4 before the canary's Pods go,
-//     and a newer template at 50% does before the canary rolls to it; the
+//     and a newer template at 50% does before the canary rolls to it, and
+//     a step down from 50% to 25% before the canary gives up a Pod; the
 //     ready endpoints never below 4.
 func TestCanaryByPods(t *testing.T) {
 	parallel(t)
@@ -530,6 +531,19 @@ func testByPodsShrink(t *testing.T) {
 				v.rv, deploymentString(st, ok))
 		}
 		break
+	}
+
+	// Steps that go down, 50% then 25%: at the lower step the stable
+	// first has a Pod back, then the canary gives one up.
+	lower := recordCanary(t, ns, name)
+	updateAppService(t, ns, name, func(as *appv1.AppService) {
+		as.Spec.Image = "nginx:1.32"
+		as.Spec.Canary.Steps = []appv1.CanaryStep{{Weight: 50, PauseSeconds: 2}, {Weight: 25, PauseSeconds: 2}, {Weight: 100}}
+	})
+	waitCanaryDone(t, ns, name)
+	lower.waitEdges(t, "0@0%", "0@50%", "1@50%", "1@25%", "2@25%", "2@100%", "3@100%")
+	if got, want := sizes(lower.canary.snapshot()), []int32{2, 1, 4}; !slices.Equal(got, want) {
+		t.Errorf("the canary's replicas went %v, want %v", got, want)
 	}
 	checkNeverBelow(t, endpointStates(endpoints.snapshot()), 4)
 }
