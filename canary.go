@@ -78,6 +78,8 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 	in.StableInLine = !found || !children.TemplateChanges(live, desired)
 	if found {
 		in.StableAvailable = live.Status.AvailableReplicas
+		in.Stable = &canary.Pods{Observed: live.Status.ObservedGeneration >= live.Generation, Replicas: ptr.Deref(live.Spec.Replicas, 1),
+			Total: live.Status.Replicas, Updated: live.Status.UpdatedReplicas, Available: live.Status.AvailableReplicas}
 		if children.Autoscaled(s.as) {
 			in.StableReplicas = *children.AutoscaledReplicas(s.as, live.Spec.Replicas)
 		}

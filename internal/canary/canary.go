@@ -115,8 +115,11 @@ type Input struct {
 	// NoRoute: the spec has no httpRoute; a canary's share is carried by
 	// its Pods beside the stable ones, behind the one Service.
 	NoRoute bool
-	// StableAvailable is the stable Deployment's available Pods.
+	// StableAvailable is the stable Deployment's available Pods, and
+	// Stable its rollout (nil: none), whose status a hold (HoldCanary)
+	// trusts only once observed for its current spec.
 	StableAvailable int32
+	Stable          *Pods
 	// StableStuck: the stable Deployment's rollout passed its progress
 	// deadline (a cluster without room for its Pods, say): a canary by Pods
 	// held for it is let go, to make room.
@@ -257,7 +260,14 @@ func Decide(in Input) Decision {
 		if in.Pods != nil {
 			need = max(0, need-d.CanaryReplicas)
 		}
-		if in.StableAvailable < need {
+		// Its available Pods, as its controller counted them for its
+		// current count: just after a scale-down, its status still counts
+		// the Pods that go.
+		up := int32(0)
+		if s := in.Stable; s != nil && s.Observed {
+			up = min(s.Available, s.Replicas)
+		}
+		if up < need {
 			d.HoldCanary, d.CanaryReplicas, d.StableReplicas = true, in.CanaryServing, &need
 		}
 	}

@@ -276,9 +276,13 @@ func TestDecideShrinkStable(t *testing.T) {
 		// hash: the spec's template ("new" when empty).
 		serving int32
 		stuck   bool
-		hash    string
-		steps   []appv1.CanaryStep
-		want    want
+		// The stable's status not observed for its spec, or its replicas
+		// (4 when 0).
+		stableUnobserved bool
+		stableReplicas   int32
+		hash             string
+		steps            []appv1.CanaryStep
+		want             want
 	}{
 		{name: "a new template: the canary's Pod first, the stable keeps its 4", st: &appv1.CanaryStatus{StableTemplateHash: "old"},
 			stableAvailable: 4, want: want{Running, 1, new(int32(4)), 0, 0, 0, 4, "(0 of 4)", false}},
@@ -311,6 +315,14 @@ func TestDecideShrinkStable(t *testing.T) {
 			pods: &Pods{Observed: true, Replicas: 2, Total: 2, Updated: 2, Available: 2}, serving: 2, stableAvailable: 3,
 			steps: []appv1.CanaryStep{{Weight: 50, PauseSeconds: 60}, {Weight: 25}, {Weight: 100}},
 			want:  want{Running, 1, new(int32(3)), 1, 50, 40, 5, "(2 of 5)", false}},
+		{name: "the lower step, the stable's status from before its scale-down to 2: held", st: step(1, 50, time.Second),
+			pods: &Pods{Observed: true, Replicas: 2, Total: 2, Updated: 2, Available: 2}, serving: 2, stableAvailable: 4, stableReplicas: 2,
+			steps: []appv1.CanaryStep{{Weight: 50, PauseSeconds: 60}, {Weight: 25}, {Weight: 100}},
+			want:  want{Running, 2, new(int32(3)), 1, 50, 33, 6, "(2 of 6)", true}},
+		{name: "the lower step, the stable's status not observed yet: held", st: step(1, 50, time.Second),
+			pods: &Pods{Observed: true, Replicas: 2, Total: 2, Updated: 2, Available: 2}, serving: 2, stableAvailable: 3, stableUnobserved: true,
+			steps: []appv1.CanaryStep{{Weight: 50, PauseSeconds: 60}, {Weight: 25}, {Weight: 100}},
+			want:  want{Running, 2, new(int32(3)), 1, 50, 40, 5, "(2 of 5)", true}},
 		{name: "15 min into a step whose Pods start: within the doubled deadline, no abort", st: step(1, 25, 15*time.Minute),
 			pods: &Pods{Observed: true, Replicas: 2, Total: 2, Updated: 2, Available: 1}, stableAvailable: 3,
 			want: want{Running, 2, new(int32(3)), 1, 25, 25, 4, "(1 of 4)", false}},
@@ -336,7 +348,13 @@ func TestDecideShrinkStable(t *testing.T) {
 				servingAvailable = tc.pods.Available
 			}
 			before := tc.st.DeepCopy()
-			d := Decide(Input{Spec: c, Hash: hash, StableReplicas: 4, StableAvailable: tc.stableAvailable, StableRolledOut: tc.rolledOut,
+			// The stable as its controller last counted it: observed, at 4
+			// replicas but where a test says otherwise.
+			stable := &Pods{Observed: !tc.stableUnobserved, Replicas: 4, Available: tc.stableAvailable}
+			if tc.stableReplicas > 0 {
+				stable.Replicas = tc.stableReplicas
+			}
+			d := Decide(Input{Spec: c, Hash: hash, StableReplicas: 4, StableAvailable: tc.stableAvailable, Stable: stable, StableRolledOut: tc.rolledOut,
 				StableStuck: tc.stuck, CanaryServing: serving, CanaryServingAvailable: servingAvailable, ProgressDeadline: 10 * time.Minute, NoRoute: true, Status: tc.st, Pods: tc.pods, Now: now})
 			if diff := cmp.Diff(before, tc.st); diff != "" {
 				t.Errorf("Decide changed the status it was given (-before +after):\n%s", diff)
