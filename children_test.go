@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	core "k8s.io/client-go/testing"
+	"k8s.io/klog/v2/ktesting"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"example.com/appservice-controller/internal/children"
@@ -714,5 +715,47 @@ func TestSyncHandlerNamespaceTerminating(t *testing.T) {
 	f.expectCreate(fixtures.DesiredDeployment())
 	if err := f.run(testKey); err != nil {
 		t.Errorf("syncHandler: %v, want nil", err)
+	}
+}
+
+// TestCanaryHeld: the canary's Deployment that the decision no longer asks
+// for stays while its Pods serve behind the Service (by Pods) and the
+// stable Deployment is not rolled out at the spec's count (an abort, a
+// rollback, spec.canary removed); it may go once it is, by route at once,
+// and suspended at once. An AppService whose canary status is gone but
+// whose canary Deployment is there still has canary children to prune.
+func TestCanaryHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		byPods, suspended     bool
+		stableReplicas, avail int32
+		want                  bool
+	}{
+		{name: "by Pods, the stable back at 2 of 2 available: it may go", byPods: true, stableReplicas: 2, avail: 2},
+		{name: "by Pods, the stable at 2 of 2, 1 available: held", byPods: true, stableReplicas: 2, avail: 1, want: true},
+		{name: "by Pods, the stable still at 1 (shrunk): held", byPods: true, stableReplicas: 1, avail: 1, want: true},
+		{name: "by route: it may go", stableReplicas: 2, avail: 1},
+		{name: "by Pods, suspended: it may go", byPods: true, suspended: true, stableReplicas: 2, avail: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as := fixtures.AppService() // size 2, no spec.canary, no canary status: removed
+			as.Spec.Suspend = &tc.suspended
+			stable := fixtures.LiveDeployment()
+			stable.Spec.Replicas = &tc.stableReplicas
+			stable.Status.Replicas, stable.Status.UpdatedReplicas, stable.Status.ReadyReplicas, stable.Status.AvailableReplicas =
+				tc.stableReplicas, tc.stableReplicas, tc.avail, tc.avail
+			c := children.NewCanaryDeployment(as, children.NewDeployment(as), 1, tc.byPods)
+			c.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(as, appv1.SchemeGroupVersion.WithKind("AppService"))}
+			f := newFixture(t, as)
+			f.deployments = []*appsv1.Deployment{stable, c}
+			_, ctx := ktesting.NewTestContext(t)
+			s := newAppSync(f.newController(ctx), as)
+			if !s.canaryChildren() {
+				t.Errorf("canaryChildren() is false with a canary Deployment there")
+			}
+			if got := s.canaryHeld(children.NewDeployment(as)) != nil; got != tc.want {
+				t.Errorf("canaryHeld = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
