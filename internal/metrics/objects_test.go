@@ -202,6 +202,9 @@ func TestObjectsCanary(t *testing.T) {
 		}}),
 		// A canary without analysis, its Pods not serving yet.
 		appService("search", &appv1.CanaryStatus{CanaryTemplateHash: "2a4b", Step: new(int32(0))}),
+		// By Pods: a 25% step whose 1 Pod beside 4 carries 20%, the share.
+		appService("seed", &appv1.CanaryStatus{CanaryTemplateHash: "9e0f", Step: new(int32(0)), Weight: 25,
+			TrafficBy: appv1.CanaryByPods, Share: 20, CanaryPods: 1, ServingPods: 5}),
 		appService("plain", nil),
 	} {
 		if err := index.Add(as); err != nil {
@@ -240,6 +243,7 @@ appservice_canary_metric_result{metric="success-rate",name="checkout",namespace=
 appservice_canary_weight{name="cart",namespace="shop"} 20
 appservice_canary_weight{name="checkout",namespace="shop"} 0
 appservice_canary_weight{name="search",namespace="shop"} 0
+appservice_canary_weight{name="seed",namespace="shop"} 20
 `
 	if err := testutil.CustomCollectAndCompare(c, strings.NewReader(want), canaryNames...); err != nil {
 		t.Error(err)
