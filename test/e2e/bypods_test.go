@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -275,7 +276,7 @@ func testByPodsPromote(t *testing.T) {
 	for _, v := range services.snapshot() {
 		s := v.obj
 		if v.deleted || s.UID != svc.UID || s.Spec.ClusterIP != svc.Spec.ClusterIP || s.Spec.Ports[0].NodePort != svc.Spec.Ports[0].NodePort ||
-			!equalSelector(s.Spec.Selector, svc.Spec.Selector) {
+			!maps.Equal(s.Spec.Selector, svc.Spec.Selector) {
 			t.Errorf("the Service changed during the canary (resourceVersion %d): uid %s, clusterIP %s, nodePort %d, selector %v; was %s, %s, %d, %v",
 				v.rv, s.UID, s.Spec.ClusterIP, s.Spec.Ports[0].NodePort, s.Spec.Selector, svc.UID, svc.Spec.ClusterIP, svc.Spec.Ports[0].NodePort, svc.Spec.Selector)
 		}
@@ -288,18 +289,6 @@ func testByPodsPromote(t *testing.T) {
 	for _, w := range canaryWrites(t, steady, ns) {
 		t.Errorf("write by the controller once promoted and in line: %s", w)
 	}
-}
-
-func equalSelector(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func testByPodsGate(t *testing.T) {
