@@ -40,6 +40,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,7 +65,9 @@ func main() {
 
 func run(in io.Reader, out io.Writer, activityFrom string) error {
 	if activityFrom == "" {
-		return process(in, out, reflect.TypeFor[appv1.AppService](), shareContainerSchemas)
+		return process(in, out, reflect.TypeFor[appv1.AppService](), func(spec *apiextensionsv1.JSONSchemaProps) error {
+			return errors.Join(shareContainerSchemas(spec), shareWithTests(spec))
+		})
 	}
 	appServiceSpec, err := readSpecSchema(activityFrom)
 	if err != nil {

@@ -206,3 +206,33 @@ func readSpecSchema(file string) (*apiextensionsv1.JSONSchemaProps, error) {
 	}
 	return &spec, nil
 }
+
+// shareWithTests gives a canary's tests (spec.canary.steps[].tests[]) the
+// schema and rules of the spec's resources: a test's Activity, and its
+// Job, would refuse what the AppService's Pods would.
+func shareWithTests(spec *apiextensionsv1.JSONSchemaProps) error {
+	item := spec
+	for _, f := range []string{"canary", "steps", "tests"} {
+		p, ok := item.Properties[f]
+		if !ok {
+			return fmt.Errorf("spec.canary.steps[].tests[] is not in the schema (no %s)", f)
+		}
+		item = &p
+		if item.Items != nil && item.Items.Schema != nil {
+			item = item.Items.Schema
+		}
+	}
+	generated, ok := item.Properties["resources"]
+	from, found := spec.Properties["resources"]
+	if !ok || !found {
+		return fmt.Errorf("spec.resources or spec.canary.steps[].tests[].resources is not in the schema")
+	}
+	shared := *from.DeepCopy()
+	if a, b := shape(&generated), shape(&shared); a != b {
+		return fmt.Errorf("a test's resources and spec.resources differ in shape:\n%s\n%s", a, b)
+	}
+	trimNested(&shared)
+	shared.Description = generated.Description
+	item.Properties["resources"] = shared
+	return nil
+}

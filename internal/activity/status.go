@@ -19,7 +19,6 @@ package activity
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -139,25 +138,10 @@ func exitMessage(term *corev1.ContainerStateTerminated) string {
 	if term.Reason != "" {
 		msg += " (" + term.Reason + ")"
 	}
-	if tail := lastLines(strings.TrimRight(term.Message, "\n"), maxMessage); tail != "" {
+	if tail := children.LastLines(strings.TrimRight(term.Message, "\n"), maxMessage); tail != "" {
 		msg += ":\n" + tail
 	}
 	return msg
-}
-
-// lastLines is the end of s, at most limit bytes of it, cut at a line.
-func lastLines(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	s = s[len(s)-limit:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	for len(s) > 0 && !utf8.RuneStart(s[0]) {
-		s = s[1:] // not half a character
-	}
-	return s
 }
 
 func orDefault(s, def string) string {

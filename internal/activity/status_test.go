@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
 	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -94,5 +95,5 @@ func TestExitMessage(t *testing.T) {
 	if !strings.HasSuffix(long.String(), "\n"+tail) || !strings.HasSuffix(tail, "\nthe last line") {
 		t.Errorf("the tail is not the message's last lines, from the start of one: %q...", tail[:20])
 	}
-	fixtures.CheckEqual(t, "no line to cut at, and no half a character", "é", lastLines("aé", 2))
+	fixtures.CheckEqual(t, "no line to cut at, and no half a character", "é", children.LastLines("aé", 2))
 }

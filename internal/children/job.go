@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -199,4 +200,20 @@ func JobFinished(j *batchv1.Job) (*batchv1.JobCondition, bool) {
 		}
 	}
 	return nil, false
+}
+
+// LastLines is the end of s, at most limit bytes of it, cut at a line:
+// the last lines of a log, for a status message.
+func LastLines(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	s = s[len(s)-limit:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:] // not half a character
+	}
+	return s
 }

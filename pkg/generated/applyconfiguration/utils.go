@@ -58,6 +58,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.CanaryStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryStep"):
 		return &appv1.CanaryStepApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryTest"):
+		return &appv1.CanaryTestApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanaryTestStatus"):
+		return &appv1.CanaryTestStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ConfigMapProjection"):
 		return &appv1.ConfigMapProjectionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ConfigMapVolumeSource"):

@@ -590,7 +590,81 @@ type CanaryStep struct {
 	// with no time limit: kubectl appservice promote NAME.
 	// +optional
 	Gate bool `json:"gate,omitempty"`
+
+	// Tests are commands run once for the step, each as an Activity the
+	// AppService owns: Before its weight is carried (a smoke test), or
+	// During it (a load test). One that fails aborts the canary.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=2
+	Tests []CanaryTest `json:"tests,omitempty"`
 }
+
+// CanaryTest is a command run once for a step, as an Activity (its fields
+// are the Activity's). It gets the canary's address in CANARY_URL, and the
+// queries' placeholders in its command.
+type CanaryTest struct {
+	// +required
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// When it runs: Before the step's weight is carried, which waits for it
+	// to pass, or During the step, which passes only once it has.
+	// +required
+	// +kubebuilder:validation:Enum=Before;During
+	When CanaryTestMoment `json:"when"`
+
+	// Command is run as /bin/sh -c COMMAND; exit 0 passes.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=16384
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([^{]|[{][^{]|[{][{] *(namespace|name|target|interval) *[}][}])*[{]?$')",message="a {{ opens one of {{ namespace }}, {{ name }}, {{ target }} or {{ interval }}"
+	Command string `json:"command"`
+
+	// +optional
+	// +kubebuilder:default="busybox:1.37"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^\S+$`
+	Image string `json:"image,omitempty"`
+
+	// Envs are NAME=value strings, as an Activity's; a name given here wins
+	// over the CANARY_ ones.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^[ -<>-~]+=')",message="must be NAME=value, the name printable ASCII characters other than '='"
+	// +kubebuilder:validation:XValidation:rule="self.all(e, e.indexOf('=') < 1 || self.exists_one(f, f.startsWith(e.substring(0, e.indexOf('=') + 1))))",message="each name may appear only once"
+	Envs []string `json:"envs,omitempty"`
+
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// DeadlineSeconds bounds the run (the Job's activeDeadlineSeconds): a
+	// test still running then fails.
+	// +optional
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	DeadlineSeconds int32 `json:"deadlineSeconds,omitempty"`
+}
+
+// CanaryTestMoment is when a canary's test runs in its step.
+type CanaryTestMoment string
+
+// When a canary's test runs.
+const (
+	CanaryTestBefore CanaryTestMoment = "Before"
+	CanaryTestDuring CanaryTestMoment = "During"
+)
 
 // AppServiceStatus is the observed state of an AppService.
 type AppServiceStatus struct {
@@ -705,7 +779,56 @@ type CanaryStatus struct {
 	// appservice): it acts once, on the canary it names only.
 	// +optional
 	Request *CanaryRequest `json:"request,omitempty"`
+
+	// Tests are the canary's tests begun (the last canary's, once it ended).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=40
+	Tests []CanaryTestStatus `json:"tests,omitempty"`
 }
+
+// CanaryTestStatus is a test's run.
+type CanaryTestStatus struct {
+	// Name is the test's; Step its step's index.
+	// +required
+	Name string `json:"name"`
+	// +required
+	Step int32 `json:"step"`
+
+	// Activity is the Activity that runs it.
+	// +required
+	Activity string `json:"activity"`
+
+	// Phase is Running, Succeeded, Failed, or Stopped (the canary ended
+	// first: its Activity is deleted).
+	// +required
+	Phase CanaryTestPhase `json:"phase"`
+
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+
+	// Message says why it failed, with its log's last lines.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1536
+	Message string `json:"message,omitempty"`
+
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// CanaryTestPhase is the phase of a canary's test.
+// +kubebuilder:validation:Enum=Running;Succeeded;Failed;Stopped
+type CanaryTestPhase string
+
+// The phases of a canary's test.
+const (
+	TestRunning   CanaryTestPhase = "Running"
+	TestSucceeded CanaryTestPhase = "Succeeded"
+	TestFailed    CanaryTestPhase = "Failed"
+	TestStopped   CanaryTestPhase = "Stopped"
+)
 
 // CanaryTraffic is how a canary's share of the traffic is carried.
 // +kubebuilder:validation:Enum=Route;Pods

@@ -33,6 +33,14 @@ const LabelAppService = "app.example.com/appservice"
 // Service select them by it.
 const LabelCanary = "app.example.com/canary"
 
+// LabelCanaryTest names, on the Activity that runs a canary's test
+// (spec.canary.steps[].tests), the test; it also carries LabelAppService,
+// and AnnotationCanaryStep the step's number.
+const (
+	LabelCanaryTest      = "app.example.com/canary-test"
+	AnnotationCanaryStep = "app.example.com/canary-step"
+)
+
 // AnnotationPodLabels and AnnotationPodAnnotations, on a Deployment, list
 // (comma-separated, sorted) the pod template's label and annotation keys
 // that came from the AppService's podLabels and podAnnotations: the keys the
@@ -166,6 +174,13 @@ const (
 	// failureLimit or erred more often in a row than its errorLimit (as
 	// ReasonCanaryAborted otherwise). Also a Warning Event's reason.
 	ReasonCanaryAnalysisFailed = "CanaryAnalysisFailed"
+	// ReasonCanaryTestFailed: the canary was aborted by one of its steps'
+	// tests (spec.canary.steps[].tests), which exited non-zero or passed
+	// its deadline (as ReasonCanaryAborted otherwise). Also a Warning
+	// Event's reason.
+	ReasonCanaryTestFailed = "CanaryTestFailed"
+	// ReasonCanaryTest: a canary's test began, or passed (a Normal Event).
+	ReasonCanaryTest = "CanaryTest"
 	// ReasonCanaryAnalysisNotConfigured: the canary has an analysis and
 	// the controller no Prometheus to query (-prometheus-url): it holds its
 	// step (Stalled) until it has. Also a Warning Event's reason.

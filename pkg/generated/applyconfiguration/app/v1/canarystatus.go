@@ -63,6 +63,8 @@ type CanaryStatusApplyConfiguration struct {
 	// Request is a person's command, written to the status (kubectl
 	// appservice): it acts once, on the canary it names only.
 	Request *CanaryRequestApplyConfiguration `json:"request,omitempty"`
+	// Tests are the canary's tests begun (the last canary's, once it ended).
+	Tests []CanaryTestStatusApplyConfiguration `json:"tests,omitempty"`
 }
 
 // CanaryStatusApplyConfiguration constructs a declarative configuration of the CanaryStatus type for use with
@@ -179,5 +181,18 @@ func (b *CanaryStatusApplyConfiguration) WithHistory(values ...string) *CanarySt
 // If called multiple times, the Request field is set to the value of the last call.
 func (b *CanaryStatusApplyConfiguration) WithRequest(value *CanaryRequestApplyConfiguration) *CanaryStatusApplyConfiguration {
 	b.Request = value
+	return b
+}
+
+// WithTests adds the given value to the Tests field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Tests field.
+func (b *CanaryStatusApplyConfiguration) WithTests(values ...*CanaryTestStatusApplyConfiguration) *CanaryStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithTests")
+		}
+		b.Tests = append(b.Tests, *values[i])
+	}
 	return b
 }

@@ -33,6 +33,10 @@ type CanaryStepApplyConfiguration struct {
 	// Gate: after its pause (and analysis) the step waits for a person,
 	// with no time limit: kubectl appservice promote NAME.
 	Gate *bool `json:"gate,omitempty"`
+	// Tests are commands run once for the step, each as an Activity the
+	// AppService owns: Before its weight is carried (a smoke test), or
+	// During it (a load test). One that fails aborts the canary.
+	Tests []CanaryTestApplyConfiguration `json:"tests,omitempty"`
 }
 
 // CanaryStepApplyConfiguration constructs a declarative configuration of the CanaryStep type for use with
@@ -62,5 +66,18 @@ func (b *CanaryStepApplyConfiguration) WithPauseSeconds(value int32) *CanaryStep
 // If called multiple times, the Gate field is set to the value of the last call.
 func (b *CanaryStepApplyConfiguration) WithGate(value bool) *CanaryStepApplyConfiguration {
 	b.Gate = &value
+	return b
+}
+
+// WithTests adds the given value to the Tests field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Tests field.
+func (b *CanaryStepApplyConfiguration) WithTests(values ...*CanaryTestApplyConfiguration) *CanaryStepApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithTests")
+		}
+		b.Tests = append(b.Tests, *values[i])
+	}
 	return b
 }
