@@ -24,9 +24,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	"example.com/appservice-controller/internal/analysis"
 	"example.com/appservice-controller/internal/appstatus"
 	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
@@ -95,18 +97,21 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 	}
 	// Its Pods count only when it is ours and runs the spec's template,
 	// labelled for how it carries its share.
-	byPods := canary.TrafficBy(in) == appv1.CanaryByPods
+	serve := canary.PodsServe(in)
 	ours := found && metav1.IsControlledBy(c, s.as)
 	if ours && c.Spec.Template.Labels[appv1.LabelAppService] == s.as.Name {
 		in.CanaryServing, in.CanaryServingAvailable = ptr.Deref(c.Spec.Replicas, 1), c.Status.AvailableReplicas
 	}
-	if ours && !children.TemplateChanges(c, children.NewCanaryDeployment(s.as, desired, 1, byPods)) {
+	if ours && !children.TemplateChanges(c, children.NewCanaryDeployment(s.as, desired, 1, serve)) {
 		stuck := appstatus.DeploymentCondition(c, appsv1.DeploymentProgressing)
 		in.Pods = &canary.Pods{
 			Observed: c.Status.ObservedGeneration >= c.Generation, Replicas: ptr.Deref(c.Spec.Replicas, 1),
 			Total: c.Status.Replicas, Updated: c.Status.UpdatedReplicas, Available: c.Status.AvailableReplicas,
 			DeadlineExceeded: stuck != nil && stuck.Reason == appv1.ReasonProgressDeadlineExceeded,
 		}
+	}
+	if err := s.readTests(&in); err != nil {
+		return err
 	}
 	s.canary = canary.Decide(in)
 	switch r := s.canary.Round; {
@@ -174,16 +179,104 @@ func (s *appSync) canaryDeployment(desired *appsv1.Deployment) *appsv1.Deploymen
 		// Held, it stays as it is: pruneCanary keeps it (canaryHeld).
 		return nil
 	}
-	return children.NewCanaryDeployment(s.as, desired, s.canary.CanaryReplicas, s.canary.TrafficBy == appv1.CanaryByPods)
+	return children.NewCanaryDeployment(s.as, desired, s.canary.CanaryReplicas, s.canary.PodsServe)
 }
 
 // canaryService is the canary's Service the decision asks for (nil: none;
-// by Pods, the AppService's Service sends the canary its share).
+// by Pods, the AppService's Service sends the canary its share, and only
+// its tests need one, to reach the canary alone).
 func (s *appSync) canaryService() *corev1.Service {
-	if s.canary.CanaryReplicas == 0 || s.canary.TrafficBy == appv1.CanaryByPods {
+	if s.canary.CanaryReplicas == 0 || (s.canary.TrafficBy == appv1.CanaryByPods && !canary.HasTests(s.as.Spec.Canary)) {
 		return nil
 	}
 	return children.NewCanaryService(s.as)
+}
+
+// readTests gives the decision what the cache has of the Activities of the
+// tests the status records as running, and how to name a new one's.
+func (s *appSync) readTests(in *canary.Input) error {
+	hash := in.Hash
+	in.TestActivity = func(step int32, test string, begin metav1.Time) string {
+		return children.TestActivityName(s.as, hash, step, test, begin)
+	}
+	if in.Status == nil {
+		return nil
+	}
+	for _, rec := range in.Status.Tests {
+		if rec.Phase != appv1.TestRunning {
+			continue
+		}
+		act, found, err := s.c.activities.Get(s.as.Namespace, rec.Activity)
+		if err != nil {
+			return err
+		}
+		if !found || !metav1.IsControlledBy(act, s.as) {
+			continue
+		}
+		run := canary.TestRun{Phase: act.Status.Prosta, ExitCode: act.Status.ExitCode,
+			Message: children.LastLines(act.Status.Message, testMessage), StartTime: act.Status.StartTime, CompletionTime: act.Status.CompletionTime}
+		if f := meta.FindStatusCondition(act.Status.Conditions, appv1.ConditionFailed); f != nil && f.Status == metav1.ConditionTrue {
+			run.Reason = f.Reason
+		}
+		if in.Tests == nil {
+			in.Tests = map[string]canary.TestRun{}
+		}
+		in.Tests[rec.Activity] = run
+	}
+	return nil
+}
+
+// testMessage bounds what a failed test's record keeps of its Activity's
+// message: its first line (the exit code) and its log's last lines, about
+// 1 KB.
+const testMessage = 1024
+
+// syncCanaryTests makes the Activities of the tests the decision's status
+// records as running, and deletes every other Activity the AppService
+// controls but those of its other records (the last ones, kept for
+// inspection until the next canary): not when the decision could not be
+// made (canaryErr). An AppService that never had a canary takes no part.
+func (s *appSync) syncCanaryTests(ctx context.Context, canaryErr error) error {
+	if !s.canaryChildren() || canaryErr != nil {
+		return nil
+	}
+	var keep []*appv1.Activity
+	var errs []error
+	if st, spec := s.canary.Status, s.as.Spec.Canary; st != nil && spec != nil {
+		for _, rec := range st.Tests {
+			desired := s.testActivity(spec, st, rec)
+			switch {
+			case desired == nil || rec.Phase == appv1.TestStopped:
+				continue
+			case rec.Phase == appv1.TestRunning:
+				_, err := s.activities().Ensure(ctx, &s.Sync, desired)
+				errs = append(errs, err)
+			}
+			keep = append(keep, desired)
+		}
+	}
+	return errors.Join(append(errs, s.activities().Prune(ctx, &s.Sync, keep...))...)
+}
+
+// testActivity is the Activity of a test's record (nil when the spec no
+// longer has the test).
+func (s *appSync) testActivity(spec *appv1.Canary, st *appv1.CanaryStatus, rec appv1.CanaryTestStatus) *appv1.Activity {
+	if rec.Step < 0 || int(rec.Step) >= len(spec.Steps) {
+		return nil
+	}
+	step := spec.Steps[rec.Step]
+	for i := range step.Tests {
+		t := &step.Tests[i]
+		if t.Name != rec.Name {
+			continue
+		}
+		vars := analysis.Vars{Namespace: s.as.Namespace, Name: s.as.Name, Target: children.CanaryName(s.as)}
+		if spec.Analysis != nil {
+			vars.Interval = canary.AnalysisInterval(spec.Analysis)
+		}
+		return children.NewCanaryTest(s.as, t, rec.Activity, rec.Step, step.Weight, analysis.Render(t.Command, vars))
+	}
+	return nil
 }
 
 // syncDeployments creates or updates the stable Deployment and, while

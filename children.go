@@ -125,3 +125,12 @@ func (s *appSync) autoscalers() owner.ChildKind[*autoscalingv2.HorizontalPodAuto
 		Cache: s.c.autoscalers, Diff: children.UpdateAutoscaler, Unwanted: unwanted,
 	}
 }
+
+// activities are a canary's tests (canary.go): Activities the AppService
+// owns, one per test run.
+func (s *appSync) activities() owner.ChildKind[*appv1.Activity] {
+	return owner.ChildKind[*appv1.Activity]{
+		Name: "Activity", Client: s.c.appClient.AppV1().Activities(s.as.Namespace),
+		Cache: s.c.activities, Diff: children.UpdateActivity, Unwanted: "its canary's tests are over",
+	}
+}

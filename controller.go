@@ -92,6 +92,7 @@ type Controller struct {
 	ingresses         owner.ChildCache[*networkingv1.Ingress]
 	disruptionBudgets owner.ChildCache[*policyv1.PodDisruptionBudget]
 	autoscalers       owner.ChildCache[*autoscalingv2.HorizontalPodAutoscaler]
+	activities        owner.ChildCache[*appv1.Activity]
 	// routes is nil when the controller runs without the Gateway API's
 	// client (in unit tests).
 	routes *routeInformer
@@ -130,13 +131,14 @@ func NewController(
 	metadataClient metadata.Interface,
 	appClient clientset.Interface,
 	kubeInformers kubeinformers.SharedInformerFactory,
-	appServiceInformer informers.AppServiceInformer,
+	appInformers informers.Interface,
 	gateway *GatewayAPI,
 	recorder record.EventRecorder,
 	maxConfigRollouts int,
 	analysisConfig analysis.Config,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
+	appServiceInformer := appInformers.AppServices()
 	c := &Controller{
 		kubeClient:        kubeClient,
 		appClient:         appClient,
@@ -179,6 +181,9 @@ func NewController(
 	c.disruptionBudgets = watchChild[*policyv1.PodDisruptionBudget](c, kubeInformers.Policy().V1().PodDisruptionBudgets().Informer(), childHandler, &errs)
 	c.autoscalers = watchChild[*autoscalingv2.HorizontalPodAutoscaler](c,
 		kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers().Informer(), childHandler, &errs)
+	// A canary's tests (canary.go): Activities it owns, in the Activity
+	// controller's informer, which caches them whole.
+	c.activities = watchChild[*appv1.Activity](c, appInformers.Activities().Informer(), childHandler, &errs)
 	if gateway != nil {
 		c.routes, err = newRouteInformer(kubeClient.Discovery(), gateway, childHandler)
 		errs = append(errs, err)
@@ -302,10 +307,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	ingress, ingressErr := s.ingresses().Sync(ctx, &s.Sync, children.NewIngress(as))
 	route, routeErr := s.syncHTTPRoute(ctx)
 	pruneErr := s.pruneCanary(ctx, desiredDeployment, canaryErr, routeErr)
+	testsErr := s.syncCanaryTests(ctx, canaryErr)
 	_, budgetErr := s.disruptionBudgets().Sync(ctx, &s.Sync, children.NewDisruptionBudget(as))
 	_, autoscalerErr := s.autoscalers().Sync(ctx, &s.Sync, children.NewAutoscaler(as))
 	s.Changes.Record(c.recorder, as)
-	errs := []error{saErr, configErr, throttleErr, canaryErr, deployErr, serviceErr, ingressErr, routeErr, pruneErr, budgetErr, autoscalerErr}
+	errs := []error{saErr, configErr, throttleErr, canaryErr, deployErr, serviceErr, ingressErr, routeErr, pruneErr, testsErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
 	if errors.Is(syncErr, syncerr.ErrNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")

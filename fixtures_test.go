@@ -328,7 +328,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	services := kubeInformers.Core().V1().Services()
 	appServices := appInformers.App().V1().AppServices()
 	c, err := NewController(ctx, f.kubeClient, metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()),
-		f.appClient, kubeInformers, appServices, nil, f.recorder, f.maxConfigRollouts, f.analysis)
+		f.appClient, kubeInformers, appInformers.App().V1(), nil, f.recorder, f.maxConfigRollouts, f.analysis)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}

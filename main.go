@@ -252,7 +252,7 @@ func run(ctx context.Context, o options) error {
 	defer shutdownBroadcaster(broadcaster, o.shutdownWait)
 
 	f := newInformerFactories(c, o)
-	controller, err := NewController(ctx, c.kube, c.metadata, c.apps, f.kube, f.apps.App().V1().AppServices(),
+	controller, err := NewController(ctx, c.kube, c.metadata, c.apps, f.kube, f.apps.App().V1(),
 		&GatewayAPI{Client: c.gateway, Informers: f.gateway}, recorder, o.maxConfigRollouts, o.analysis)
 	if err != nil {
 		return err

@@ -129,10 +129,19 @@ type Input struct {
 	// whatever template it runs, and CanaryServingAvailable its available
 	// Pods; 0 otherwise.
 	CanaryServing, CanaryServingAvailable int32
-	Now                                   time.Time
+	// Tests is what the controller's cache has of the Activities of the
+	// tests the status records, by the Activity's name (tests.go).
+	Tests map[string]TestRun
+	// TestActivity names the Activity of a step's test of the canary of
+	// Hash begun at begin (children.TestActivityName; nil in a test of the
+	// decision: a name of its own).
+	TestActivity func(step int32, test string, begin metav1.Time) string
+	Now          time.Time
 
-	// by is how the canary's share is carried (TrafficBy), set by Decide.
-	by appv1.CanaryTraffic
+	// by is how the canary's share is carried (TrafficBy), and serve
+	// whether its Pods serve behind the Service (PodsServe): set by Decide.
+	by    appv1.CanaryTraffic
+	serve bool
 }
 
 // Pods is the state of a Deployment's rollout, as its status says.
@@ -214,6 +223,9 @@ type Decision struct {
 	// Pods would otherwise go, or change template, before the stable's
 	// replacements are available.
 	HoldCanary bool
+	// PodsServe: the canary's Pods are labelled for the AppService's
+	// Service (by Pods, once its first Before tests passed: PodsServe).
+	PodsServe bool
 }
 
 // Event is an Event to record once the status that the decision brings is
@@ -225,13 +237,28 @@ type Event struct {
 // Decide is the canary's whole decision. See the package comment.
 func Decide(in Input) Decision {
 	in.by = TrafficBy(in)
+	in.serve = in.Spec != nil && len(in.Spec.Steps) > 0 && PodsServe(in)
 	d := decide(in)
 	if d.Status != nil {
 		// Of its own: decide may return the input's status, which the
 		// caller compares the decision's with.
 		d.Status = d.Status.DeepCopy()
+		if len(d.Status.Tests) > 0 {
+			step := int32(-1)
+			if d.Status.Step != nil {
+				step = *d.Status.Step
+			}
+			d.Status.Tests = stopRunning(in.Spec, d.Status.Tests, d.Phase == Running, step)
+		}
 	}
 	d.TrafficBy = in.by
+	if in.by == appv1.CanaryByPods {
+		// Running, as the status the decision records says; otherwise its
+		// Pods serve as they did (an abort holds only serving ones).
+		next := in
+		next.Status = d.Status
+		d.PodsServe = d.Phase != Running || PodsServe(next)
+	}
 	if in.by == appv1.CanaryByPods {
 		// No route weight: the Service sends the canary its Pods' share.
 		d.RouteWeight = 0
@@ -312,7 +339,7 @@ func recordedBy(st *appv1.CanaryStatus) appv1.CanaryTraffic {
 // second, rounded to the nearest.
 func podShare(in Input) (share, canaryPods, servingPods int32) {
 	canaryPods = in.CanaryServingAvailable
-	if in.Pods != nil {
+	if in.Pods != nil && in.serve {
 		canaryPods = in.Pods.Available
 	}
 	servingPods = canaryPods + max(in.StableAvailable, 0)
@@ -370,11 +397,24 @@ func decide(in Input) Decision {
 		return *acted
 	}
 	want := c.Steps[step]
-	since := in.Now.Sub(startTime(st, in.Now))
+	begin := metav1.Time{Time: startTime(st, in.Now)}
+	since := in.Now.Sub(begin.Time)
 	running1 := func(status *appv1.CanaryStatus, replicas int32, after time.Duration, what string) Decision {
 		return runningAt(in, status, replicas, after, what)
 	}
 	replicas := in.replicas(want.Weight)
+	routed := st.Weight == want.Weight
+	tested := routed || beforePassed(c, st, step)
+	if !tested && in.by == appv1.CanaryByPods && st.Weight > 0 {
+		// By Pods, the step's Pods are its weight: they wait for its
+		// Before tests, which test the last step's.
+		replicas = in.replicas(st.Weight)
+	}
+	if last := lastBefore(st, step); tested && !routed && last.After(begin.Time) {
+		// Its Before tests passed: the Pods of its weight have the
+		// deadline from then.
+		since = in.Now.Sub(last)
+	}
 	if !in.Pods.available(replicas) {
 		// Until the step's weight is routed, its deadline counts from
 		// the step's start. After, its pause has begun: a Pod lost then
@@ -384,7 +424,7 @@ func decide(in Input) Decision {
 		// With shrinkStable, the stable's Pods may first have to come
 		// back (HoldCanary), for at most its own progress deadline: the
 		// step's Pods have that time too.
-		routed, deadline := st.Weight == want.Weight, in.ProgressDeadline
+		deadline := in.ProgressDeadline
 		if in.shrinking() {
 			deadline *= 2
 		}
@@ -400,16 +440,61 @@ func decide(in Input) Decision {
 		}
 		return running1(st, replicas, after, "waits for its Pods")
 	}
-	if st.Weight != want.Weight {
-		// The step's Pods are available: its weight goes to the route,
-		// and its pause starts.
+	names := in.testActivity
+	var events []Event
+	if !routed && !tested {
+		// The step's Pods are available: its Before tests run, and its
+		// weight waits for them.
+		r := in.stepTests(st, step, appv1.CanaryTestBefore, begin, names)
+		if r.failed != "" {
+			return testAbort(in, r.status, r.failed, r.events)
+		}
+		if !r.passed {
+			d := running1(r.status, replicas, r.after, waitingFor(appv1.CanaryTestBefore, r.waiting))
+			d.Events = r.events
+			return d
+		}
+		st, events, replicas = r.status, r.events, in.replicas(want.Weight)
+		if !in.Pods.available(replicas) || (in.by == appv1.CanaryByPods && !in.serve) {
+			// By Pods, the step's Pods come now (or join the Service).
+			d := running1(st, replicas, in.ProgressDeadline, "waits for its Pods")
+			d.Events = events
+			return d
+		}
+	}
+	if !routed {
+		// The step's Pods are available (and tested): its weight goes to
+		// the route, its pause starts, and its During tests begin.
 		next := st.DeepCopy()
 		next.Weight, next.StepStartTime = want.Weight, &metav1.Time{Time: in.Now}
-		d := running1(next, replicas, time.Duration(want.PauseSeconds)*time.Second, "pauses")
+		r := in.stepTests(next, step, appv1.CanaryTestDuring, begin, names)
+		d := running1(r.status, replicas, time.Duration(want.PauseSeconds)*time.Second, "pauses")
+		if len(r.waiting) > 0 {
+			d.After = minAfter(d.After, r.after)
+		}
 		d.RouteWeight = want.Weight
 		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep,
 			fmt.Sprintf("Canary %s at step %d of %d: %s", in.Hash, step+1, steps, in.traffic(want.Weight))}
+		d.Events = append(events, r.events...)
 		return d
+	}
+	during := in.stepTests(st, step, appv1.CanaryTestDuring, begin, names)
+	if during.failed != "" {
+		return testAbort(in, during.status, during.failed, during.events)
+	}
+	st = during.status
+	d := in.routedStep(st, step, replicas, since, promote, during)
+	d.Events = append(during.events, d.Events...)
+	return d
+}
+
+// routedStep is the decision of a step whose weight is routed, since ago,
+// and whose During tests stand as tests say: it passes once its pause,
+// its analysis, its tests and its gate have (or on request).
+func (in Input) routedStep(st *appv1.CanaryStatus, step, replicas int32, since time.Duration, promote bool, tests testsResult) Decision {
+	c, want, steps := in.Spec, in.Spec.Steps[step], len(in.Spec.Steps)
+	running1 := func(status *appv1.CanaryStatus, replicas int32, after time.Duration, what string) Decision {
+		return runningAt(in, status, replicas, after, what)
 	}
 	if promote {
 		// Its weight is routed: the request passes the step, whatever its
@@ -422,10 +507,17 @@ func decide(in Input) Decision {
 	pause := time.Duration(want.PauseSeconds) * time.Second
 	if c.Analysis != nil {
 		// The step's weight is routed: the analysis measures it.
-		return analysed(in, st, replicas, since, pause)
+		return analysed(in, st, replicas, since, pause, tests)
 	}
 	if since < pause {
-		return running1(st, replicas, pause-since, "pauses")
+		d := running1(st, replicas, pause-since, "pauses")
+		if !tests.passed {
+			d.After = minAfter(d.After, tests.after)
+		}
+		return d
+	}
+	if !tests.passed {
+		return running1(st, replicas, tests.after, waitingFor(appv1.CanaryTestDuring, tests.waiting))
 	}
 	if want.Gate {
 		// It passed its pause, and waits for a person.
@@ -519,7 +611,7 @@ func inLine(in Input, st *appv1.CanaryStatus, running bool) Decision {
 	}
 	// The last canary's measurements stay until the next one starts.
 	d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash, Analysis: st.Analysis,
-		History: history(c, st, in.Hash)}}
+		History: history(c, st, in.Hash), Tests: st.Tests}}
 	if c.Analysis == nil {
 		d.Status.Analysis = nil
 	}
@@ -548,6 +640,12 @@ func stillAborted(in Input, st *appv1.CanaryStatus) Decision {
 	case appv1.CanaryAbort:
 		// The request stays: it is the record of why.
 		return abortOnRequest(in, st, false)
+	}
+	if f := failedTest(st); f != nil {
+		// Aborted by a test, whose record stays in the status.
+		d := abort(in, st, in.testFailure(*f), false)
+		d.Reason, d.Status.AbortedTemplateHash, d.Status.Analysis = appv1.ReasonCanaryTestFailed, in.Hash, st.Analysis
+		return d
 	}
 	if c.Analysis != nil && len(st.Analysis) > 0 {
 		// Aborted by its analysis, whose results stay in the status.
@@ -643,10 +741,11 @@ func abortOnRequest(in Input, st *appv1.CanaryStatus, event bool) Decision {
 func abort(in Input, st *appv1.CanaryStatus, why string, event bool) Decision {
 	d := Decision{
 		Phase: Aborted, HoldStable: true, Reason: appv1.ReasonCanaryAborted,
-		Status:  &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash, History: st.History},
+		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash, History: st.History,
+			Tests: st.Tests},
 		Message: fmt.Sprintf("Canary %s aborted: %s; the stable version serves all the traffic", in.Hash, why),
 	}
-	if in.by == appv1.CanaryByPods && in.Pods != nil && in.Pods.Replicas > 0 && !in.StableRolledOut && !in.StableStuck {
+	if in.by == appv1.CanaryByPods && in.serve && in.Pods != nil && in.Pods.Replicas > 0 && !in.StableRolledOut && !in.StableStuck {
 		// By Pods, the canary's Pods serve beside the stable ones: they
 		// go only once every stable Pod is available, so that the Pods
 		// serving never drop below what the stable Deployment promises.
@@ -671,7 +770,7 @@ func runningAt(in Input, status *appv1.CanaryStatus, replicas int32, after time.
 
 // analysed is the decision of a step whose weight is routed, since ago,
 // with a pause of pause, judged by its analysis (analysis.go).
-func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause time.Duration) Decision {
+func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause time.Duration, tests testsResult) Decision {
 	a := in.Spec.Analysis
 	j := judge(a, in.Analysis, st, in.Hash, in.Now)
 	if j.abort != "" {
@@ -681,8 +780,9 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 		d.Events = j.events
 		return d
 	}
-	gate := since >= pause && j.passed && in.Spec.Steps[*st.Step].Gate
-	if since >= pause && j.passed && !gate {
+	passed := j.passed && tests.passed
+	gate := since >= pause && passed && in.Spec.Steps[*st.Step].Gate
+	if since >= pause && passed && !gate {
 		d := advance(in, j.status, *st.Step)
 		d.Events = j.events
 		return d
@@ -690,6 +790,9 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 	what, after := "pauses", time.Duration(0)
 	if since >= pause {
 		what = j.hold
+		if j.passed && !tests.passed {
+			what = waitingFor(appv1.CanaryTestDuring, tests.waiting)
+		}
 		if gate {
 			// Measured on while it waits: a failure still aborts.
 			what = gateWait
@@ -704,6 +807,9 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 	}
 	if wait > 0 && (after == 0 || wait < after) {
 		after = wait
+	}
+	if !tests.passed {
+		after = minAfter(after, tests.after)
 	}
 	d := runningAt(in, j.status, replicas, after, what)
 	d.Events, d.Round = j.events, j.round
@@ -729,6 +835,10 @@ func advance(in Input, st *appv1.CanaryStatus, step int32) Decision {
 		return promoting(in, next)
 	}
 	nextReplicas := in.replicas(in.Spec.Steps[step+1].Weight)
+	if in.by == appv1.CanaryByPods && hasTests(in.Spec.Steps[step+1], appv1.CanaryTestBefore) {
+		// Its Pods are its weight: they wait for its Before tests.
+		nextReplicas = in.replicas(next.Weight)
+	}
 	return Decision{
 		Phase: Running, Status: next, HoldStable: true, CanaryReplicas: nextReplicas,
 		RouteWeight: routed(next.Weight, in.Pods.serving()), After: in.ProgressDeadline,

@@ -94,20 +94,20 @@ func TestDecideByPods(t *testing.T) {
 	}{{
 		name: "a new template: step 1 asks for its Pod, none serves yet",
 		in:   with(func(in *Input) { in.Status = &appv1.CanaryStatus{StableTemplateHash: "old"} }),
-		want: Decision{Phase: Running, Status: step(0, 0, 0, 0, 0, 4), HoldStable: true, CanaryReplicas: 1, After: deadline, TrafficBy: by,
+		want: Decision{Phase: Running, Status: step(0, 0, 0, 0, 0, 4), HoldStable: true, CanaryReplicas: 1, After: deadline, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 1 of 3, 0% of the traffic by Pods (0 of 4): waits for its Pods"},
 	}, {
 		name: "step 1's Pod available: 1 of 5 Pods serve, 20% for a 25% step; its pause starts, no route weight",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 0, time.Minute, 0, 0, 4), ready(1) }),
-		want: Decision{Phase: Running, Status: step(0, 25, 0, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: time.Minute, TrafficBy: by,
+		want: Decision{Phase: Running, Status: step(0, 25, 0, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: time.Minute, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: pauses",
 			Event:   &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 1 of 3: 20% of the traffic by Pods (1 of 5), for a 25% step"}},
 	}, {
 		name: "mid-pause: nothing changes",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 25, 20*time.Second, 20, 1, 5), ready(1) }),
-		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by,
+		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: pauses"},
 	}, {
@@ -115,26 +115,26 @@ func TestDecideByPods(t *testing.T) {
 		in: with(func(in *Input) {
 			in.Status, in.Pods, in.StableAvailable = step(0, 25, 20*time.Second, 20, 1, 5), ready(1), 3
 		}),
-		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 25, 1, 4), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by,
+		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 25, 1, 4), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 1 of 3, 25% of the traffic by Pods (1 of 4), for a 25% step: pauses"},
 	}, {
 		name: "pause over: step 2 asks for as many Pods as the stable's",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(0, 25, time.Minute, 20, 1, 5), ready(1) }),
-		want: Decision{Phase: Running, Status: step(1, 25, 0, 20, 1, 5), HoldStable: true, CanaryReplicas: 4, After: deadline, TrafficBy: by,
+		want: Decision{Phase: Running, Status: step(1, 25, 0, 20, 1, 5), HoldStable: true, CanaryReplicas: 4, After: deadline, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 2 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: waits for its Pods"},
 	}, {
 		name: "step 3 (100%) is carried as 50%: 4 of 8",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(2, 50, time.Minute, 50, 4, 8), ready(4) }),
-		want: Decision{Phase: Running, Status: step(2, 100, 0, 50, 4, 8), HoldStable: true, CanaryReplicas: 4, TrafficBy: by,
+		want: Decision{Phase: Running, Status: step(2, 100, 0, 50, 4, 8), HoldStable: true, CanaryReplicas: 4, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 3 of 3, 50% of the traffic by Pods (4 of 8), for a 100% step: pauses",
 			Event:   &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 3 of 3: 50% of the traffic by Pods (4 of 8), for a 100% step"}},
 	}, {
 		name: "promoting: the canary keeps its Pods until the stable ones all run its template",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(3, 100, 0, 50, 4, 8), ready(4) }),
-		want: Decision{Phase: Promoting, Status: step(3, 100, 0, 50, 4, 8), CanaryReplicas: 4, TrafficBy: by,
+		want: Decision{Phase: Promoting, Status: step(3, 100, 0, 50, 4, 8), CanaryReplicas: 4, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryPromoting,
 			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 50% of the traffic by Pods (4 of 8), for a 100% step until they have"},
 	}, {
@@ -144,7 +144,7 @@ func TestDecideByPods(t *testing.T) {
 			in.Spec.Abort = true
 			in.Status, in.Pods, in.StableAvailable = step(1, 25, time.Minute, 25, 1, 4), ready(1), 3
 		}),
-		want: Decision{Phase: Aborted, HoldStable: true, CanaryReplicas: 1, TrafficBy: by, Reason: appv1.ReasonCanaryAborted,
+		want: Decision{Phase: Aborted, HoldStable: true, CanaryReplicas: 1, TrafficBy: by, PodsServe: true, Reason: appv1.ReasonCanaryAborted,
 			Status: &appv1.CanaryStatus{StableTemplateHash: "old", TrafficBy: by, Share: 25, CanaryPods: 1, ServingPods: 4},
 			Message: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); " +
 				"its Pods go once the stable Pods are all available",
@@ -157,7 +157,7 @@ func TestDecideByPods(t *testing.T) {
 			in.Spec.Abort = true
 			in.Status, in.Pods, in.StableRolledOut = step(1, 25, time.Minute, 20, 1, 5), ready(1), true
 		}),
-		want: Decision{Phase: Aborted, HoldStable: true, TrafficBy: by, Reason: appv1.ReasonCanaryAborted,
+		want: Decision{Phase: Aborted, HoldStable: true, TrafficBy: by, PodsServe: true, Reason: appv1.ReasonCanaryAborted,
 			Status:  &appv1.CanaryStatus{StableTemplateHash: "old"},
 			Message: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic",
 			Event: &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted,
@@ -167,7 +167,7 @@ func TestDecideByPods(t *testing.T) {
 		in: with(func(in *Input) {
 			in.NoRoute, in.Status, in.Pods = false, step(0, 25, 20*time.Second, 20, 1, 5), ready(1)
 		}),
-		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by,
+		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: pauses"},
 	}, {
@@ -175,13 +175,13 @@ func TestDecideByPods(t *testing.T) {
 		in: with(func(in *Input) {
 			in.NoRoute, in.RouteMissing, in.Status, in.Pods = false, true, step(0, 25, 20*time.Second, 20, 1, 5), ready(1)
 		}),
-		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by,
+		want: Decision{Phase: Running, Status: step(0, 25, 20*time.Second, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: 40 * time.Second, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: pauses"},
 	}, {
 		name: "the route removed during a canary by route: it starts over, by Pods",
 		in:   with(func(in *Input) { in.Status, in.Pods = byRoute(1, 25, 10*time.Second), ready(1) }),
-		want: Decision{Phase: Running, Status: step(0, 0, 0, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: deadline, TrafficBy: by,
+		want: Decision{Phase: Running, Status: step(0, 0, 0, 20, 1, 5), HoldStable: true, CanaryReplicas: 1, After: deadline, TrafficBy: by, PodsServe: true,
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 1 of 3, 20% of the traffic by Pods (1 of 5): waits for its Pods"},
 	}, {

@@ -190,9 +190,13 @@ func (c ChildCache[T]) Get(namespace, name string) (T, bool, error) {
 	return obj, err == nil, err
 }
 
-// decode returns the child a cache item holds.
+// decode returns the child a cache item holds, encoded or whole.
 func decode[T metav1.Object](item any) (T, error) {
 	var none T
+	if obj, ok := item.(T); ok {
+		// An informer that caches its objects whole (the Activities').
+		return obj, nil
+	}
 	c, ok := item.(*children.Cached)
 	if !ok {
 		return none, fmt.Errorf("cache of %T holds a %T", none, item)

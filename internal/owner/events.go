@@ -63,6 +63,8 @@ var releaseEdges = map[string]bool{
 	appv1.ReasonCanaryPromoted:       true,
 	appv1.ReasonCanaryAborted:        true,
 	appv1.ReasonCanaryAnalysisFailed: true,
+	appv1.ReasonCanaryTestFailed:     true,
+	appv1.ReasonCanaryTest:           true,
 	appv1.ReasonCanaryRequested:      true,
 	appv1.ReasonCanaryRolledBack:     true,
 }

@@ -38,10 +38,11 @@ compares them). */}}
   resources: ["appservices/status"]
   verbs: ["update"]
 # Watch Activities and write their status; a finished one with a TTL is
-# deleted once its Job is.
+# deleted once its Job is. A canary's tests are Activities the AppService
+# owns: created, claimed (patched) and deleted with their canary.
 - apiGroups: ["app.example.com"]
   resources: ["activities"]
-  verbs: ["get", "list", "watch", "delete"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
 - apiGroups: ["app.example.com"]
   resources: ["activities/status"]
   verbs: ["update"]
