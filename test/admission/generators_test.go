@@ -205,7 +205,75 @@ func genCanary(c corpusCase) *appv1.Canary {
 	}
 	canary.RollbackWindow = []int32{0, 0, 1, 3, 10, -1, 11}[draw(7)]
 	canary.ShrinkStable = draw(4) == 0
+	genTests(h.Sum64()^0x7f4a7c159e3779b9, canary.Steps, false)
 	return canary
+}
+
+// genTests gives one step in three tests (every step: all),
+// from their own draws (x), each field in and out of bounds now and then:
+// names that repeat or are not DNS labels, a moment that is not one,
+// commands empty or with unknown placeholders, images with spaces, envs
+// whose names are empty or repeat or too many, requests above limits,
+// ServiceAccount names that are not names, deadlines past their bounds,
+// and too many tests.
+func genTests(x uint64, steps []appv1.CanaryStep, all bool) {
+	draw := func(n uint64) uint64 {
+		if x < n {
+			x = x*0x9e3779b97f4a7c15 + 1
+		}
+		v := x % n
+		x /= n
+		return v
+	}
+	for i := range steps {
+		if draw(3) != 0 && !all {
+			continue
+		}
+		n := 1 + draw(2)
+		if draw(20) == 0 {
+			n = 3
+		}
+		for j := range n {
+			t := appv1.CanaryTest{
+				Name:    []string{"smoke", "load", fmt.Sprintf("t%d", j), fmt.Sprintf("t%d", j)}[draw(4)],
+				When:    []appv1.CanaryTestMoment{appv1.CanaryTestBefore, appv1.CanaryTestDuring}[draw(2)],
+				Command: []string{"curl -fsS $CANARY_URL/healthz", "wget -qO- {{ target }}.{{namespace}}", "exit 0"}[draw(3)],
+				Image:   []string{"", "curlimages/curl:8.11.0", "busybox:1.37"}[draw(3)],
+			}
+			if draw(3) == 0 {
+				t.Envs = []string{"TOKEN=abc", "RATE=10"}
+			}
+			if draw(3) == 0 {
+				t.DeadlineSeconds = int32(1 + draw(3600))
+			}
+			if draw(4) == 0 {
+				t.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse([]string{"100m", "100m", "100m", "300m"}[draw(4)])}}
+			}
+			if draw(4) == 0 {
+				t.ServiceAccountName = []string{"tester", "tester", "tester", "Bad_SA"}[draw(4)]
+			}
+			switch draw(60) {
+			case 0:
+				t.Name = []string{"Bad_Name", "a-name-longer-than-twenty"}[draw(2)]
+			case 1:
+				t.When = "After"
+			case 2:
+				t.Command = []string{"", "echo {{ url }}"}[draw(2)]
+			case 3:
+				t.Image = "bad image"
+			case 4:
+				t.Envs = []string{[]string{"=x", "NOEQUALS", "A=1"}[draw(3)], "A=2"}
+			case 5:
+				for k := range 17 {
+					t.Envs = append(t.Envs, fmt.Sprintf("E%d=x", k))
+				}
+			case 6:
+				t.DeadlineSeconds = []int32{-1, 86401}[draw(2)]
+			}
+			steps[i].Tests = append(steps[i].Tests, t)
+		}
+	}
 }
 
 // genAnalysis sets spec.canary.analysis on one canary in two, from its own

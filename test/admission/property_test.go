@@ -151,6 +151,18 @@ func TestAdmissionProperty(t *testing.T) {
 		c := generate(rng)
 		outcome, err := check(c)
 		outcomes[outcome]++
+		if err == nil && outcome == "admitted" && c.Spec.Canary == nil && len(c.Name) <= 56 {
+			// The generator admits few canaries: each admitted spec
+			// without one is checked again with a canary whose every
+			// step has tests, in and out of bounds.
+			v := c
+			v.Spec = *c.Spec.DeepCopy()
+			v.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 20}, {Weight: 50}}}
+			genTests(seed^uint64(i+1)*0x9e3779b97f4a7c15, v.Spec.Canary.Steps, true)
+			outcome, err = check(v)
+			outcomes["with tests, "+outcome]++
+			c = v
+		}
 		if err == nil {
 			continue
 		}
@@ -167,6 +179,9 @@ func TestAdmissionProperty(t *testing.T) {
 	}
 	sort.Strings(summary)
 	t.Logf("seed %d, %d specs: %s", seed, n, strings.Join(summary, ", "))
+	if outcomes["with tests, admitted"] < n/30 || outcomes["with tests, refused"] < n/100 {
+		t.Errorf("the generator is lopsided for a canary's tests (%v): it must produce both kinds", outcomes)
+	}
 	if outcomes["admitted"] < n/10 || outcomes["refused"] < n/10 {
 		t.Errorf("the generator is lopsided (%v): it must produce both kinds of spec", outcomes)
 	}
@@ -227,6 +242,7 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 	if c := admitted.Spec.Canary; c != nil && c.Analysis != nil {
 		errs = append(errs, analysisRuns(c.Analysis))
 	}
+	errs = append(errs, testsRun(ctx, apps, kube, admitted)...)
 	outcome = "admitted"
 	for _, err := range errs {
 		var refused *childRefused
@@ -238,6 +254,27 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		}
 	}
 	return outcome, nil
+}
+
+// testsRun dry-run creates the Activity of each test of an admitted
+// canary, as the controller makes it, and the Job its controller makes of
+// it: what the AppService admits, neither refuses.
+func testsRun(ctx context.Context, apps clientset.Interface, kube kubernetes.Interface, as *appv1.AppService) []error {
+	if as.Spec.Canary == nil {
+		return nil
+	}
+	var errs []error
+	for i, step := range as.Spec.Canary.Steps {
+		for _, t := range step.Tests {
+			name := children.TestActivityName(as, "5d4f8b7c9", int32(i), t.Name, metav1.Now())
+			vars := analysis.Vars{Namespace: as.Namespace, Name: as.Name, Target: children.CanaryName(as), Interval: time.Minute}
+			act := children.NewCanaryTest(as, &t, name, int32(i), step.Weight, analysis.Render(t.Command, vars))
+			errs = append(errs, dryRunChild(ctx, "test's Activity", apps.AppV1().Activities(as.Namespace).Create, act, children.UpdateActivity))
+			act.UID = "00000000-0000-4000-8000-000000000002"
+			errs = append(errs, dryRunChild(ctx, "test's Job", kube.BatchV1().Jobs(as.Namespace).Create, children.NewJob(act), children.UpdateJob))
+		}
+	}
+	return errs
 }
 
 // analysisRuns checks an admitted analysis as the controller reads it:
