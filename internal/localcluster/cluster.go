@@ -709,8 +709,9 @@ func (c *Cluster) startScheduler() error {
 }
 
 // kwokStages are the stages this project adds to kwok's own (see each
-// file): the fake nodes end a Job Pod whose command is `exit 3` with that
-// exit code, keep one running `sleep 3600`, end a Job Pod deleted while
+// file): the fake nodes end a Job Pod whose command is `exit 3` or `exit 7`
+// with that exit code, end one running `sleep 8` with 0 after 8 seconds,
+// keep one running `sleep 3600`, end a Job Pod deleted while
 // it runs in a terminal phase first, as a kubelet does, and never make a
 // Pod of the image example.com/never-ready:1 ready.
 //

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/typed/apis/v1"
@@ -45,6 +46,7 @@ const FieldManager = "kubectl-appservice"
 type Clients struct {
 	AppV1     appclient.AppV1Interface
 	AppsV1    appsv1client.AppsV1Interface
+	BatchV1   batchv1client.BatchV1Interface
 	CoreV1    corev1client.CoreV1Interface
 	GatewayV1 gatewayclient.GatewayV1Interface
 	Namespace string
@@ -72,7 +74,7 @@ func clientsFromFlags(flags *genericclioptions.ConfigFlags) func() (*Clients, er
 		}
 		cfg = rest.CopyConfig(cfg)
 		cfg.UserAgent = userAgent()
-		// One HTTP client for the four: one connection pool.
+		// One HTTP client for them all: one connection pool.
 		httpClient, err := rest.HTTPClientFor(cfg)
 		if err != nil {
 			return nil, err
@@ -82,6 +84,9 @@ func clientsFromFlags(flags *genericclioptions.ConfigFlags) func() (*Clients, er
 			return nil, err
 		}
 		if c.AppsV1, err = appsv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+			return nil, err
+		}
+		if c.BatchV1, err = batchv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
 			return nil, err
 		}
 		if c.CoreV1, err = corev1client.NewForConfigAndClient(cfg, httpClient); err != nil {

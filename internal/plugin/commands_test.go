@@ -52,7 +52,7 @@ func newFakes(s *Snapshot) *fakes {
 }
 
 func (f *fakes) clients() *Clients {
-	return &Clients{AppV1: f.apps.AppV1(), AppsV1: f.kube.AppsV1(), CoreV1: f.kube.CoreV1(), GatewayV1: f.gateway.GatewayV1(),
+	return &Clients{AppV1: f.apps.AppV1(), AppsV1: f.kube.AppsV1(), BatchV1: f.kube.BatchV1(), CoreV1: f.kube.CoreV1(), GatewayV1: f.gateway.GatewayV1(),
 		Namespace: ns, NoWatchList: true}
 }
 

@@ -89,6 +89,8 @@ const (
 	resourceDeployments = "deployments"
 	resourceReplicaSets = "replicasets"
 	resourcePods        = "pods"
+	resourceActivities  = "activities"
+	resourceJobs        = "jobs"
 	resourceRoutes      = "httproutes"
 )
 

@@ -125,6 +125,10 @@ func canarySelector(name string) string {
 	return labels.Set{appv1.LabelCanary: name}.String()
 }
 
+// testsSelector selects the Jobs and Pods of Activities, among them those
+// of the AppService's tests (the tree keeps its Activities' own).
+var testsSelector = appv1.LabelActivity
+
 // readSnapshot reads the AppService and its children once.
 func readSnapshot(ctx context.Context, c *Clients, name string) (*Snapshot, error) {
 	as, err := c.getAppService(ctx, name)
@@ -150,6 +154,9 @@ func readSnapshot(ctx context.Context, c *Clients, name string) (*Snapshot, erro
 		}
 		s.Pods = append(s.Pods, pods.Items...)
 	}
+	if err := readTests(ctx, c, s); err != nil {
+		return nil, err
+	}
 	if as.Spec.HTTPRoute != nil {
 		route, err := c.GatewayV1.HTTPRoutes(ns).Get(ctx, name, metav1.GetOptions{})
 		switch {
@@ -167,3 +174,28 @@ func readSnapshot(ctx context.Context, c *Clients, name string) (*Snapshot, erro
 
 // routesNotServed: the cluster has no Gateway API.
 const routesNotServed = "the cluster does not serve HTTPRoutes (gateway.networking.k8s.io/v1)"
+
+// readTests reads the Activities of the AppService's canary's tests, and
+// their Jobs and Pods, when its status records tests.
+func readTests(ctx context.Context, c *Clients, s *Snapshot) error {
+	if st := s.AppService.Status.Canary; st == nil || len(st.Tests) == 0 {
+		return nil
+	}
+	ns := c.Namespace
+	acts, err := c.AppV1.Activities(ns).List(ctx, metav1.ListOptions{LabelSelector: stableSelector(s.AppService.Name)})
+	if err != nil {
+		return apiError(err, request{verbList, resourceActivities, ns})
+	}
+	s.Activities = acts.Items
+	jobs, err := c.BatchV1.Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: testsSelector})
+	if err != nil {
+		return apiError(err, request{verbList, resourceJobs, ns})
+	}
+	s.Jobs = jobs.Items
+	pods, err := c.CoreV1.Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: testsSelector})
+	if err != nil {
+		return apiError(err, request{verbList, resourcePods, ns})
+	}
+	s.Pods = append(s.Pods, pods.Items...)
+	return nil
+}

@@ -106,6 +106,9 @@ func Rows(items []appv1.AppService, allNamespaces bool, now time.Time) [][]strin
 		switch c.Phase {
 		case CanaryRunning:
 			step, weight = fmt.Sprintf("%d/%d", c.Step+1, c.Steps), c.ShortTraffic()
+			if len(c.Testing) > 0 {
+				step += " testing"
+			}
 		case CanaryPromoting:
 			step, weight = fmt.Sprintf("%d/%d", c.Steps, c.Steps), c.ShortTraffic()
 		case CanaryAwaitingRoute:

@@ -139,6 +139,8 @@ type Canary struct {
 	Since time.Time
 	// SpecAbort: spec.canary.abort is true.
 	SpecAbort bool
+	// Testing names the step's tests running (Running).
+	Testing []string
 }
 
 // CanaryOf reads the AppService's canary from its status, with the rules
@@ -172,6 +174,11 @@ func CanaryOf(as *appv1.AppService) Canary {
 		if c.Step < c.Steps {
 			c.Phase = CanaryRunning
 			c.Routed = st.Weight == as.Spec.Canary.Steps[c.Step].Weight
+			for _, rec := range st.Tests {
+				if rec.Step == c.Step && rec.Phase == appv1.TestRunning {
+					c.Testing = append(c.Testing, rec.Name)
+				}
+			}
 		} else {
 			c.Phase = CanaryPromoting
 		}
@@ -187,7 +194,7 @@ func CanaryOf(as *appv1.AppService) Canary {
 func canaryStalled(as *appv1.AppService) bool {
 	c := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled)
 	return c != nil && c.Status == metav1.ConditionTrue &&
-		(c.Reason == appv1.ReasonCanaryAborted || c.Reason == appv1.ReasonCanaryAnalysisFailed)
+		(c.Reason == appv1.ReasonCanaryAborted || c.Reason == appv1.ReasonCanaryAnalysisFailed || c.Reason == appv1.ReasonCanaryTestFailed)
 }
 
 // Traffic is the canary's share and how it is carried: "10% of the

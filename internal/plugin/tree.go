@@ -27,6 +27,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +50,10 @@ type Snapshot struct {
 	Route *gatewayv1.HTTPRoute
 	// RouteProblem says why the route could not be read ("": it could).
 	RouteProblem string
+	// Activities are the AppService's canary's tests, Jobs and Pods
+	// (among Pods) theirs and maybe other Activities'.
+	Activities []appv1.Activity
+	Jobs       []batchv1.Job
 }
 
 // Render writes get's view of the snapshot at now: the AppService's
@@ -150,6 +155,8 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 		switch left := c.PauseLeft(as, now); {
 		case c.gated(as):
 			return head + ", waits at its gate (kubectl appservice promote " + as.Name + ")"
+		case !c.Routed && len(c.Testing) > 0:
+			return fmt.Sprintf("%s, runs its test %s before its weight (then a %d%% step)", head, strings.Join(c.Testing, ", "), step.Weight)
 		case !c.Routed:
 			return fmt.Sprintf("%s, waits for its Pods (then a %d%% step)", head, step.Weight)
 		case left > 0:
@@ -204,7 +211,8 @@ func controllerWhat(as *appv1.AppService) string {
 	return what
 }
 
-// stepsLine lists the steps, the current one marked: "10% gate ▸ 50% 30s ▸ 100%".
+// stepsLine lists the steps, the current one marked, with their tests:
+// "10% gate → [50% 30s +smoke] → 100%".
 func stepsLine(as *appv1.AppService, c Canary) string {
 	parts := make([]string, 0, len(as.Spec.Canary.Steps))
 	for i, s := range as.Spec.Canary.Steps {
@@ -214,6 +222,9 @@ func stepsLine(as *appv1.AppService, c Canary) string {
 		}
 		if s.Gate {
 			p += " gate"
+		}
+		for _, t := range s.Tests {
+			p += " +" + t.Name
 		}
 		if c.Phase == CanaryRunning && int32(i) == c.Step {
 			p = "[" + p + "]"
@@ -337,6 +348,7 @@ func renderTree(b *strings.Builder, s *Snapshot, state State, c Canary, now time
 	for _, d := range deployments {
 		kids = append(kids, deploymentRows(s, &d, now))
 	}
+	kids = append(kids, testRows(s, now)...)
 	if s.Route != nil {
 		kids = append(kids, []row{{depth: 1, name: s.Route.Name, kind: "HTTPRoute", status: routeStatus(s.Route),
 			age: age(s.Route.CreationTimestamp.Time, now), info: routeWeights(s.Route)}})
@@ -616,4 +628,81 @@ func age(t, now time.Time) string {
 // shortDuration is d as kubectl says an age, to the second.
 func shortDuration(d time.Duration) string {
 	return duration.HumanDuration(d.Round(time.Second))
+}
+
+// testRows are the rows of the canary's tests, as its status records them,
+// oldest first: each test's Activity (depth 1), its Job and the Job's Pod.
+func testRows(s *Snapshot, now time.Time) [][]row {
+	st := s.AppService.Status.Canary
+	if st == nil {
+		return nil
+	}
+	var out [][]row
+	for _, rec := range st.Tests {
+		i := slices.IndexFunc(s.Activities, func(a appv1.Activity) bool {
+			return a.Name == rec.Activity && controlledBy(&a, s.AppService.UID)
+		})
+		if i < 0 {
+			continue
+		}
+		act := &s.Activities[i]
+		info := fmt.Sprintf("test %s, step %d", rec.Name, rec.Step+1)
+		if act.Status.ExitCode != nil {
+			info += fmt.Sprintf(", exit %d", *act.Status.ExitCode)
+		}
+		rows := []row{{depth: 1, name: act.Name, kind: "Activity", status: activityStatus(act, rec), age: age(act.CreationTimestamp.Time, now), info: info}}
+		for _, j := range s.Jobs {
+			if !controlledBy(&j, act.UID) {
+				continue
+			}
+			rows = append(rows, row{depth: 2, name: j.Name, kind: "Job", status: jobStatus(&j), age: age(j.CreationTimestamp.Time, now)})
+			var pods []corev1.Pod
+			for _, p := range s.Pods {
+				if controlledBy(&p, j.UID) {
+					pods = append(pods, p)
+				}
+			}
+			slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+			for k := range pods {
+				p := &pods[k]
+				st := podState(p)
+				rows = append(rows, row{depth: 3, last: k == len(pods)-1, name: p.Name, kind: "Pod", status: st.symbol + " " + st.reason,
+					age: age(p.CreationTimestamp.Time, now)})
+			}
+		}
+		if len(rows) > 1 {
+			rows[1].last = true
+		}
+		out = append(out, rows)
+	}
+	return out
+}
+
+// activityStatus is a test's Activity's phase, with a symbol; a test the
+// canary stopped says so.
+func activityStatus(act *appv1.Activity, rec appv1.CanaryTestStatus) string {
+	switch {
+	case rec.Phase == appv1.TestStopped:
+		return symbolPaused + " Stopped"
+	case act.Status.Prosta == appv1.ActivitySucceeded:
+		return symbolHealthy + " Succeeded"
+	case act.Status.Prosta == appv1.ActivityFailed:
+		return symbolFailed + " Failed"
+	case act.Status.Prosta == appv1.ActivityRunning:
+		return symbolProgressing + " Running"
+	}
+	return symbolProgressing + " Pending"
+}
+
+// jobStatus is a Job's state: Complete, Failed, or Running.
+func jobStatus(j *batchv1.Job) string {
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
+			if c.Type == batchv1.JobComplete {
+				return symbolHealthy + " Complete"
+			}
+			return symbolFailed + " Failed"
+		}
+	}
+	return symbolProgressing + " Running"
 }

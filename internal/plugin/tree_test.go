@@ -26,9 +26,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -49,6 +51,7 @@ func TestRender(t *testing.T) {
 		{"pausing-with-analysis", pausingSnapshot},
 		{"waiting-for-pods", waitingSnapshot},
 		{"by-pods", byPodsSnapshot},
+		{"testing", testingSnapshot},
 		{"aborted", abortedSnapshot},
 		{"healthy", healthySnapshot},
 		{"suspended", suspendedSnapshot},
@@ -130,6 +133,44 @@ func byPodsSnapshot() *Snapshot {
 	as.Status.Canary.CanaryPods, as.Status.Canary.ServingPods = 1, 3
 	msg := "Canary " + canaryHash + " at step 1 of 3, 33% of the traffic by Pods (1 of 3), for a 10% step: waits at its gate for kubectl appservice promote"
 	setConditions(as, appv1.ReasonCanaryGated, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
+	return s
+}
+
+// testingSnapshot: the second step's Pods are available and its smoke
+// test runs, before its weight; the first step's load test passed.
+func testingSnapshot() *Snapshot {
+	s := gatedSnapshot()
+	as := s.AppService
+	as.Spec.Canary.Steps[0].Tests = []appv1.CanaryTest{{Name: "load", When: appv1.CanaryTestDuring, Command: "hey -z 30s $CANARY_URL"}}
+	as.Spec.Canary.Steps[1].Tests = []appv1.CanaryTest{{Name: "smoke", When: appv1.CanaryTestBefore, Command: "curl -fsS $CANARY_URL/healthz"}}
+	as.Status.Canary.Step, as.Status.Canary.StepStartTime = new(int32(1)), new(ago(30*time.Second))
+	as.Status.Canary.Tests = []appv1.CanaryTestStatus{
+		{Name: "load", Step: 0, Activity: "web-k7x2bq", Phase: appv1.TestSucceeded, ExitCode: new(int32(0)), StartTime: new(ago(5 * time.Minute)), CompletionTime: new(ago(4 * time.Minute))},
+		{Name: "smoke", Step: 1, Activity: "web-d4n9zp", Phase: appv1.TestRunning, StartTime: new(ago(20 * time.Second))},
+	}
+	msg := "Canary " + canaryHash + " at step 2 of 3, 10% of the traffic by route: waits for its test smoke (before its weight)"
+	setConditions(as, appv1.ReasonCanaryProgressing, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
+	for _, a := range []struct {
+		name, uid string
+		phase     appv1.ActivityPhase
+		age       time.Duration
+	}{{"web-k7x2bq", "act-load", appv1.ActivitySucceeded, 5 * time.Minute}, {"web-d4n9zp", "act-smoke", appv1.ActivityRunning, 20 * time.Second}} {
+		act := appv1.Activity{ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: ns, UID: types.UID(a.uid), CreationTimestamp: ago(a.age),
+			Labels: stableLabels, OwnerReferences: owner("AppService", name, "as-uid")}, Status: appv1.ActivityStatus{Prosta: a.phase}}
+		job := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: a.name, Namespace: ns, UID: types.UID("job-" + a.uid), CreationTimestamp: ago(a.age),
+			Labels: map[string]string{appv1.LabelActivity: a.name}, OwnerReferences: owner("Activity", a.name, types.UID(a.uid))}}
+		pod := runningPod(a.name+"-5xq2m", a.name, "job-"+a.uid, map[string]string{appv1.LabelActivity: a.name}, 0)
+		pod.OwnerReferences = owner("Job", a.name, types.UID("job-"+a.uid))
+		pod.CreationTimestamp = ago(a.age)
+		if a.phase == appv1.ActivitySucceeded {
+			act.Status.ExitCode = new(int32(0))
+			job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+			pod.Status.Phase = corev1.PodSucceeded
+			pod.Status.ContainerStatuses[0].Ready = false
+			pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}
+		}
+		s.Activities, s.Jobs, s.Pods = append(s.Activities, act), append(s.Jobs, job), append(s.Pods, *pod)
+	}
 	return s
 }
 

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -192,6 +193,13 @@ func watchAppService(ctx context.Context, o *Options, c *Clients, name string, p
 	}
 	routes := w.add(ctx, informerFor[*gatewayv1.HTTPRouteList](c, c.GatewayV1.HTTPRoutes(ns), &gatewayv1.HTTPRoute{}, byName),
 		request{verbWatch, resourceRoutes, ns}, true)
+	// A canary's tests: its Activities, and the Activities' Jobs and Pods.
+	acts := w.add(ctx, informerFor[*appv1.ActivityList](c, c.AppV1.Activities(ns), &appv1.Activity{}, byLabel(stableSelector(name))),
+		request{verbWatch, resourceActivities, ns}, false)
+	jobs := w.add(ctx, informerFor[*batchv1.JobList](c, c.BatchV1.Jobs(ns), &batchv1.Job{}, byLabel(testsSelector)),
+		request{verbWatch, resourceJobs, ns}, false)
+	testPods := w.add(ctx, informerFor[*corev1.PodList](c, c.CoreV1.Pods(ns), &corev1.Pod{}, byLabel(testsSelector)),
+		request{verbWatch, resourcePods, ns}, false)
 
 	// Wait for the first lists (the cache's own check, no request).
 	synced := make(chan bool, 1)
@@ -233,6 +241,8 @@ func watchAppService(ctx context.Context, o *Options, c *Clients, name string, p
 		if routes.off.Load() {
 			s.RouteProblem = routesNotServed
 		}
+		s.Activities, s.Jobs = storeItems[appv1.Activity](acts), storeItems[batchv1.Job](jobs)
+		s.Pods = append(s.Pods, storeItems[corev1.Pod](testPods)...)
 		return s
 	}
 	f := &frames{o: o, terminal: o.Terminal(), printer: p}

@@ -183,9 +183,9 @@ func testPluginWatch(t *testing.T) {
 		return nil
 	})
 	// One informer per kind and selector: the AppService and the route by
-	// name, the Deployments, and the stable and the canary's ReplicaSets
-	// and Pods by label.
-	wantWatches := map[string]int{"appservices": 1, "deployments": 1, "replicasets": 2, "pods": 2, "httproutes": 1}
+	// name, the Deployments, the stable and the canary's ReplicaSets and
+	// Pods by label, and the tests' Activities, Jobs and Pods.
+	wantWatches := map[string]int{"appservices": 1, "deployments": 1, "replicasets": 2, "pods": 3, "httproutes": 1, "activities": 1, "jobs": 1}
 	gotWatches, lists := map[string]int{}, 0
 	for _, r := range reqs {
 		switch r.Verb {
@@ -201,7 +201,7 @@ func testPluginWatch(t *testing.T) {
 				r.RequestReceivedTimestamp.Format(time.StampMicro), firstAt.Format(time.StampMicro))
 		}
 	}
-	if diff := cmp.Diff(wantWatches, gotWatches); diff != "" || lists > 7 {
+	if diff := cmp.Diff(wantWatches, gotWatches); diff != "" || lists > 10 {
 		t.Errorf("get --watch's watches by resource (-want +got):\n%s%d lists (at most one per watch)", diff, lists)
 	}
 	t.Logf("get --watch: %d lists, %d watches, all before its first frame; %d frames in %s, none asked for", lists,
