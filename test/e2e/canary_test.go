@@ -29,10 +29,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -293,7 +295,8 @@ func testCanaryAbort(t *testing.T) {
 // canary, right after it recorded the edge, and restarted: no step is
 // skipped nor taken twice, no pause starts over, and the route never sends
 // traffic to a canary without available Pods; the same of a canary by
-// Pods. Serial: it restarts the suite's controller.
+// Pods; and a canary's test, killed while it runs and once it ended,
+// runs once. Serial: it restarts the suite's controller.
 func TestCanaryRestart(t *testing.T) {
 	serial(t, 2)
 	installGatewayAPI(t)
@@ -377,6 +380,47 @@ func TestCanaryRestart(t *testing.T) {
 	want = []string{"0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%"}
 	if got := edgeNames(canaryEdges(prec.app.snapshot())); !slices.Equal(got, want) && !slices.Equal(got, want[:6]) {
 		t.Errorf("the canary by Pods' edges went %v, want %v", got, want)
+	}
+
+	// A smoke test (8 s), the controller killed once its record is
+	// written (the test running), and again as soon as its Activity has
+	// Succeeded (before the canary's status says so): one Activity, one
+	// Job, and the weight once it passed.
+	const tested = "tested"
+	createAppService(t, ns, tested, canarySpec(appv1.CanaryStep{Weight: 20, Tests: []appv1.CanaryTest{smokeTest("sleep 8")}}, appv1.CanaryStep{Weight: 100}))
+	waitAvailable(t, ns, tested, 1)
+	trec := recordCanary(t, ns, tested)
+	tests := recordTests(t, ns, tested)
+	jobs := recordSelected[*batchv1.Job](t, kube.BatchV1().Jobs(ns).Watch, metav1.ListOptions{LabelSelector: appv1.LabelActivity}, "Jobs")
+	updateAppService(t, ns, tested, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	trec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
+		if c := vs[len(vs)-1].obj.Status.Canary; c == nil || len(c.Tests) == 0 {
+			return fmt.Errorf("status.canary %s: no test recorded yet", canaryString(c))
+		}
+		return nil
+	})
+	restartController(t)
+	smoke := testEnded(t, tests, "smoke", appv1.ActivitySucceeded)
+	restartController(t)
+	waitCanaryDone(t, ns, tested)
+	if got := edgeNames(canaryEdges(trec.app.snapshot())); !slices.Equal(got, []string{"0@0%", "0@20%", "1@20%", "1@100%", "2@100%"}) &&
+		!slices.Equal(got, []string{"0@0%", "0@20%", "1@20%", "1@100%"}) {
+		t.Errorf("the tested canary's edges went %v", got)
+	}
+	if names := activityNames(tests.snapshot()); len(names) != 1 {
+		t.Errorf("the smoke test ran as %v, want one Activity", names)
+	}
+	uids := map[types.UID]bool{}
+	for _, v := range jobs.snapshot() {
+		if v.obj.Name == smoke.obj.Name {
+			uids[v.obj.UID] = true
+		}
+	}
+	if len(uids) != 1 {
+		t.Errorf("the smoke test's Job was created %d times, want once", len(uids))
+	}
+	if first := trec.weightChanges()[1]; first.rv < smoke.rv {
+		t.Errorf("the route sent the canary traffic at resourceVersion %d, before its smoke test passed (%d)", first.rv, smoke.rv)
 	}
 }
 
