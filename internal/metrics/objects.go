@@ -83,6 +83,12 @@ var (
 	appServiceCanaryMetricFailures = basemetrics.NewDesc("appservice_canary_metric_failures",
 		"How many measurements of a metric of an AppService's canary analysis failed in this canary.",
 		metricLabels, nil, basemetrics.ALPHA, "")
+	// Its test label is a name of spec.canary.steps[].tests (at most 20
+	// characters, 40 records).
+	appServiceCanaryTestResult = basemetrics.NewDesc("appservice_canary_test_result",
+		"A series of value 1 per test of an AppService's canary begun (status.canary.tests): its step (from 1) and phase "+
+			"(Running, Succeeded, Failed or Stopped).",
+		append(slices.Clone(nameLabels), "test", "step", "phase"), nil, basemetrics.ALPHA, "")
 
 	activityInfo = basemetrics.NewDesc("activity_info",
 		"A series of value 1 per Activity: its phase (prosta: Pending, Running, Succeeded or Failed).",
@@ -145,7 +151,7 @@ func (c *objectCollector) DescribeWithStability(ch chan<- *basemetrics.Desc) {
 	for _, d := range []*basemetrics.Desc{
 		appServiceInfo, appServiceSpecReplicas, appServiceReadyReplicas, appServiceGenerationLag, appServiceSuspended,
 		appServiceCanaryWeight, appServiceCanaryMetricAnalysis, appServiceCanaryMetricResult, appServiceCanaryMetricFailures,
-		activityInfo, activityExitCode, activityStartTime, activityCompletionTime,
+		appServiceCanaryTestResult, activityInfo, activityExitCode, activityStartTime, activityCompletionTime,
 	} {
 		ch <- d
 	}
@@ -189,6 +195,9 @@ func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 				}
 				gauge(appServiceCanaryMetricResult, 1, ns, name, m.Name, string(m.Result))
 				gauge(appServiceCanaryMetricFailures, float64(m.Failures), ns, name, m.Name)
+			}
+			for _, rec := range c.Tests {
+				gauge(appServiceCanaryTestResult, 1, ns, name, rec.Name, strconv.Itoa(int(rec.Step)+1), string(rec.Phase))
 			}
 		}
 	})

@@ -41,10 +41,11 @@ var objectNames = []string{
 	"appservice_info", "appservice_spec_replicas", "appservice_status_ready_replicas", "appservice_status_generation_lag",
 	"appservice_suspended", "activity_info", "activity_exit_code", "activity_start_time_seconds", "activity_completion_time_seconds",
 	"appservice_canary_weight", "appservice_canary_metric_analysis", "appservice_canary_metric_result", "appservice_canary_metric_failures",
+	"appservice_canary_test_result",
 }
 
 // canaryNames are the series of an AppService's canary.
-var canaryNames = objectNames[len(objectNames)-4:]
+var canaryNames = objectNames[len(objectNames)-5:]
 
 // TestObjects: each AppService and Activity in the listers gives its
 // series, with only its namespace, name and the controller's own values
@@ -199,6 +200,10 @@ func TestObjectsCanary(t *testing.T) {
 		appService("checkout", &appv1.CanaryStatus{AbortedTemplateHash: "5c1e", Analysis: []appv1.MetricStatus{
 			{Name: "success-rate", Result: appv1.MetricFailed, Value: "0.9", Time: t0, Failures: 3},
 			{Name: "requests", Result: appv1.MetricNoData, Time: t0},
+		}, Tests: []appv1.CanaryTestStatus{
+			{Name: "smoke", Step: 0, Activity: "checkout-k7x2bq", Phase: appv1.TestSucceeded},
+			{Name: "load", Step: 0, Activity: "checkout-d4n9zp", Phase: appv1.TestStopped},
+			{Name: "smoke", Step: 1, Activity: "checkout-z8m2pq", Phase: appv1.TestFailed, ExitCode: new(int32(7))},
 		}}),
 		// A canary without analysis, its Pods not serving yet.
 		appService("search", &appv1.CanaryStatus{CanaryTemplateHash: "2a4b", Step: new(int32(0))}),
@@ -238,6 +243,11 @@ appservice_canary_metric_result{metric="saturation",name="cart",namespace="shop"
 appservice_canary_metric_result{metric="success-rate",name="cart",namespace="shop",result="Passed"} 1
 appservice_canary_metric_result{metric="requests",name="checkout",namespace="shop",result="NoData"} 1
 appservice_canary_metric_result{metric="success-rate",name="checkout",namespace="shop",result="Failed"} 1
+# HELP appservice_canary_test_result [ALPHA] A series of value 1 per test of an AppService's canary begun (status.canary.tests): its step (from 1) and phase (Running, Succeeded, Failed or Stopped).
+# TYPE appservice_canary_test_result gauge
+appservice_canary_test_result{name="checkout",namespace="shop",phase="Stopped",step="1",test="load"} 1
+appservice_canary_test_result{name="checkout",namespace="shop",phase="Succeeded",step="1",test="smoke"} 1
+appservice_canary_test_result{name="checkout",namespace="shop",phase="Failed",step="2",test="smoke"} 1
 # HELP appservice_canary_weight [ALPHA] The percentage of an AppService's traffic its canary gets (status.canary.share): its route's weight, or without a route its Pods' share; 0 when none.
 # TYPE appservice_canary_weight gauge
 appservice_canary_weight{name="cart",namespace="shop"} 20
