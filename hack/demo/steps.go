@@ -363,6 +363,32 @@ func tourSteps() []step {
 		},
 		check: canaryByPods,
 	}, {
+		title: text{"Test a release before it takes traffic", "发布在承接流量之前先经过测试"},
+		say: text{
+			"A step may run commands of its own, each once, as an Activity nginx-app owns: a smoke test Before the step's\n" +
+				"weight (the canary's Pods join the Service only once it passed) and a load test During it (the step waits for it).\n" +
+				"Each gets the canary's address in CANARY_URL; one that exits non-zero aborts the canary.",
+			"每一步都可以运行自己的命令，每个只运行一次，作为 nginx-app 拥有的 Activity：在这一步的权重之前（Before）运行冒烟测试\n" +
+				"（金丝雀的 Pod 要等它通过才进入 Service），在权重期间（During）运行压测（这一步要等它通过）。\n" +
+				"每个测试都从 CANARY_URL 得到金丝雀的地址；以非零退出的测试会中止金丝雀。",
+		},
+		cmds: []command{
+			kubectl("patch", "appsvc", "nginx-app", "--type=merge", "-p", `{"spec":{"image":"nginx:1.29","canary":{"steps":[`+
+				`{"weight":25,"tests":[{"name":"smoke","when":"Before","command":"wget -qO /dev/null \"$CANARY_URL/\""}]},`+
+				`{"weight":50,"tests":[{"name":"load","when":"During","command":"for i in $(seq 100); do wget -qO /dev/null \"$CANARY_URL/\" || exit 1; done"}]},`+
+				`{"weight":100}]}}}`),
+			kubectl("wait", "--for=jsonpath={.spec.template.spec.containers[0].image}=nginx:1.29", "deploy/nginx-app", "--timeout=2m"),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=RolloutComplete`, "appsvc/nginx-app", "--timeout=2m"),
+			kubectl("get", "appsvc", "nginx-app", "-o",
+				`jsonpath={range .status.canary.tests[*]}{.name} (step {.step}): {.phase}, exit {.exitCode}, Activity {.activity}{"\n"}{end}`),
+			kubectl("get", "events", "--field-selector", "involvedObject.name=nginx-app,reason=CanaryTest"),
+		},
+		expect: text{
+			"the smoke test passed before step 1's share, the load test during step 2; promoted to nginx:1.29, the tests' Activities kept",
+			"冒烟测试在第 1 步的份额之前通过，压测在第 2 步期间通过；晋升为 nginx:1.29，测试的 Activity 保留",
+		},
+		check: testedRelease,
+	}, {
 		title: text{"A canary through the route", "经由路由的金丝雀发布"},
 		say: text{
 			"shop has an HTTPRoute and spec.canary: a new image first gets 10% of the traffic through a Deployment and\n" +
@@ -762,6 +788,29 @@ func canaryByPods(ctx context.Context, t *tour) error {
 	}
 	return t.equals(ctx, "deployment/nginx-app",
 		"{.status.updatedReplicas}/{.status.availableReplicas}/{.spec.template.spec.containers[0].image}", "3/3/nginx:1.28")
+}
+
+// testedRelease: nginx-app's tests each ran once, as an Activity it owns,
+// and passed; the canary was promoted.
+func testedRelease(ctx context.Context, t *tour) error {
+	for _, msg := range []string{"test smoke passed", "test load passed"} {
+		if err := t.event(ctx, "nginx-app", "CanaryTest", msg); err != nil {
+			return err
+		}
+	}
+	if err := t.equals(ctx, "appservice/nginx-app", "{.status.canary.tests[*].phase}", "Succeeded Succeeded"); err != nil {
+		return err
+	}
+	for _, test := range []string{"smoke", "load"} {
+		name, err := t.get(ctx, "appservice/nginx-app", `{.status.canary.tests[?(@.name=="`+test+`")].activity}`)
+		if err != nil {
+			return err
+		}
+		if err := t.equals(ctx, "activity/"+name, "{.status.prosta}/{.metadata.ownerReferences[0].kind}", "Succeeded/AppService"); err != nil {
+			return err
+		}
+	}
+	return t.equals(ctx, "deployment/nginx-app", "{.status.updatedReplicas}/{.spec.template.spec.containers[0].image}", "3/nginx:1.29")
 }
 
 // releasedByHand: storefront's canary waited at its gate with the testers'
