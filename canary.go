@@ -19,12 +19,13 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -214,7 +215,7 @@ func (s *appSync) readTests(in *canary.Input) error {
 			continue
 		}
 		run := canary.TestRun{Phase: act.Status.Prosta, ExitCode: act.Status.ExitCode,
-			Message: children.LastLines(act.Status.Message, testMessage), StartTime: act.Status.StartTime, CompletionTime: act.Status.CompletionTime}
+			Message: testMessage(act.Status.Message), StartTime: act.Status.StartTime, CompletionTime: act.Status.CompletionTime}
 		if f := meta.FindStatusCondition(act.Status.Conditions, appv1.ConditionFailed); f != nil && f.Status == metav1.ConditionTrue {
 			run.Reason = f.Reason
 		}
@@ -226,41 +227,65 @@ func (s *appSync) readTests(in *canary.Input) error {
 	return nil
 }
 
-// testMessage bounds what a failed test's record keeps of its Activity's
+// testMessage is what a failed test's record keeps of its Activity's
 // message: its first line (the exit code) and its log's last lines, about
-// 1 KB.
-const testMessage = 1024
+// 1 KB in all.
+func testMessage(m string) string {
+	const limit = 1024
+	if len(m) <= limit {
+		return m
+	}
+	head, rest, _ := strings.Cut(m, "\n")
+	head = children.LastLines(head, limit/4)
+	return head + "\n" + children.LastLines(rest, limit-len(head)-1)
+}
 
-// syncCanaryTests makes the Activities of the tests the decision's status
-// records as running, and deletes every other Activity the AppService
-// controls but those of its other records (the last ones, kept for
-// inspection until the next canary): not when the decision could not be
-// made (canaryErr). An AppService that never had a canary takes no part.
+// syncCanaryTests makes the Activities of the tests running as both the
+// status recorded and the decision says, and deletes every other Activity
+// the AppService controls, but those of the decision's records (the last
+// canary's, kept for inspection until the next canary starts) and those
+// the status recorded running: not when the decision could not be made
+// (canaryErr). A test's record is written before its Activity is made, and
+// its stop before its Activity is deleted, so that a status write that
+// fails (a conflict) never leaves an Activity made that no record names,
+// to be made again, nor deletes a running test's Activity that a record
+// still waits for. An AppService that never had a canary takes no part.
 func (s *appSync) syncCanaryTests(ctx context.Context, canaryErr error) error {
 	if !s.canaryChildren() || canaryErr != nil {
 		return nil
 	}
-	var keep []*appv1.Activity
+	keep := func(name string) *appv1.Activity { return &appv1.Activity{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+	recorded := map[string]appv1.CanaryTestPhase{}
+	var kept []*appv1.Activity
+	if st := s.as.Status.Canary; st != nil {
+		for _, rec := range st.Tests {
+			recorded[rec.Activity] = rec.Phase
+			if rec.Phase == appv1.TestRunning {
+				kept = append(kept, keep(rec.Activity))
+			}
+		}
+	}
 	var errs []error
 	if st, spec := s.canary.Status, s.as.Spec.Canary; st != nil && spec != nil {
 		for _, rec := range st.Tests {
-			desired := s.testActivity(spec, st, rec)
 			switch {
-			case desired == nil || rec.Phase == appv1.TestStopped:
+			case rec.Phase == appv1.TestRunning && recorded[rec.Activity] == appv1.TestRunning:
+				if desired := s.testActivity(spec, rec); desired != nil {
+					_, err := s.activities().Ensure(ctx, &s.Sync, desired)
+					errs = append(errs, err)
+				}
+			case rec.Phase == appv1.TestStopped:
 				continue
-			case rec.Phase == appv1.TestRunning:
-				_, err := s.activities().Ensure(ctx, &s.Sync, desired)
-				errs = append(errs, err)
 			}
-			keep = append(keep, desired)
+			kept = append(kept, keep(rec.Activity))
 		}
 	}
-	return errors.Join(append(errs, s.activities().Prune(ctx, &s.Sync, keep...))...)
+	return errors.Join(append(errs, s.activities().Prune(ctx, &s.Sync, kept...))...)
 }
 
 // testActivity is the Activity of a test's record (nil when the spec no
 // longer has the test).
-func (s *appSync) testActivity(spec *appv1.Canary, st *appv1.CanaryStatus, rec appv1.CanaryTestStatus) *appv1.Activity {
+func (s *appSync) testActivity(spec *appv1.Canary, rec appv1.CanaryTestStatus) *appv1.Activity {
 	if rec.Step < 0 || int(rec.Step) >= len(spec.Steps) {
 		return nil
 	}

@@ -18,6 +18,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,6 +35,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
 	"example.com/appservice-controller/internal/syncerr"
@@ -755,6 +757,77 @@ func TestCanaryHeld(t *testing.T) {
 			}
 			if got := s.canaryHeld(children.NewDeployment(as)) != nil; got != tc.want {
 				t.Errorf("canaryHeld = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSyncCanaryTests: a test's Activity is made only once the status
+// recorded its record running, and deleted only once it recorded it
+// stopped (or no record names it): a status write that fails never leaves
+// a test made that no record names, nor deletes one a record waits for.
+func TestSyncCanaryTests(t *testing.T) {
+	rec := func(name string, phase appv1.CanaryTestPhase) appv1.CanaryTestStatus {
+		return appv1.CanaryTestStatus{Name: "smoke", Activity: name, Phase: phase}
+	}
+	const x = "test-app-x7k2mq"
+	for _, tc := range []struct {
+		name             string
+		recorded, decide []appv1.CanaryTestStatus
+		live             []string
+		created, deleted []string
+	}{
+		{name: "begun by this decision: not made yet", decide: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)}},
+		{name: "recorded running: made", recorded: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)},
+			decide: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)}, created: []string{x}},
+		{name: "recorded running, made: nothing", recorded: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)},
+			decide: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)}, live: []string{x}},
+		{name: "stopped by this decision: kept until recorded", recorded: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)},
+			decide: []appv1.CanaryTestStatus{rec(x, appv1.TestStopped)}, live: []string{x}},
+		{name: "recorded stopped: deleted", recorded: []appv1.CanaryTestStatus{rec(x, appv1.TestStopped)},
+			decide: []appv1.CanaryTestStatus{rec(x, appv1.TestStopped)}, live: []string{x}, deleted: []string{x}},
+		{name: "a new canary, the old one's running test recorded: kept until the new canary is",
+			recorded: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)}, live: []string{x}},
+		{name: "finished: kept for inspection; another, named by no record: deleted",
+			recorded: []appv1.CanaryTestStatus{rec(x, appv1.TestSucceeded)}, decide: []appv1.CanaryTestStatus{rec(x, appv1.TestSucceeded)},
+			live: []string{x, "test-app-old000"}, deleted: []string{"test-app-old000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as := fixtures.AppService()
+			as.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, Tests: []appv1.CanaryTest{
+				{Name: "smoke", When: appv1.CanaryTestBefore, Command: "true"}}}}}
+			as.Status.Canary = &appv1.CanaryStatus{Tests: tc.recorded}
+			f := newFixture(t, as)
+			// The fake's field manager has no schema of the Activity: a
+			// create just succeeds.
+			f.appReactors = append(f.appReactors, reactor{"create", "activities", func(a core.Action) (bool, runtime.Object, error) {
+				return true, a.(core.CreateAction).GetObject(), nil
+			}})
+			for _, name := range tc.live {
+				f.activities = append(f.activities, &appv1.Activity{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: as.Namespace,
+					OwnerReferences: []metav1.OwnerReference{*children.NewControllerRef(as)}, Labels: children.CanaryTestLabels(as, "smoke")}})
+			}
+			_, ctx := ktesting.NewTestContext(t)
+			s := newAppSync(f.newController(ctx), as)
+			s.canary = canary.Decision{Status: &appv1.CanaryStatus{Tests: tc.decide}}
+			if err := s.syncCanaryTests(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			var created, deleted []string
+			for _, a := range f.appClient.Actions() {
+				switch a := a.(type) {
+				case core.CreateActionImpl:
+					if a.GetResource().Resource == "activities" {
+						created = append(created, a.GetObject().(*appv1.Activity).Name)
+					}
+				case core.DeleteActionImpl:
+					if a.GetResource().Resource == "activities" {
+						deleted = append(deleted, a.GetName())
+					}
+				}
+			}
+			if !slices.Equal(created, tc.created) || !slices.Equal(deleted, tc.deleted) {
+				t.Errorf("created %v, deleted %v; want %v, %v", created, deleted, tc.created, tc.deleted)
 			}
 		})
 	}

@@ -254,6 +254,8 @@ type fixture struct {
 	appServices []*appv1.AppService
 	deployments []*appsv1.Deployment
 	services    []*corev1.Service
+	// activities are a canary's tests, cached whole.
+	activities []*appv1.Activity
 	// The other children: ServiceAccounts, Ingresses,
 	// PodDisruptionBudgets and HorizontalPodAutoscalers.
 	others []runtime.Object
@@ -299,6 +301,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	kubeObjects = append(kubeObjects, f.apiOnly...)
 	for _, as := range f.appServices {
 		appObjects = append(appObjects, as)
+	}
+	for _, a := range f.activities {
+		appObjects = append(appObjects, a)
 	}
 	f.kubeClient = k8sfake.NewClientset(kubeObjects...)
 	f.appClient = fake.NewClientset(appObjects...)
@@ -347,6 +352,9 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 			f.t.Fatal(err)
 		}
 		fixtures.MustAdd(f.t, informer.Informer().GetIndexer(), trimmed(f.t, o))
+	}
+	for _, a := range f.activities {
+		fixtures.MustAdd(f.t, appInformers.App().V1().Activities().Informer().GetIndexer(), a)
 	}
 	// The AppServices as the informer's transform caches them: encoded.
 	for _, as := range f.appServices {

@@ -248,16 +248,17 @@ func Decide(in Input) Decision {
 			if d.Status.Step != nil {
 				step = *d.Status.Step
 			}
-			d.Status.Tests = stopRunning(in.Spec, d.Status.Tests, d.Phase == Running, step)
+			d.Status.Tests = in.stopRunning(d.Status.Tests, d.Phase == Running, step)
 		}
 	}
 	d.TrafficBy = in.by
 	if in.by == appv1.CanaryByPods {
-		// Running, as the status the decision records says; otherwise its
-		// Pods serve as they did (an abort holds only serving ones).
-		next := in
-		next.Status = d.Status
-		d.PodsServe = d.Phase != Running || PodsServe(next)
+		// Running, as the status recorded says (a Before test's pass
+		// relabels the Pods once it is recorded, never before: a status
+		// write that fails must not leave them serving untested);
+		// otherwise its Pods serve as they did (an abort holds only
+		// serving ones).
+		d.PodsServe = d.Phase != Running || in.serve
 	}
 	if in.by == appv1.CanaryByPods {
 		// No route weight: the Service sends the canary its Pods' share.
@@ -396,6 +397,15 @@ func decide(in Input) Decision {
 	if acted != nil {
 		return *acted
 	}
+	return in.atStep(st, step, promote)
+}
+
+// atStep is the decision of a canary running step (before its promotion),
+// st its status, promote a request that passes the step: its Pods, its
+// Before tests, its weight, then what passes it (routedStep).
+func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decision {
+	c, steps := in.Spec, int32(len(in.Spec.Steps))
+	aborted := func(why string, event bool) Decision { return abort(in, st, why, event) }
 	want := c.Steps[step]
 	begin := metav1.Time{Time: startTime(st, in.Now)}
 	since := in.Now.Sub(begin.Time)
@@ -404,23 +414,26 @@ func decide(in Input) Decision {
 	}
 	replicas := in.replicas(want.Weight)
 	routed := st.Weight == want.Weight
-	tested := routed || beforePassed(c, st, step)
+	tested := beforePassed(c, st, step)
 	if !tested && in.by == appv1.CanaryByPods && st.Weight > 0 {
 		// By Pods, the step's Pods are its weight: they wait for its
 		// Before tests, which test the last step's.
 		replicas = in.replicas(st.Weight)
 	}
-	if last := lastBefore(st, step); tested && !routed && last.After(begin.Time) {
-		// Its Before tests passed: the Pods of its weight have the
-		// deadline from then.
+	if last := testsClock(st, step); !routed && last.After(begin.Time) {
+		// Its Pods were available when its Before tests began, and the
+		// Pods of its weight come once they passed: the deadline counts
+		// from the last of those.
 		since = in.Now.Sub(last)
 	}
 	if !in.Pods.available(replicas) {
 		// Until the step's weight is routed, its deadline counts from
-		// the step's start. After, its pause has begun: a Pod lost then
-		// aborts once the canary's Deployment itself says it made no
-		// progress within the deadline (its clock starts at the loss, not
-		// at the pause's start); its status change wakes the sync.
+		// the step's start (or from its Before tests' pass). After, its
+		// pause has begun: a Pod lost then aborts once the canary's
+		// Deployment itself says it made no progress within the deadline
+		// (its clock starts at the loss, not at the pause's start); its
+		// status change wakes the sync. So too while its Before tests run:
+		// its Pods were available when they began.
 		// With shrinkStable, the stable's Pods may first have to come
 		// back (HoldCanary), for at most its own progress deadline: the
 		// step's Pods have that time too.
@@ -428,23 +441,25 @@ func decide(in Input) Decision {
 		if in.shrinking() {
 			deadline *= 2
 		}
-		if (!routed && since >= deadline) || (in.Pods != nil && in.Pods.DeadlineExceeded) {
+		timed := !routed && (tested || testsClock(st, step).IsZero())
+		if (timed && since >= deadline) || (in.Pods != nil && in.Pods.DeadlineExceeded) {
 			d := aborted(fmt.Sprintf("its Pods were not available within the progress deadline (%s) at step %d of %d",
 				deadline, step+1, steps), true)
 			d.Status.AbortedTemplateHash = in.Hash
 			return d
 		}
 		after := deadline - since
-		if routed {
+		if !timed {
 			after = 0
 		}
 		return running1(st, replicas, after, "waits for its Pods")
 	}
 	names := in.testActivity
 	var events []Event
-	if !routed && !tested {
+	if !tested {
 		// The step's Pods are available: its Before tests run, and its
-		// weight waits for them.
+		// weight waits for them (a step of the last one's weight holds
+		// it, carrying nothing more, until they passed).
 		r := in.stepTests(st, step, appv1.CanaryTestBefore, begin, names)
 		if r.failed != "" {
 			return testAbort(in, r.status, r.failed, r.events)
@@ -558,8 +573,9 @@ func rollbackWhy(c *appv1.Canary) string {
 // request with it.
 func rollingBack(in Input, st *appv1.CanaryStatus) Decision {
 	return Decision{
-		Phase:  RollingBack,
-		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash, History: st.History},
+		Phase: RollingBack,
+		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash, History: st.History,
+			Tests: st.Tests},
 		Reason: appv1.ReasonCanaryRollingBack,
 		Message: fmt.Sprintf("Rolling back to %s without a canary (%s): the stable Pods roll to it",
 			in.Hash, rollbackWhy(in.Spec)),
@@ -721,7 +737,7 @@ func awaitRoute(in Input, st *appv1.CanaryStatus) Decision {
 	return Decision{
 		Phase: AwaitingRoute, HoldStable: true, Reason: appv1.ReasonRouteAPIMissing,
 		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, CanaryTemplateHash: in.Hash,
-			AbortedTemplateHash: st.AbortedTemplateHash, History: st.History},
+			AbortedTemplateHash: st.AbortedTemplateHash, History: st.History, Tests: st.Tests},
 		Message: fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: "+
 			"it waits for its HTTPRoute, which the cluster cannot hold until it serves the Gateway API", in.Hash),
 	}

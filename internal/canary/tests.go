@@ -18,6 +18,7 @@ package canary
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -84,7 +85,8 @@ type testsResult struct {
 // date: it begins those not begun (a new record, whose Activity the
 // controller makes), and records how those running ended. begin is when
 // the step began, which names the tests' Activities.
-func (in Input) stepTests(st *appv1.CanaryStatus, step int32, when appv1.CanaryTestMoment, begin metav1.Time, names func(int32, string, metav1.Time) string) testsResult {
+func (in Input) stepTests(st *appv1.CanaryStatus, step int32, when appv1.CanaryTestMoment, begin metav1.Time,
+	names func(int32, string, metav1.Time) string) testsResult {
 	r := testsResult{status: st, passed: true}
 	steps := len(in.Spec.Steps)
 	for _, t := range in.Spec.Steps[step].Tests {
@@ -92,13 +94,20 @@ func (in Input) stepTests(st *appv1.CanaryStatus, step int32, when appv1.CanaryT
 			continue
 		}
 		i := slices.IndexFunc(r.status.Tests, func(rec appv1.CanaryTestStatus) bool { return rec.Step == step && rec.Name == t.Name })
-		if i < 0 {
+		if i < 0 || r.status.Tests[i].Phase == appv1.TestStopped {
 			if r.status == st {
 				r.status = st.DeepCopy()
 			}
-			rec := appv1.CanaryTestStatus{Name: t.Name, Step: step, Activity: names(step, t.Name, begin), Phase: appv1.TestRunning,
+			name := names(step, t.Name, begin)
+			if i >= 0 {
+				// Stopped (the test left the spec mid-step, and came
+				// back): it runs anew, as another Activity.
+				name = names(step, t.Name, metav1.Time{Time: in.Now})
+				r.status.Tests = slices.Delete(r.status.Tests, i, i+1)
+			}
+			rec := appv1.CanaryTestStatus{Name: t.Name, Step: step, Activity: name, Phase: appv1.TestRunning,
 				StartTime: &metav1.Time{Time: in.Now}}
-			r.status.Tests = append(r.status.Tests, rec)
+			r.status.Tests = append(trimRecords(r.status.Tests), rec)
 			r.passed, r.waiting = false, append(r.waiting, t.Name)
 			r.events = append(r.events, Event{corev1.EventTypeNormal, appv1.ReasonCanaryTest,
 				fmt.Sprintf("Canary %s at step %d of %d: test %s began (%s its weight), Activity %s", in.Hash, step+1, steps, t.Name, moment(when), rec.Activity)})
@@ -218,17 +227,36 @@ func beforePassed(spec *appv1.Canary, st *appv1.CanaryStatus, step int32) bool {
 	return true
 }
 
-// lastBefore is when the last of the Before tests of st's step passed
-// (zero when none did): the step's Pods' deadline counts from then, once
-// they have (a canary by Pods scales up to the step only after them).
-func lastBefore(st *appv1.CanaryStatus, step int32) time.Time {
+// testsClock is when the last of the tests of st's step began or ended
+// (zero when none did): before its weight, its Pods' deadline counts from
+// then. Its Pods were available when a Before test began, and a canary by
+// Pods scales up to the step only once they passed.
+func testsClock(st *appv1.CanaryStatus, step int32) time.Time {
 	var last time.Time
 	for _, rec := range st.Tests {
-		if rec.Step == step && rec.Phase == appv1.TestSucceeded && rec.CompletionTime != nil && rec.CompletionTime.After(last) {
-			last = rec.CompletionTime.Time
+		for _, t := range []*metav1.Time{rec.StartTime, rec.CompletionTime} {
+			if rec.Step == step && t != nil && t.After(last) {
+				last = t.Time
+			}
 		}
 	}
 	return last
+}
+
+// maxRecords is status.canary.tests' maxItems: two tests a step, 20 steps.
+const maxRecords = 40
+
+// trimRecords makes room for one more record: with maxRecords already,
+// the oldest that is not running goes (tests renamed mid-canary leave
+// records of tests no longer in the spec).
+func trimRecords(tests []appv1.CanaryTestStatus) []appv1.CanaryTestStatus {
+	if len(tests) < maxRecords {
+		return tests
+	}
+	if i := slices.IndexFunc(tests, func(rec appv1.CanaryTestStatus) bool { return rec.Phase != appv1.TestRunning }); i >= 0 {
+		return slices.Delete(tests, i, i+1)
+	}
+	return tests[1:]
 }
 
 // PodsServe reports whether the Pods of the canary in decides on serve
@@ -251,15 +279,20 @@ func PodsServe(in Input) bool {
 
 // stopRunning is the records with those still running Stopped, but those
 // of step while the canary runs (phase Running): their Activities are
-// deleted. A record of a test the spec no longer has stops too.
-func stopRunning(spec *appv1.Canary, tests []appv1.CanaryTestStatus, running bool, step int32) []appv1.CanaryTestStatus {
+// deleted. A record of a test the spec no longer has stops too. One whose
+// Activity has ended records how instead.
+func (in Input) stopRunning(tests []appv1.CanaryTestStatus, running bool, step int32) []appv1.CanaryTestStatus {
 	var out []appv1.CanaryTestStatus
 	for i, rec := range tests {
-		if rec.Phase != appv1.TestRunning || (running && rec.Step == step && inSpec(spec, rec)) {
+		if rec.Phase != appv1.TestRunning || (running && rec.Step == step && inSpec(in.Spec, rec)) {
 			continue
 		}
 		if out == nil {
 			out = slices.Clone(tests)
+		}
+		if run, found := in.Tests[rec.Activity]; found && run.Phase.Finished() {
+			out[i] = in.settle(rec, appv1.CanaryTest{DeadlineSeconds: math.MaxInt32})
+			continue
 		}
 		out[i].Phase, out[i].Message = appv1.TestStopped, "its step or its canary ended first"
 	}

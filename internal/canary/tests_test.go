@@ -97,7 +97,10 @@ func newWalk(t *testing.T, spec *appv1.Canary) *testWalk {
 		Status: &appv1.CanaryStatus{StableTemplateHash: "old"}}}
 }
 
-func ready(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n, Available: n} }
+// onePod is a canary Deployment of one Pod, available.
+func onePod() *Pods {
+	return &Pods{Observed: true, Replicas: 1, Total: 1, Updated: 1, Available: 1}
+}
 
 // TestDecideBeforeTest: a smoke test runs once the step's Pods are
 // available, and the weight waits for it; it passes, and the weight goes
@@ -109,7 +112,7 @@ func TestDecideBeforeTest(t *testing.T) {
 	if len(w.in.Status.Tests) != 0 || d.After != 10*time.Minute {
 		t.Fatalf("a test began before the Pods were available: %+v", w.in.Status.Tests)
 	}
-	w.in.Pods = ready(1)
+	w.in.Pods = onePod()
 	w.in.Now = w.in.Now.Add(5 * time.Second)
 	d = w.decide("Pods available")
 	rec := w.record("smoke")
@@ -148,7 +151,7 @@ func TestDecideBeforeTest(t *testing.T) {
 // has; a failed one aborts, with the exit code and the log's last lines.
 func TestDecideDuringTest(t *testing.T) {
 	w := newWalk(t, testSpec(load))
-	w.in.Pods = ready(1)
+	w.in.Pods = onePod()
 	w.decide("start")
 	d := w.decide("Pods available: weight")
 	if d.RouteWeight != 10 || w.record("load").Phase != appv1.TestRunning {
@@ -170,7 +173,7 @@ func TestDecideDuringTest(t *testing.T) {
 
 	// Failed: aborted, the record and the Event saying why.
 	w = newWalk(t, testSpec(load))
-	w.in.Pods = ready(1)
+	w.in.Pods = onePod()
 	w.decide("start")
 	w.decide("weight")
 	w.finish("load", appv1.ActivityFailed, 7, "The command exited 7 (Error):\nconnection refused")
@@ -210,7 +213,7 @@ func TestDecideDuringTest(t *testing.T) {
 // aborts, and one with no end at all gives up after the grace.
 func TestDecideTestDeadline(t *testing.T) {
 	w := newWalk(t, testSpec(smoke))
-	w.in.Pods = ready(1)
+	w.in.Pods = onePod()
 	w.decide("start")
 	w.decide("smoke began")
 	w.in.Tests = map[string]TestRun{w.record("smoke").Activity: {Phase: appv1.ActivityFailed, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline"}}
@@ -220,7 +223,7 @@ func TestDecideTestDeadline(t *testing.T) {
 	}
 
 	w = newWalk(t, testSpec(smoke))
-	w.in.Pods = ready(1)
+	w.in.Pods = onePod()
 	w.decide("start")
 	w.decide("smoke began")
 	w.in.Now = w.in.Now.Add(time.Minute + 59*time.Second)
@@ -241,7 +244,7 @@ func TestDecideTestsWithAnalysisAndGate(t *testing.T) {
 	spec.Steps[0].Gate = true
 	spec.Analysis = &appv1.CanaryAnalysis{IntervalSeconds: 30, Metrics: []appv1.AnalysisMetric{{Name: "ok", Query: "1", Min: new("1")}}}
 	w := newWalk(t, spec)
-	w.in.Pods = ready(1)
+	w.in.Pods = onePod()
 	w.decide("start")
 	w.decide("weight")
 	w.in.Now = w.in.Now.Add(2 * time.Minute)
@@ -258,7 +261,7 @@ func TestDecideTestsWithAnalysisAndGate(t *testing.T) {
 	}
 
 	w = newWalk(t, testSpec(load))
-	w.in.Pods = ready(1)
+	w.in.Pods = onePod()
 	w.decide("start")
 	w.decide("weight")
 	w.in.Status.Request = &appv1.CanaryRequest{Action: appv1.CanaryPromote, TemplateHash: "new", Step: new(int32(0))}
@@ -283,19 +286,27 @@ func TestDecideBeforeTestByPods(t *testing.T) {
 	if d.PodsServe || d.CanaryReplicas != 1 {
 		t.Fatalf("start: %+v", d)
 	}
-	w.in.Pods = ready(1)
+	w.in.Pods = onePod()
 	d = w.decide("smoke began")
 	if d.PodsServe || d.Status.Share != 0 || w.record("smoke").Phase != appv1.TestRunning {
 		t.Fatalf("Pods out of the Service carry a share, or serve: %+v", d.Status)
 	}
 	w.finish("smoke", appv1.ActivitySucceeded, 0, "")
 	d = w.decide("smoke passed")
+	if d.PodsServe || w.in.Status.Weight != 0 || w.record("smoke").Phase != appv1.TestSucceeded {
+		t.Fatalf("the Pods joined the Service before the pass was recorded, or the weight went first: %+v", d)
+	}
+	// Recorded, the pass relabels them: the Deployment rolls to the
+	// serving template (in.Pods is matched to it), then the weight.
+	w.in.Pods = nil
+	if !PodsServe(w.in) {
+		t.Fatal("the recorded pass does not relabel the Pods")
+	}
+	d = w.decide("pass recorded")
 	if !d.PodsServe || w.in.Status.Weight != 0 || !strings.Contains(d.Message, "waits for its Pods") {
 		t.Fatalf("the Pods did not join the Service once tested, or the weight went first: %+v", d)
 	}
-	// The Deployment rolls to the serving template (in.Pods is matched to
-	// it), then the weight.
-	w.in.Pods, w.in.CanaryServing, w.in.CanaryServingAvailable = ready(1), 1, 1
+	w.in.Pods, w.in.CanaryServing, w.in.CanaryServingAvailable = onePod(), 1, 1
 	d = w.decide("serving Pods available")
 	if w.in.Status.Weight != 25 || d.Status.Share != 20 || !d.PodsServe {
 		t.Fatalf("%+v", d.Status)
@@ -315,4 +326,84 @@ func TestDecideBeforeTestByPods(t *testing.T) {
 	if d.CanaryReplicas != 4 || w.in.Status.Weight != 25 {
 		t.Fatalf("step 2's Pods did not come after its smoke test: %d, weight %d", d.CanaryReplicas, w.in.Status.Weight)
 	}
+}
+
+// TestDecideTestsEdges: a Before test on a step of the last one's weight
+// still runs; a test stopped mid-step (it left the spec) and back runs
+// anew as another Activity; a Pod lost while a long Before test runs waits
+// from the test's start, not the step's; a rollback keeps the records; an
+// abort records a test that had ended rather than stopping it.
+func TestDecideTestsEdges(t *testing.T) {
+	t.Run("a step of the last one's weight", func(t *testing.T) {
+		spec := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}, {Weight: 10, Tests: []appv1.CanaryTest{smoke}}, {Weight: 100}}}
+		w := newWalk(t, spec)
+		w.in.Pods = onePod()
+		w.decide("start")
+		w.decide("weight")
+		w.decide("step 2")
+		d := w.decide("step 2's smoke")
+		if *w.in.Status.Step != 1 || w.record("smoke").Phase != appv1.TestRunning || !strings.Contains(d.Message, "waits for its test smoke") {
+			t.Fatalf("step 2's smoke test did not run: %+v, %q", w.in.Status, d.Message)
+		}
+	})
+	t.Run("stopped, and back", func(t *testing.T) {
+		w := newWalk(t, testSpec(load))
+		w.in.Pods = onePod()
+		w.decide("start")
+		w.decide("weight")
+		first := w.record("load").Activity
+		w.in.Spec = testSpec()
+		w.decide("the test left the spec")
+		if got := w.record("load").Phase; got != appv1.TestStopped {
+			t.Fatalf("a test no longer in the spec is %s, want Stopped", got)
+		}
+		w.in.Spec = testSpec(load)
+		w.in.Now = w.in.Now.Add(time.Second)
+		d := w.decide("back")
+		if rec := w.record("load"); rec.Phase != appv1.TestRunning || rec.Activity == first || d.Phase != Running {
+			t.Fatalf("the test back in the spec: %+v (first %s), %s", rec, first, d.Phase)
+		}
+	})
+	t.Run("a Pod lost during a long smoke test", func(t *testing.T) {
+		long := smoke
+		long.DeadlineSeconds = 3600
+		w := newWalk(t, testSpec(long))
+		w.in.Pods = onePod()
+		w.decide("start")
+		w.in.Now = w.in.Now.Add(time.Minute)
+		w.decide("smoke began")
+		w.in.Now = w.in.Now.Add(15 * time.Minute) // past the step's progress deadline of 10m
+		w.in.Pods = &Pods{Observed: true, Replicas: 1, Total: 1, Updated: 1}
+		if d := w.decide("a Pod lost"); d.Phase != Running {
+			t.Fatalf("a Pod lost while its smoke test runs: %s %q", d.Phase, d.Message)
+		}
+		w.in.Pods.DeadlineExceeded = true
+		if d := w.decide("its Deployment past its deadline"); d.Phase != Aborted {
+			t.Fatalf("the canary's Deployment past its progress deadline: %s", d.Phase)
+		}
+	})
+	t.Run("a rollback keeps the records", func(t *testing.T) {
+		spec := testSpec(load)
+		spec.RollbackWindow = 1
+		w := newWalk(t, spec)
+		w.in.Pods = onePod()
+		w.in.Status.History = []string{"older"}
+		w.decide("start")
+		w.decide("weight")
+		w.in.Hash = "older"
+		if d := w.decide("rolled back"); d.Phase != RollingBack || len(d.Status.Tests) != 1 || d.Status.Tests[0].Phase != appv1.TestStopped {
+			t.Fatalf("a rollback: %s, records %+v", d.Phase, d.Status.Tests)
+		}
+	})
+	t.Run("an abort records a test that ended", func(t *testing.T) {
+		w := newWalk(t, testSpec(load))
+		w.in.Pods = onePod()
+		w.decide("start")
+		w.decide("weight")
+		w.finish("load", appv1.ActivitySucceeded, 0, "")
+		w.in.Spec.Abort = true
+		if d := w.decide("aborted"); d.Phase != Aborted || w.record("load").Phase != appv1.TestSucceeded {
+			t.Fatalf("an abort: %s, record %+v", d.Phase, w.record("load"))
+		}
+	})
 }

@@ -73,8 +73,8 @@ func TestRows(t *testing.T) {
 	// A canary held at its start for its route claims no step and no
 	// weight: it says what it waits for.
 	// A step whose test runs says so.
-	testing := Rows([]appv1.AppService{*testingSnapshot().AppService}, false, now)
-	if diff := cmp.Diff([]string{"web", "Progressing", "2/3 testing", "10% by route", "2d"}, testing[1]); diff != "" {
+	tested := Rows([]appv1.AppService{*testingSnapshot().AppService}, false, now)
+	if diff := cmp.Diff([]string{"web", "Progressing", "2/3 testing", "10% by route", "2d"}, tested[1]); diff != "" {
 		t.Errorf("Rows of a step testing (-want +got):\n%s", diff)
 	}
 	held := Rows([]appv1.AppService{*awaitingRouteApp()}, false, now)

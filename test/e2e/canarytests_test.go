@@ -38,8 +38,8 @@ import (
 //   - pass: a smoke test before the first step's weight, and a load test
 //     during it; the weight goes to the route only once the smoke test
 //     passed, the step passes only once the load test has; the tests'
-//     Activities stay once the canary is promoted, and go with the
-//     AppService, their Jobs with them.
+//     Activities stay once the canary is promoted, nothing written then,
+//     and go with the AppService, their Jobs with them.
 //   - fail: a smoke test that exits 7 aborts the canary before any weight
 //     was routed, with the code and its log's last line in the Event; a
 //     retry runs it again, as a new Activity.
@@ -152,6 +152,13 @@ func testCanaryTestsPass(t *testing.T) {
 	}
 	for _, msg := range []string{"test smoke began", "test smoke passed", "test load began", "test load passed"} {
 		waitEvent(t, ns, name, "Normal", appv1.ReasonCanaryTest, msg)
+	}
+	// Promoted, its tests' Activities kept: nothing to write.
+	waitInLine(t, ns, name)
+	steady := time.Now()
+	waitSyncs(t, ns, name)
+	for _, w := range canaryWrites(t, steady, ns) {
+		t.Errorf("write by the controller once promoted and in line: %s", w)
 	}
 
 	// Deleted, the AppService takes its tests' Activities and their Jobs
