@@ -126,11 +126,17 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			_, err := asController.BatchV1().Jobs(ns).Patch(ctx, "any", types.MergePatchType, []byte(`{"status":{"active":1}}`), metav1.PatchOptions{}, "status")
 			return err
 		},
-		"create an Activity": func() error {
-			_, err := appsAsController.AppV1().Activities(ns).Create(ctx, &appv1.Activity{
+		// A canary's tests are Activities it creates, claims (a patch of
+		// their owners) and deletes, one by one; it never updates one
+		// whole, nor deletes a collection.
+		"update an Activity": func() error {
+			_, err := appsAsController.AppV1().Activities(ns).Update(ctx, &appv1.Activity{
 				ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: appv1.ActivitySpec{Command: "true"},
-			}, metav1.CreateOptions{})
+			}, metav1.UpdateOptions{})
 			return err
+		},
+		"delete Activities by the collection": func() error {
+			return appsAsController.AppV1().Activities(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		},
 		// It deletes a canary's Deployment, one by one (its UID as a
 		// precondition), never a collection.
