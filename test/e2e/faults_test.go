@@ -499,6 +499,16 @@ func TestDeletionRaces(t *testing.T) {
 		ns := newNamespace(t)
 		createAppService(t, ns, "leaving", spec)
 		waitAvailable(t, ns, "leaving", 1)
+		// Its Event of the children's creation, recorded: the broadcaster
+		// sends Events apart from the syncs, and on a loaded machine one
+		// has reached the API server 20 s after its sync, well after the
+		// deletion below.
+		eventually(t, 2*time.Minute, func() error {
+			if len(events(t, ns, "leaving", appv1.ReasonCreated)) == 0 {
+				return fmt.Errorf("no Created Event for the AppService yet")
+			}
+			return nil
+		})
 		patchAS := func(p []byte) error {
 			_, err := apps.AppV1().AppServices(ns).Patch(ctx, "leaving", types.MergePatchType, p, metav1.PatchOptions{})
 			return err
