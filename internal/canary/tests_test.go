@@ -17,6 +17,7 @@ limitations under the License.
 package canary
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -134,7 +135,22 @@ func TestDecideBeforeTest(t *testing.T) {
 	}
 	w.in.Now = w.in.Now.Add(10 * time.Second)
 	w.finish("smoke", appv1.ActivitySucceeded, 0, "")
+	// The controller killed between the Activity's end and the status
+	// write that records it: the next one decides the same from the same
+	// status (its clock later), and records the pass once.
+	lost := Decide(w.in)
+	w.in.Now = w.in.Now.Add(3 * time.Second)
 	d = w.decide("smoke passed")
+	runs := func(tests []appv1.CanaryTestStatus) []string {
+		var out []string
+		for _, rec := range tests {
+			out = append(out, fmt.Sprintf("%s %s %s", rec.Name, rec.Activity, rec.Phase))
+		}
+		return out
+	}
+	if diff := cmp.Diff(runs(lost.Status.Tests), runs(d.Status.Tests)); diff != "" || lost.RouteWeight != d.RouteWeight {
+		t.Errorf("a decision after a restart differs from the lost one (-lost +now):\n%s", diff)
+	}
 	if d.RouteWeight != 10 || w.in.Status.Weight != 10 || w.record("smoke").Phase != appv1.TestSucceeded || d.Event == nil {
 		t.Fatalf("the weight did not go once the smoke test passed: %+v", d)
 	}
