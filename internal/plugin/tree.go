@@ -444,23 +444,33 @@ func deploymentRows(s *Snapshot, d *appsv1.Deployment, now time.Time) []row {
 		rs := &sets[i]
 		rows = append(rows, row{depth: 2, last: i == len(sets)-1, name: rs.Name, kind: "ReplicaSet", status: replicaSetStatus(rs),
 			age: age(rs.CreationTimestamp.Time, now), info: fmt.Sprintf("revision:%d ready:%d/%d", revision(rs), rs.Status.ReadyReplicas, replicasOf(rs))})
-		var pods []corev1.Pod
-		for _, p := range s.Pods {
-			if controlledBy(&p, rs.UID) {
-				pods = append(pods, p)
-			}
-		}
-		slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-		for j := range pods {
-			p := &pods[j]
-			st := podState(p)
+		rows = append(rows, podRows(s, rs.UID, now, func(st podStatus) string {
 			info := fmt.Sprintf("ready:%d/%d", st.ready, st.total)
 			if st.restarts > 0 {
 				info += fmt.Sprintf(" restarts:%d", st.restarts)
 			}
-			rows = append(rows, row{depth: 3, last: j == len(pods)-1, name: p.Name, kind: "Pod", status: st.symbol + " " + st.reason,
-				age: age(p.CreationTimestamp.Time, now), info: info})
+			return info
+		})...)
+	}
+	return rows
+}
+
+// podRows are the rows (depth 3) of the Pods the owner of this UID
+// controls, by name, each with info about it.
+func podRows(s *Snapshot, owner types.UID, now time.Time, info func(podStatus) string) []row {
+	var pods []corev1.Pod
+	for _, p := range s.Pods {
+		if controlledBy(&p, owner) {
+			pods = append(pods, p)
 		}
+	}
+	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	rows := make([]row, 0, len(pods))
+	for j := range pods {
+		p := &pods[j]
+		st := podState(p)
+		rows = append(rows, row{depth: 3, last: j == len(pods)-1, name: p.Name, kind: "Pod", status: st.symbol + " " + st.reason,
+			age: age(p.CreationTimestamp.Time, now), info: info(st)})
 	}
 	return rows
 }
@@ -656,19 +666,7 @@ func testRows(s *Snapshot, now time.Time) [][]row {
 				continue
 			}
 			rows = append(rows, row{depth: 2, name: j.Name, kind: "Job", status: jobStatus(&j), age: age(j.CreationTimestamp.Time, now)})
-			var pods []corev1.Pod
-			for _, p := range s.Pods {
-				if controlledBy(&p, j.UID) {
-					pods = append(pods, p)
-				}
-			}
-			slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-			for k := range pods {
-				p := &pods[k]
-				st := podState(p)
-				rows = append(rows, row{depth: 3, last: k == len(pods)-1, name: p.Name, kind: "Pod", status: st.symbol + " " + st.reason,
-					age: age(p.CreationTimestamp.Time, now)})
-			}
+			rows = append(rows, podRows(s, j.UID, now, func(podStatus) string { return "" })...)
 		}
 		if len(rows) > 1 {
 			rows[1].last = true

@@ -217,14 +217,7 @@ func genCanary(c corpusCase) *appv1.Canary {
 // ServiceAccount names that are not names, deadlines past their bounds,
 // and too many tests.
 func genTests(x uint64, steps []appv1.CanaryStep, all bool) {
-	draw := func(n uint64) uint64 {
-		if x < n {
-			x = x*0x9e3779b97f4a7c15 + 1
-		}
-		v := x % n
-		x /= n
-		return v
-	}
+	draw := drawer(x)
 	for i := range steps {
 		if draw(3) != 0 && !all {
 			continue
@@ -276,13 +269,10 @@ func genTests(x uint64, steps []appv1.CanaryStep, all bool) {
 	}
 }
 
-// genAnalysis sets spec.canary.analysis on one canary in two, from its own
-// draws (x), with each field in and out of bounds now and then: queries
-// with placeholders known and unknown, thresholds that are decimals and
-// that are not, min above max, names that repeat or are not DNS labels,
-// and limits past their bounds.
-func genAnalysis(x uint64) *appv1.CanaryAnalysis {
-	draw := func(n uint64) uint64 {
+// drawer draws numbers below n from x, a hash's bits, as a mixed radix;
+// once they run low, x is stirred (a multiplicative hash) for more.
+func drawer(x uint64) func(n uint64) uint64 {
+	return func(n uint64) uint64 {
 		if x < n {
 			x = x*0x9e3779b97f4a7c15 + 1
 		}
@@ -290,6 +280,15 @@ func genAnalysis(x uint64) *appv1.CanaryAnalysis {
 		x /= n
 		return v
 	}
+}
+
+// genAnalysis sets spec.canary.analysis on one canary in two, from its own
+// draws (x), with each field in and out of bounds now and then: queries
+// with placeholders known and unknown, thresholds that are decimals and
+// that are not, min above max, names that repeat or are not DNS labels,
+// and limits past their bounds.
+func genAnalysis(x uint64) *appv1.CanaryAnalysis {
+	draw := drawer(x)
 	if draw(2) == 0 {
 		return nil
 	}
