@@ -421,8 +421,8 @@ func deploymentRows(s *Snapshot, d *appsv1.Deployment, now time.Time) []row {
 	if cs := d.Spec.Template.Spec.Containers; len(cs) > 0 {
 		image = " " + cs[0].Image
 	}
-	rows := []row{{depth: 1, name: d.Name, kind: "Deployment", status: deploymentStatus(d), age: age(d.CreationTimestamp.Time, now),
-		info: fmt.Sprintf("%s%s ready:%d/%d", role, image, d.Status.ReadyReplicas, desired)}}
+	deployment := row{depth: 1, name: d.Name, kind: "Deployment", status: deploymentStatus(d), age: age(d.CreationTimestamp.Time, now),
+		info: fmt.Sprintf("%s%s ready:%d/%d", role, image, d.Status.ReadyReplicas, desired)}
 
 	var sets []appsv1.ReplicaSet
 	for _, rs := range s.ReplicaSets {
@@ -440,6 +440,8 @@ func deploymentRows(s *Snapshot, d *appsv1.Deployment, now time.Time) []row {
 		shown++
 	}
 	sets = sets[:shown]
+	rows := make([]row, 0, 1+2*len(sets))
+	rows = append(rows, deployment)
 	for i := range sets {
 		rs := &sets[i]
 		rows = append(rows, row{depth: 2, last: i == len(sets)-1, name: rs.Name, kind: "ReplicaSet", status: replicaSetStatus(rs),
