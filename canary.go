@@ -249,10 +249,16 @@ func testMessage(m string) string {
 // its stop before its Activity is deleted, so that a status write that
 // fails (a conflict) never leaves an Activity made that no record names,
 // to be made again, nor deletes a running test's Activity that a record
-// still waits for. An AppService that never had a canary takes no part.
+// still waits for. An AppService with no canary, nor any test's Activity
+// left (spec.canary removed after its last canary), takes no part.
 func (s *appSync) syncCanaryTests(ctx context.Context, canaryErr error) error {
-	if !s.canaryChildren() || canaryErr != nil {
+	if canaryErr != nil {
 		return nil
+	}
+	if !s.canaryChildren() {
+		if owned, err := s.c.activities.ControlledBy(s.as.UID); err != nil || len(owned) == 0 {
+			return err
+		}
 	}
 	keep := func(name string) *appv1.Activity { return &appv1.Activity{ObjectMeta: metav1.ObjectMeta{Name: name}} }
 	recorded := map[string]appv1.CanaryTestPhase{}

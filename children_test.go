@@ -776,6 +776,7 @@ func TestSyncCanaryTests(t *testing.T) {
 		recorded, decide []appv1.CanaryTestStatus
 		live             []string
 		created, deleted []string
+		nocanary         bool
 	}{
 		{name: "begun by this decision: not made yet", decide: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)}},
 		{name: "recorded running: made", recorded: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)},
@@ -788,6 +789,7 @@ func TestSyncCanaryTests(t *testing.T) {
 			decide: []appv1.CanaryTestStatus{rec(x, appv1.TestStopped)}, live: []string{x}, deleted: []string{x}},
 		{name: "a new canary, the old one's running test recorded: kept until the new canary is",
 			recorded: []appv1.CanaryTestStatus{rec(x, appv1.TestRunning)}, live: []string{x}},
+		{name: "spec.canary removed, the status without a canary: the last canary's go", live: []string{x}, deleted: []string{x}, nocanary: true},
 		{name: "finished: kept for inspection; another, named by no record: deleted",
 			recorded: []appv1.CanaryTestStatus{rec(x, appv1.TestSucceeded)}, decide: []appv1.CanaryTestStatus{rec(x, appv1.TestSucceeded)},
 			live: []string{x, "test-app-old000"}, deleted: []string{"test-app-old000"}},
@@ -797,6 +799,9 @@ func TestSyncCanaryTests(t *testing.T) {
 			as.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, Tests: []appv1.CanaryTest{
 				{Name: "smoke", When: appv1.CanaryTestBefore, Command: "true"}}}}}
 			as.Status.Canary = &appv1.CanaryStatus{Tests: tc.recorded}
+			if tc.nocanary {
+				as.Spec.Canary, as.Status.Canary = nil, nil
+			}
 			f := newFixture(t, as)
 			// The fake's field manager has no schema of the Activity: a
 			// create just succeeds.
@@ -810,6 +815,9 @@ func TestSyncCanaryTests(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
 			s := newAppSync(f.newController(ctx), as)
 			s.canary = canary.Decision{Status: &appv1.CanaryStatus{Tests: tc.decide}}
+			if tc.nocanary {
+				s.canary = canary.Decision{}
+			}
 			if err := s.syncCanaryTests(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
