@@ -107,7 +107,8 @@ func (r *routeInformer) run(ctx context.Context, waiting func()) cache.InformerS
 	go func() {
 		tick := time.NewTicker(r.recheck)
 		defer tick.Stop()
-		for !r.startIfServed(ctx) {
+		// It was just asked: next at the recheck, or when nudged.
+		for served := false; !served; served = r.startIfServed(ctx) {
 			select {
 			case <-ctx.Done():
 				return
