@@ -483,13 +483,24 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		next := st.DeepCopy()
 		next.Weight, next.StepStartTime = want.Weight, &metav1.Time{Time: in.Now}
 		r := in.stepTests(next, step, appv1.CanaryTestDuring, begin, names)
+		event := &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep,
+			fmt.Sprintf("Canary %s at step %d of %d: %s", in.Hash, step+1, steps, in.traffic(want.Weight))}
+		if holdsForNothing(c, want) {
+			// Nothing holds the step once its weight is routed: it passes
+			// in the same decision, and its weight and the next step are
+			// one status write, not two. Level-triggered all the same: a
+			// sync that stops before its status is written decides this
+			// again, the route already at this weight.
+			d := advance(in, r.status, step)
+			d.Event, d.Events = event, append(events, r.events...)
+			return d
+		}
 		d := running1(r.status, replicas, time.Duration(want.PauseSeconds)*time.Second, "pauses")
 		if len(r.waiting) > 0 {
 			d.After = minAfter(d.After, r.after)
 		}
 		d.RouteWeight = want.Weight
-		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep,
-			fmt.Sprintf("Canary %s at step %d of %d: %s", in.Hash, step+1, steps, in.traffic(want.Weight))}
+		d.Event = event
 		d.Events = append(events, r.events...)
 		return d
 	}
@@ -541,6 +552,12 @@ func (in Input) routedStep(st *appv1.CanaryStatus, step, replicas int32, since t
 		return d
 	}
 	return advance(in, st, step)
+}
+
+// holdsForNothing reports whether step passes as soon as its weight is
+// routed: no pause, no analysis, no During test, no gate.
+func holdsForNothing(c *appv1.Canary, step appv1.CanaryStep) bool {
+	return step.PauseSeconds == 0 && c.Analysis == nil && !step.Gate && !hasTests(step, appv1.CanaryTestDuring)
 }
 
 // holdForRoute reports whether the canary must hold at its start for its

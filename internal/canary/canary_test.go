@@ -271,3 +271,60 @@ func TestCanaryReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideStepHoldsForNothing: a step with no pause, analysis, During
+// test or gate passes in the decision that routes its weight, so that its
+// weight and the next step are one status write (issue 62); any of those
+// keeps the two apart.
+func TestDecideStepHoldsForNothing(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	ready := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n, Available: n} }
+	atStart := &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(int32(0)),
+		StepStartTime: &metav1.Time{Time: now.Add(-time.Second)}}
+	input := func(first appv1.CanaryStep, analysis *appv1.CanaryAnalysis) Input {
+		spec := &appv1.Canary{Steps: []appv1.CanaryStep{first, {Weight: 50, PauseSeconds: 60}, {Weight: 100}}, Analysis: analysis}
+		return Input{Spec: spec, Hash: "new", StableReplicas: 4, ProgressDeadline: 10 * time.Minute, Now: now,
+			Status: atStart.DeepCopy(), Pods: ready(1), Analysis: Analysis{Configured: true}}
+	}
+	for _, tc := range []struct {
+		name      string
+		in        Input
+		wantStep  int32
+		wantPhase Phase
+	}{
+		{"no pause: the weight and step 2 at once", input(appv1.CanaryStep{Weight: 10}, nil), 1, Running},
+		{"a pause holds it", input(appv1.CanaryStep{Weight: 10, PauseSeconds: 1}, nil), 0, Running},
+		{"a gate holds it", input(appv1.CanaryStep{Weight: 10, Gate: true}, nil), 0, Running},
+		{"a During test holds it", input(appv1.CanaryStep{Weight: 10, Tests: []appv1.CanaryTest{{Name: "load", When: appv1.CanaryTestDuring, Command: "true"}}}, nil), 0, Running},
+		{"an analysis holds it", input(appv1.CanaryStep{Weight: 10}, &appv1.CanaryAnalysis{IntervalSeconds: 10}), 0, Running},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.in)
+			if d.Phase != tc.wantPhase || *d.Status.Step != tc.wantStep || d.Status.Weight != 10 || d.RouteWeight != 10 {
+				t.Fatalf("Decide: %s at step %d, weight %d, route %d; want %s at step %d, weight 10, route 10",
+					d.Phase, *d.Status.Step, d.Status.Weight, d.RouteWeight, tc.wantPhase, tc.wantStep)
+			}
+			if d.Event == nil || d.Event.Reason != appv1.ReasonCanaryStep {
+				t.Errorf("Decide: Event %v, want the step's CanaryStep", d.Event)
+			}
+			if tc.wantStep == 1 {
+				// Step 2 asks for its Pods at once; a sync that stopped before
+				// the status write decides the same again (the route already
+				// at 10).
+				if d.CanaryReplicas != CanaryReplicas(4, 50) {
+					t.Errorf("Decide: %d canary replicas, want step 2's %d", d.CanaryReplicas, CanaryReplicas(4, 50))
+				}
+				if again := Decide(tc.in); !cmp.Equal(again, d) {
+					t.Errorf("Decide again (-first +again):\n%s", cmp.Diff(d, again))
+				}
+			}
+		})
+	}
+	// The last step with nothing to hold it: its weight and the promotion
+	// are one write.
+	in := input(appv1.CanaryStep{Weight: 10}, nil)
+	in.Status.Step, in.Status.Weight, in.Pods = new(int32(2)), 50, ready(4)
+	if d := Decide(in); d.Phase != Promoting || *d.Status.Step != 3 || d.Status.Weight != 100 {
+		t.Errorf("Decide at the last step: %s at step %d, weight %d; want Promoting at step 3, weight 100", d.Phase, *d.Status.Step, d.Status.Weight)
+	}
+}
