@@ -404,21 +404,40 @@ func (p *Controller) Usage() (rss int64, cpu float64, err error) {
 		return 0, 0, fmt.Errorf("controller %s not started", p.Name)
 	}
 	pid := cmd.Process.Pid
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	if rss, err = procStatusBytes(pid, "VmRSS"); err != nil {
 		return 0, 0, err
-	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0, 0, fmt.Errorf("/proc/%d/status: VmRSS: %w", pid, err)
-			}
-			rss = kb * 1024
-		}
 	}
 	cpu, err = localcluster.ProcessCPUSeconds(pid)
 	return rss, cpu, err
+}
+
+// PeakRSS reads the running process's peak resident memory (VmHWM, bytes).
+func (p *Controller) PeakRSS() (int64, error) {
+	p.mu.Lock()
+	cmd := p.cmd
+	p.mu.Unlock()
+	if cmd == nil {
+		return 0, fmt.Errorf("controller %s not started", p.Name)
+	}
+	return procStatusBytes(cmd.Process.Pid, "VmHWM")
+}
+
+// procStatusBytes reads a field in kB of /proc/PID/status, in bytes.
+func procStatusBytes(pid int, field string) (int64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/status: %s: %w", pid, field, err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
 }
 
 // WaitForCRD waits until the API server serves AppServices and Activities:

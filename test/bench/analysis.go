@@ -286,7 +286,12 @@ func measureAnalysis(o options, n int, interval int32, window time.Duration) (An
 // metrics in the status; and of those, the ones whose every metric
 // Passed at that step.
 func canariesMeasured(ctx context.Context, e *env, metrics int) (measured, passing int, err error) {
-	list, err := e.apps.AppV1().AppServices(benchNamespace).List(ctx, metav1.ListOptions{})
+	return canariesMeasuredIn(ctx, e, metrics, metav1.ListOptions{})
+}
+
+// canariesMeasuredIn is canariesMeasured of the AppServices opts lists.
+func canariesMeasuredIn(ctx context.Context, e *env, metrics int, opts metav1.ListOptions) (measured, passing int, err error) {
+	list, err := e.apps.AppV1().AppServices(benchNamespace).List(ctx, opts)
 	if err != nil {
 		return 0, 0, err
 	}

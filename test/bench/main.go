@@ -119,6 +119,8 @@ type options struct {
 	// specs of measureLimits.
 	limitSizes []int
 	limitSpecs []string
+	// capacitySizes are the numbers of AppServices of measureCapacity.
+	capacitySizes []int
 	// limitRuns is the number of pairs of measureLimits at each size;
 	// limitWatched adds the watched limit to each (measureLimitRun).
 	limitRuns    int
@@ -138,13 +140,15 @@ const (
 
 func main() {
 	var o options
-	var sizes, peerSizes, limitSizes, args, env string
+	var sizes, peerSizes, limitSizes, capacitySizes, args, env string
 	flag.StringVar(&o.binDir, "bin-dir", os.Getenv("APPSERVICE_BIN_DIR"), "Folder with the control plane's binaries (hack/ensure-binaries.sh).")
 	flag.StringVar(&o.controller, "controller", "bin/appservice-controller", "The controller binary to measure.")
 	flag.StringVar(&o.out, "out", "_output/bench", "Folder for results.json, results.md and the clusters' logs.")
 	flag.StringVar(&sizes, "sizes", "100,1000,5000", "Numbers of AppServices for the convergence runs.")
 	flag.StringVar(&o.peer, "peer", "bin/peer", "The peer's binary (go build -o bin/peer ./test/bench/peer), for the side-by-side runs.")
 	flag.StringVar(&limitSizes, "limit-sizes", "1000,5000", "Numbers of AppServices for the backlog against the limit.")
+	flag.StringVar(&capacitySizes, "capacity-sizes", "1000,5000,10000", "Numbers of AppServices for the capacity of the shipped container "+
+		"(the line through the smallest and the largest peaks the soft limit did not hold gives the documented capacity).")
 	limitSpecsFlag := flag.String("limit-specs", specMinimal+","+specRealistic, "The specs of the backlog against the limit, comma-separated.")
 	flag.StringVar(&peerSizes, "peer-sizes", "1000,5000", "Numbers of AppServices for the side-by-side runs against the peer.")
 	peerSpecs := flag.String("peer-specs", specMinimal+","+specRealistic+","+specEveryChild,
@@ -164,7 +168,7 @@ func main() {
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
 		"convergence (the limit, convergence and backlog runs, with the steady state and the restart), "+
 		"limits (the backlog against the limit, minimal and realistic, at 1000 and 5000, with where the time goes), "+
-		"steady, latency, unrelated, config, crd, activities, throttle, canary, analysis, slow-prometheus, peer, flood (for quick tuning runs, "+
+		"steady, latency, unrelated, config, crd, activities, throttle, canary, analysis, slow-prometheus, peer, flood, capacity (for quick tuning runs, "+
 		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary,analysis,slow-prometheus,flood; "+
 		"the floods alone, both controllers: the same with peer in place of flood).")
 	flag.Parse()
@@ -177,6 +181,7 @@ func main() {
 	}
 	o.sizes, o.peerSizes = parseSizes("-sizes", sizes), parseSizes("-peer-sizes", peerSizes)
 	o.limitSizes = parseSizes("-limit-sizes", limitSizes)
+	o.capacitySizes = parseSizes("-capacity-sizes", capacitySizes)
 	if o.limitRuns < 1 {
 		fatalf("bad -limit-runs %d: one pair at least", o.limitRuns)
 	}
@@ -288,6 +293,9 @@ type Results struct {
 	// Limits: the backlog against the limit for both specs at 1000 and
 	// 5000, with where the time goes (test/bench/limits.go).
 	Limits []LimitRun `json:"limits,omitempty"`
+	// Capacity: how many realistic AppServices the shipped container
+	// holds (test/bench/capacity.go).
+	Capacity Capacity `json:"capacity"`
 }
 
 // PeerRun is one controller's run of measurePeer over N AppServices:
@@ -551,6 +559,9 @@ func run(o options) (*Results, error) {
 		return nil, err
 	}
 	if err := measureFloods(o, res); err != nil {
+		return nil, err
+	}
+	if err := measureCapacity(o, res); err != nil {
 		return nil, err
 	}
 	if !o.skip["config"] && specKind != specMinimal {
@@ -2499,6 +2510,7 @@ func (r *Results) markdown() string {
 	b.WriteString(r.limitsMarkdown())
 	b.WriteString(r.peerMarkdown())
 	b.WriteString(r.floodMarkdown())
+	b.WriteString(r.Capacity.markdown())
 	return b.String()
 }
 

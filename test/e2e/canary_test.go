@@ -100,18 +100,18 @@ func testCanaryWrites(t *testing.T) {
 
 	writes := canaryWrites(t, since, ns)
 	t.Logf("writes of a canary of three steps: %s", summarize(writes))
-	children, status := map[string]int{}, 0
+	toChildren, toStatus := map[string]int{}, 0
 	for _, w := range writes {
 		if w.ObjectRef.Resource == "appservices" {
-			status++
+			toStatus++
 			continue
 		}
-		children[w.Verb+" "+w.ObjectRef.Resource]++
+		toChildren[w.Verb+" "+w.ObjectRef.Resource]++
 	}
 	want := map[string]int{"create deployments": 1, "create services": 1, "delete deployments": 1, "delete services": 1,
 		"patch deployments": 2, "patch httproutes": 4}
-	if !maps.Equal(children, want) {
-		t.Errorf("the canary's writes to its children: %v, want %v", children, want)
+	if !maps.Equal(toChildren, want) {
+		t.Errorf("the canary's writes to its children: %v, want %v", toChildren, want)
 	}
 	// The status's versions since the change: edges (status.canary's
 	// templates, step or weight changed) and the rest.
@@ -157,9 +157,9 @@ func testCanaryWrites(t *testing.T) {
 	if mirrors > len(states) {
 		t.Errorf("%d status versions besides the edges, for %d states of the stable Deployment", mirrors, len(states))
 	}
-	if status != edges+mirrors {
+	if toStatus != edges+mirrors {
 		t.Errorf("%d status writes for %d versions of the status (%d edges, %d of the stable's rollout): a write that changed nothing, or a conflict",
-			status, edges+mirrors, edges, mirrors)
+			toStatus, edges+mirrors, edges, mirrors)
 	}
 }
 
