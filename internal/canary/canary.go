@@ -485,14 +485,24 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		r := in.stepTests(next, step, appv1.CanaryTestDuring, begin, names)
 		event := &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep,
 			fmt.Sprintf("Canary %s at step %d of %d: %s", in.Hash, step+1, steps, in.traffic(want.Weight))}
-		if holdsForNothing(c, want) {
+		if step+1 < steps && holdsForNothing(c, want) {
 			// Nothing holds the step once its weight is routed: it passes
 			// in the same decision, and its weight and the next step are
-			// one status write, not two. Level-triggered all the same: a
-			// sync that stops before its status is written decides this
-			// again, the route already at this weight.
+			// one status write, not two. Record first, then act: this sync
+			// routes the weight and writes the status; the next step's
+			// Pods come with the next sync, from the status written. A
+			// sync that stops before its status write leaves the canary's
+			// Pods as they were, and the next decides this again, the
+			// route already at this weight. (The last step's weight and
+			// the promotion stay two writes: the stable rolls to the
+			// canary's template only once the status says 100%.)
 			d := advance(in, r.status, step)
+			d.CanaryReplicas = replicas
 			d.Event, d.Events = event, append(events, r.events...)
+			if promote {
+				d.Events = append(d.Events, Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
+					fmt.Sprintf("Canary %s promoted on request past step %d of %d", in.Hash, step+1, steps)})
+			}
 			return d
 		}
 		d := running1(r.status, replicas, time.Duration(want.PauseSeconds)*time.Second, "pauses")

@@ -17,6 +17,7 @@ limitations under the License.
 package canary
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -272,10 +273,15 @@ func TestCanaryReplicas(t *testing.T) {
 	}
 }
 
-// TestDecideStepHoldsForNothing: a step with no pause, analysis, During
-// test or gate passes in the decision that routes its weight, so that its
-// weight and the next step are one status write (issue 62); any of those
-// keeps the two apart.
+// TestDecideStepHoldsForNothing: a step other than the last with no
+// pause, analysis, During test or gate passes in the decision that routes
+// its weight, so that its weight and the next step are one status write
+// (issue 62); any of those keeps the two apart, and so does the last step
+// (the stable rolls only once the status says 100%). Record first, then
+// act: that decision leaves the canary's Pods as they are, so that a sync
+// whose status write is lost finds them as it left them and decides the
+// same; the next step's Pods come with the sync after the write, which
+// writes nothing more.
 func TestDecideStepHoldsForNothing(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	ready := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n, Available: n} }
@@ -287,44 +293,57 @@ func TestDecideStepHoldsForNothing(t *testing.T) {
 			Status: atStart.DeepCopy(), Pods: ready(1), Analysis: Analysis{Configured: true}}
 	}
 	for _, tc := range []struct {
-		name      string
-		in        Input
-		wantStep  int32
-		wantPhase Phase
+		name     string
+		in       Input
+		wantStep int32
 	}{
-		{"no pause: the weight and step 2 at once", input(appv1.CanaryStep{Weight: 10}, nil), 1, Running},
-		{"a pause holds it", input(appv1.CanaryStep{Weight: 10, PauseSeconds: 1}, nil), 0, Running},
-		{"a gate holds it", input(appv1.CanaryStep{Weight: 10, Gate: true}, nil), 0, Running},
-		{"a During test holds it", input(appv1.CanaryStep{Weight: 10, Tests: []appv1.CanaryTest{{Name: "load", When: appv1.CanaryTestDuring, Command: "true"}}}, nil), 0, Running},
-		{"an analysis holds it", input(appv1.CanaryStep{Weight: 10}, &appv1.CanaryAnalysis{IntervalSeconds: 10}), 0, Running},
+		{"no pause: the weight and step 2 at once", input(appv1.CanaryStep{Weight: 10}, nil), 1},
+		{"a pause holds it", input(appv1.CanaryStep{Weight: 10, PauseSeconds: 1}, nil), 0},
+		{"a gate holds it", input(appv1.CanaryStep{Weight: 10, Gate: true}, nil), 0},
+		{"a During test holds it", input(appv1.CanaryStep{Weight: 10, Tests: []appv1.CanaryTest{{Name: "load", When: appv1.CanaryTestDuring, Command: "true"}}}, nil), 0},
+		{"an analysis holds it", input(appv1.CanaryStep{Weight: 10}, &appv1.CanaryAnalysis{IntervalSeconds: 10}), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Decide(tc.in)
-			if d.Phase != tc.wantPhase || *d.Status.Step != tc.wantStep || d.Status.Weight != 10 || d.RouteWeight != 10 {
-				t.Fatalf("Decide: %s at step %d, weight %d, route %d; want %s at step %d, weight 10, route 10",
-					d.Phase, *d.Status.Step, d.Status.Weight, d.RouteWeight, tc.wantPhase, tc.wantStep)
+			if d.Phase != Running || *d.Status.Step != tc.wantStep || d.Status.Weight != 10 || d.RouteWeight != 10 {
+				t.Fatalf("Decide: %s at step %d, weight %d, route %d; want Running at step %d, weight 10, route 10",
+					d.Phase, *d.Status.Step, d.Status.Weight, d.RouteWeight, tc.wantStep)
 			}
 			if d.Event == nil || d.Event.Reason != appv1.ReasonCanaryStep {
 				t.Errorf("Decide: Event %v, want the step's CanaryStep", d.Event)
 			}
-			if tc.wantStep == 1 {
-				// Step 2 asks for its Pods at once; a sync that stopped before
-				// the status write decides the same again (the route already
-				// at 10).
-				if d.CanaryReplicas != CanaryReplicas(4, 50) {
-					t.Errorf("Decide: %d canary replicas, want step 2's %d", d.CanaryReplicas, CanaryReplicas(4, 50))
-				}
-				if again := Decide(tc.in); !cmp.Equal(again, d) {
-					t.Errorf("Decide again (-first +again):\n%s", cmp.Diff(d, again))
-				}
+			// The canary's Pods as they are (step 1's), whatever the step.
+			if d.CanaryReplicas != 1 || !d.HoldStable {
+				t.Errorf("Decide: %d canary replicas, stable held %v; want step 1's 1, held", d.CanaryReplicas, d.HoldStable)
+			}
+			if tc.wantStep != 1 {
+				return
+			}
+			// The sync after the status write: step 2's Pods, the same
+			// status (nothing more to write).
+			next := tc.in
+			next.Status = d.Status
+			got := Decide(next)
+			if got.CanaryReplicas != CanaryReplicas(4, 50) || got.RouteWeight != 10 || !cmp.Equal(got.Status, d.Status) {
+				t.Errorf("Decide after the write: %d canary replicas, route %d, status (-written +decided):\n%s; want %d, 10, the same",
+					got.CanaryReplicas, got.RouteWeight, cmp.Diff(d.Status, got.Status), CanaryReplicas(4, 50))
 			}
 		})
 	}
-	// The last step with nothing to hold it: its weight and the promotion
-	// are one write.
+	// A promotion requested while the step waits for its Pods: passed with
+	// them, and said so.
 	in := input(appv1.CanaryStep{Weight: 10}, nil)
+	in.Status.Request = &appv1.CanaryRequest{Action: appv1.CanaryPromote, TemplateHash: "new", Step: new(int32(0))}
+	d := Decide(in)
+	requested := slices.ContainsFunc(d.Events, func(e Event) bool { return e.Reason == appv1.ReasonCanaryRequested })
+	if *d.Status.Step != 1 || d.Status.Request != nil || !requested {
+		t.Errorf("Decide with a promotion requested: step %d, request %v, Events %v; want step 2, none left, CanaryRequested",
+			*d.Status.Step, d.Status.Request, d.Events)
+	}
+	// The last step: its weight, then the promotion, two writes.
+	in = input(appv1.CanaryStep{Weight: 10}, nil)
 	in.Status.Step, in.Status.Weight, in.Pods = new(int32(2)), 50, ready(4)
-	if d := Decide(in); d.Phase != Promoting || *d.Status.Step != 3 || d.Status.Weight != 100 {
-		t.Errorf("Decide at the last step: %s at step %d, weight %d; want Promoting at step 3, weight 100", d.Phase, *d.Status.Step, d.Status.Weight)
+	if d := Decide(in); d.Phase != Running || *d.Status.Step != 2 || d.Status.Weight != 100 || !d.HoldStable {
+		t.Errorf("Decide at the last step: %s at step %d, weight %d; want Running at step 3, weight 100, the stable held", d.Phase, *d.Status.Step, d.Status.Weight)
 	}
 }

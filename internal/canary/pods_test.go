@@ -125,13 +125,11 @@ func TestDecideByPods(t *testing.T) {
 			Reason:  appv1.ReasonCanaryProgressing,
 			Message: "Canary new at step 2 of 3, 20% of the traffic by Pods (1 of 5), for a 25% step: waits for its Pods"},
 	}, {
-		// Nothing holds the last step (no pause): it passes as its weight
-		// is recorded, in one status write.
-		name: "step 3 (100%) is carried as 50%: 4 of 8, and promoted at once",
+		name: "step 3 (100%) is carried as 50%: 4 of 8",
 		in:   with(func(in *Input) { in.Status, in.Pods = step(2, 50, time.Minute, 50, 4, 8), ready(4) }),
-		want: Decision{Phase: Promoting, Status: step(3, 100, 0, 50, 4, 8), CanaryReplicas: 4, TrafficBy: by, PodsServe: true,
-			Reason:  appv1.ReasonCanaryPromoting,
-			Message: "Canary new promoted: the stable Pods roll to it; the canary keeps 50% of the traffic by Pods (4 of 8), for a 100% step until they have",
+		want: Decision{Phase: Running, Status: step(2, 100, 0, 50, 4, 8), HoldStable: true, CanaryReplicas: 4, TrafficBy: by, PodsServe: true,
+			Reason:  appv1.ReasonCanaryProgressing,
+			Message: "Canary new at step 3 of 3, 50% of the traffic by Pods (4 of 8), for a 100% step: pauses",
 			Event:   &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep, "Canary new at step 3 of 3: 50% of the traffic by Pods (4 of 8), for a 100% step"}},
 	}, {
 		name: "promoting: the canary keeps its Pods until the stable ones all run its template",
@@ -294,11 +292,8 @@ func TestDecideShrinkStable(t *testing.T) {
 			stableAvailable: 3, want: want{Running, 1, new(int32(3)), 0, 25, 25, 4, "(1 of 4)", false}},
 		{name: "step 2 asks for 2 Pods; the stable keeps 3 until they are available", st: step(0, 25, time.Minute), pods: ready(1),
 			stableAvailable: 3, want: want{Running, 2, new(int32(3)), 1, 25, 25, 4, "(1 of 4)", false}},
-		{name: "step 3 (100%) available, nothing holds it: promoted at once, the stable back to 4 on the new template", st: step(2, 50, 0), pods: ready(4),
-			stableAvailable: 2, want: want{Promoting, 4, nil, 3, 100, 67, 6, "(4 of 6)", false}},
-		{name: "step 3 (100%) with a pause, available: the stable at 0, all 4 Pods the canary's", st: step(2, 50, 0), pods: ready(4),
-			stableAvailable: 2, steps: []appv1.CanaryStep{{Weight: 25, PauseSeconds: 60}, {Weight: 50, PauseSeconds: 60}, {Weight: 100, PauseSeconds: 60}},
-			want: want{Running, 4, new(int32(0)), 2, 100, 67, 6, "(4 of 6)", false}},
+		{name: "step 3 (100%) available: the stable at 0, all 4 Pods the canary's", st: step(2, 50, 0), pods: ready(4),
+			stableAvailable: 2, want: want{Running, 4, new(int32(0)), 2, 100, 67, 6, "(4 of 6)", false}},
 		{name: "promoting: the stable back to 4 on the new template, the canary kept", st: step(3, 100, 0), pods: ready(4),
 			want: want{Promoting, 4, nil, 3, 100, 100, 4, "(4 of 4)", false}},
 		{name: "aborted: the stable back to 4, the canary's Pods kept until they are available", st: step(1, 50, time.Second), pods: ready(2),

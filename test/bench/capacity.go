@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -259,8 +260,7 @@ func measureCapacityAt(o options, n int) (CapacityRun, error) {
 		return r, err
 	}
 	r.PeakRSSBytes = converged.hwm
-	r.PeakHeapBytes, err = gcTracePeak(ctrl.Log, ctrl.Started(), time.Now())
-	if err != nil {
+	if r.PeakHeapBytes, err = tracePeak(ctrl); err != nil {
 		return r, err
 	}
 	r.GCShareConverging = converged.gcShare(idle)
@@ -303,7 +303,7 @@ func measureCapacityAt(o options, n int) (CapacityRun, error) {
 		return r, err
 	}
 	r.CanaryRSSBytes, r.CanaryHeapBytes, r.PeakWithCanariesRSSBytes = after.rss, after.heap, after.hwm
-	if r.PeakWithCanariesHeap, err = gcTracePeak(ctrl.Log, ctrl.Started(), time.Now()); err != nil {
+	if r.PeakWithCanariesHeap, err = tracePeak(ctrl); err != nil {
 		return r, err
 	}
 	r.GCShareCanaries = after.gcShare(before)
@@ -387,24 +387,26 @@ func readMemory(p *harness.Controller) (memory, error) {
 	return m, nil
 }
 
-// gcTrace matches a line of GODEBUG=gctrace=1: "gc 7 @2.345s 1%: ...,
-// 12->13->6 MB, ...": the heap at the cycle's start, its end, and live.
-var gcTrace = regexp.MustCompile(`^gc \d+ @([0-9.]+)s .* (\d+)->\d+->\d+ MB`)
+// gcTrace matches the sizes in a line of GODEBUG=gctrace=1: "gc 7
+// @2.345s 1%: ..., 12->13->6 MB, ...": the heap at the cycle's start, at
+// its end, and live. The runtime writes the trace to the same stderr as
+// the controller's logs, and a log line may break a trace line in two:
+// the sizes are looked for anywhere in a line.
+var gcTrace = regexp.MustCompile(`(\d+)->(\d+)->\d+ MB`)
 
-// gcTracePeak is the largest heap at a GC cycle's start in the log of the
-// process started at started (its last run), up to until (in whole MiB:
-// the trace's own unit).
-func gcTracePeak(log string, started, until time.Time) (int64, error) {
+// gcTracePeak is the largest heap of a GC cycle (at its start or its end,
+// whichever is larger: the heap grows while it is marked) in the log, from
+// the last run's banner (harness.Controller starts each run with one: the
+// running process's) up to the byte offset until (the log's size at the
+// moment asked), in whole MiB, the trace's own unit.
+func gcTracePeak(log string, until int64) (int64, error) {
 	f, err := os.Open(log)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	// The log holds every run of the controller, each after a banner
-	// (harness.Controller): only the last run's lines count, the running
-	// process's.
 	var peak int64
-	s := bufio.NewScanner(f)
+	s := bufio.NewScanner(io.LimitReader(f, until))
 	s.Buffer(make([]byte, 1<<20), 1<<20)
 	for s.Scan() {
 		line := s.Text()
@@ -412,18 +414,32 @@ func gcTracePeak(log string, started, until time.Time) (int64, error) {
 			peak = 0
 			continue
 		}
-		m := gcTrace.FindStringSubmatch(line)
-		if m == nil {
-			continue
+		for _, m := range gcTrace.FindAllStringSubmatch(line, -1) {
+			start, _ := strconv.ParseInt(m[1], 10, 64)
+			end, _ := strconv.ParseInt(m[2], 10, 64)
+			peak = max(peak, start<<20, end<<20)
 		}
-		at, _ := strconv.ParseFloat(m[1], 64)
-		if started.Add(time.Duration(at * float64(time.Second))).After(until) {
-			continue
-		}
-		mb, _ := strconv.ParseInt(m[2], 10, 64)
-		peak = max(peak, mb<<20)
 	}
 	return peak, s.Err()
+}
+
+// tracePeak is gcTracePeak of the running controller, up to now.
+func tracePeak(p *harness.Controller) (int64, error) {
+	size, err := logSize(p)
+	if err != nil {
+		return 0, err
+	}
+	return gcTracePeak(p.Log, size)
+}
+
+// logSize is the size of the controller's log now: where gcTracePeak
+// stops.
+func logSize(p *harness.Controller) (int64, error) {
+	fi, err := os.Stat(p.Log)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 // fakeCanaryDeployments plays the Deployment controller for the canaries'
@@ -472,7 +488,8 @@ func fakeCanaryDeployments(e *env) (func(), error) {
 	return func() { close(stopCh) }, nil
 }
 
-// pollEvery is poll at the period every: for checks that list.
+// pollEvery calls done every every until it reports true, for at most
+// 15 minutes (poll: every 100 ms; a check that lists asks less often).
 func pollEvery(every time.Duration, what string, done func() (bool, error)) error {
 	deadline := time.Now().Add(15 * time.Minute)
 	for {

@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // TestCapacityFit: the line through the peaks, solved for 80% of the
@@ -54,24 +53,30 @@ func TestCapacityFit(t *testing.T) {
 	}
 }
 
-// TestGCTracePeak: the largest heap at a cycle's start, of the log's last
-// run only, up to the time asked.
+// TestGCTracePeak: the largest heap of a cycle (its start or its end), of
+// the log's last run only, up to the offset asked, a trace line broken by
+// a log line included.
 func TestGCTracePeak(t *testing.T) {
-	started := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	log := filepath.Join(t.TempDir(), "controller.log")
-	lines := "===== starting bin at 2026-11-29T11:00:00Z\n" +
+	earlier := "===== starting bin at 2026-11-29T11:00:00Z\n" +
 		"gc 1 @1.0s 1%: 0.1+1+0.1 ms clock, 0.2+0.5/1/2+0.1 ms cpu, 900->901->100 MB, 950 MB goal, 0 MB stacks, 0 MB globals, 2 P\n" +
 		"===== starting bin at 2026-11-29T12:00:00Z\n" +
 		"I1129 12:00:01.000000 1 main.go:1] \"Started workers\"\n" +
-		"gc 1 @2.0s 1%: 0.1+1+0.1 ms clock, 0.2+0.5/1/2+0.1 ms cpu, 4->5->2 MB, 5 MB goal, 0 MB stacks, 0 MB globals, 2 P\n" +
-		"gc 2 @30.5s 2%: 0.1+1+0.1 ms clock, 0.2+0.5/1/2+0.1 ms cpu, 120->121->60 MB, 122 MB goal, 0 MB stacks, 0 MB globals, 2 P\n" +
-		"gc 3 @90.0s 2%: 0.1+1+0.1 ms clock, 0.2+0.5/1/2+0.1 ms cpu, 130->131->60 MB, 132 MB goal, 0 MB stacks, 0 MB globals, 2 P\n"
-	if err := os.WriteFile(log, []byte(lines), 0o644); err != nil {
+		"gc 1 @2.0s 1%: 0.1+1+0.1 ms clock, 0.2+0.5/1/2+0.1 ms cpu, 4->5->2 MB, 5 MB goal, 0 MB stacks, 0 MB globals, 2 P\n"
+	converging := earlier +
+		"gc I1129 12:00:30.000000 1 main.go:1] \"Synced\"\n" +
+		"2 @30.5s 2%: 0.1+1+0.1 ms clock, 0.2+0.5/1/2+0.1 ms cpu, 120->121->60 MB, 122 MB goal, 0 MB stacks, 0 MB globals, 2 P\n"
+	all := converging +
+		"gc 3 @90.0s 2%: 0.1+1+0.1 ms clock, 0.2+0.5/1/2+0.1 ms cpu, 130->142->60 MB, 132 MB goal, 0 MB stacks, 0 MB globals, 2 P\n"
+	if err := os.WriteFile(log, []byte(all), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for until, want := range map[time.Duration]int64{10 * time.Second: 4 << 20, time.Minute: 120 << 20, time.Hour: 130 << 20} {
-		if got, err := gcTracePeak(log, started, started.Add(until)); err != nil || got != want {
-			t.Errorf("gcTracePeak up to %s: %d, %v; want %d", until, got, err, want)
+	for _, tc := range []struct {
+		until int
+		want  int64
+	}{{len(earlier), 5 << 20}, {len(converging), 121 << 20}, {len(all), 142 << 20}} {
+		if got, err := gcTracePeak(log, int64(tc.until)); err != nil || got != tc.want {
+			t.Errorf("gcTracePeak up to byte %d: %d, %v; want %d", tc.until, got, err, tc.want)
 		}
 	}
 }

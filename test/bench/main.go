@@ -1669,17 +1669,7 @@ func canariesDone(ctx context.Context, e *env, n int, routes *routeWatch, route 
 
 // poll calls done until it reports true, for at most 15 minutes.
 func poll(what string, done func() (bool, error)) error {
-	deadline := time.Now().Add(15 * time.Minute)
-	for {
-		ok, err := done()
-		if err != nil || ok {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after 15m: %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return pollEvery(100*time.Millisecond, what, done)
 }
 
 // canariesSettled counts the AppServices that are Ready, their current

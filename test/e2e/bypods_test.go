@@ -188,13 +188,11 @@ func testByPodsPromote(t *testing.T) {
 		t.Errorf("the stable Deployment once promoted: %v, image %s, want nginx:1.28", err, appImage(d))
 	}
 	waitCanaryDeploymentGone(t, ns, name)
-	// The last step has no pause: its weight and the promotion are one
-	// status write.
-	edges := rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "3@100%")
+	edges := rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%")
 
 	// Each step's share, as the status recorded it at the step's edge: the
 	// canary's available Pods of all those behind the Service, by Pods.
-	for edge, want := range map[string][3]int32{"0@25%": {20, 1, 5}, "1@50%": {50, 4, 8}, "3@100%": {50, 4, 8}} {
+	for edge, want := range map[string][3]int32{"0@25%": {20, 1, 5}, "1@50%": {50, 4, 8}, "2@100%": {50, 4, 8}} {
 		c := edges[edge].v.obj.Status.Canary
 		if got := [3]int32{c.Share, c.CanaryPods, c.ServingPods}; c.TrafficBy != appv1.CanaryByPods || got != want {
 			t.Errorf("status.canary at %s: by %q, share %d%%, %d of %d Pods; want by Pods, %d%%, %d of %d",
@@ -322,7 +320,7 @@ func testByPodsGate(t *testing.T) {
 	rec.waitAtGate(t, 0)
 	p.expect(0, "", "", "promote", name)
 	waitCanaryDone(t, ns, name)
-	rec.waitEdges(t, "0@0%", "0@25%", "0@0%", "0@25%", "1@25%", "2@100%")
+	rec.waitEdges(t, "0@0%", "0@25%", "0@0%", "0@25%", "1@25%", "1@100%", "2@100%")
 	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonCanaryRequested, "promoted on request past step 1 of 2")
 
 	// Back to nginx:1.27, the last stable template: rolled back at once,
@@ -456,7 +454,7 @@ func testByPodsShrink(t *testing.T) {
 
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 	waitCanaryDone(t, ns, name)
-	rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "3@100%")
+	rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%")
 	sizes := func(vs []version[*appsv1.Deployment]) []int32 {
 		var out []int32
 		for _, v := range vs {
@@ -466,7 +464,7 @@ func testByPodsShrink(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := sizes(rec.stable.snapshot()), []int32{4, 3, 2, 4}; !slices.Equal(got, want) {
+	if got, want := sizes(rec.stable.snapshot()), []int32{4, 3, 2, 0, 4}; !slices.Equal(got, want) {
 		t.Errorf("the stable Deployment's replicas went %v, want %v", got, want)
 	}
 	if got, want := sizes(rec.canary.snapshot()), []int32{1, 2, 4}; !slices.Equal(got, want) {
@@ -477,7 +475,7 @@ func testByPodsShrink(t *testing.T) {
 	// Pods go.
 	mark := len(rec.stable.snapshot())
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.29" })
-	rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "3@100%", "0@0%", "0@25%", "1@25%", "1@50%")
+	rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%", "0@0%", "0@25%", "1@25%", "1@50%")
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Canary.Abort = true })
 	waitStalled(t, ns, name, appv1.ReasonCanaryAborted, "spec.canary.abort is true")
 	var gone int64
@@ -504,7 +502,7 @@ func testByPodsShrink(t *testing.T) {
 	// Deployment stays as it is until the stable is back at 4 available,
 	// then rolls to the newer template at its first step, and is promoted.
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image, as.Spec.Canary.Abort = "nginx:1.30", false })
-	rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "3@100%", "0@0%", "0@25%", "1@25%", "1@50%",
+	rec.waitEdges(t, "0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%", "0@0%", "0@25%", "1@25%", "1@50%",
 		"0@0%", "0@25%", "1@25%", "1@50%")
 	held := len(rec.canary.snapshot())
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.31" })
@@ -532,7 +530,7 @@ func testByPodsShrink(t *testing.T) {
 		as.Spec.Canary.Steps = []appv1.CanaryStep{{Weight: 50, PauseSeconds: 2}, {Weight: 25, PauseSeconds: 2}, {Weight: 100}}
 	})
 	waitCanaryDone(t, ns, name)
-	lower.waitEdges(t, "0@0%", "0@50%", "1@50%", "1@25%", "2@25%", "3@100%")
+	lower.waitEdges(t, "0@0%", "0@50%", "1@50%", "1@25%", "2@25%", "2@100%", "3@100%")
 	if got, want := sizes(lower.canary.snapshot()), []int32{2, 1, 4}; !slices.Equal(got, want) {
 		t.Errorf("the canary's replicas went %v, want %v", got, want)
 	}

@@ -78,10 +78,10 @@ func TestCanary(t *testing.T) {
 //   - the children: the canary's Deployment and Service created and
 //     deleted, the canary scaled once and the stable given the template,
 //     the route at 10%, 50%, 100% and back;
-//   - the status: five edges (the start; 10% with step 2; 50% with step
-//     3; 100% with the promotion; the end), and at most one write for each
-//     state of the stable Deployment's rollout that the status mirrors
-//     (its counts and its Available and Progressing conditions).
+//   - the status: six edges (the start; 10% with step 2; 50% with step 3;
+//     100%; the promotion; the end), and at most one write for each state
+//     of the stable Deployment's rollout that the status mirrors (its
+//     counts and its Available and Progressing conditions).
 func testCanaryWrites(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "frugal"
@@ -90,13 +90,20 @@ func testCanaryWrites(t *testing.T) {
 	createAppService(t, ns, name, spec)
 	waitAvailable(t, ns, name, 2)
 	rec := recordCanary(t, ns, name)
+	// Quiet first: the writes and the versions counted are the canary's.
+	waitInLine(t, ns, name)
+	waitSyncs(t, ns, name)
+	appMark, stableMark := len(rec.app.snapshot()), len(rec.stable.snapshot())
 	since := time.Now()
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 	// The edges first: until the change is seen, no canary is under way
 	// either.
-	rec.waitEdges(t, "0@0%", "1@10%", "2@50%", "3@100%")
+	rec.waitEdges(t, "0@0%", "1@10%", "2@50%", "2@100%", "3@100%")
 	rec.waitDone(t)
 	checkCanaryGone(t, ns, name)
+	// Quiet again: every write of the canary answered, and in the log.
+	waitInLine(t, ns, name)
+	waitSyncs(t, ns, name)
 
 	writes := canaryWrites(t, since, ns)
 	t.Logf("writes of a canary of three steps: %s", summarize(writes))
@@ -116,13 +123,13 @@ func testCanaryWrites(t *testing.T) {
 	// The status's versions since the change: edges (status.canary's
 	// templates, step or weight changed) and the rest.
 	edges, mirrors := 0, 0
-	var last *appv1.AppService
-	for _, v := range rec.app.snapshot() {
-		if v.at.Before(since) || v.deleted {
-			last = v.obj
+	versions := rec.app.snapshot()
+	last := versions[appMark-1].obj
+	for _, v := range versions[appMark:] {
+		if v.deleted {
 			continue
 		}
-		if last != nil && !equality.Semantic.DeepEqual(last.Status, v.obj.Status) {
+		if !equality.Semantic.DeepEqual(last.Status, v.obj.Status) {
 			a, b := last.Status.Canary, v.obj.Status.Canary
 			switch {
 			case a == nil || b == nil || a.StableTemplateHash != b.StableTemplateHash || a.CanaryTemplateHash != b.CanaryTemplateHash ||
@@ -134,8 +141,8 @@ func testCanaryWrites(t *testing.T) {
 		}
 		last = v.obj
 	}
-	if edges != 5 {
-		t.Errorf("%d status versions with an edge, want 5", edges)
+	if edges != 6 {
+		t.Errorf("%d status versions with an edge, want 6", edges)
 	}
 	// What the status mirrors of the stable Deployment, state by state.
 	type mirrored struct {
@@ -143,8 +150,8 @@ func testCanaryWrites(t *testing.T) {
 		conditions                          string
 	}
 	states := map[mirrored]bool{}
-	for _, v := range rec.stable.snapshot() {
-		if v.at.Before(since) || v.deleted {
+	for _, v := range rec.stable.snapshot()[stableMark:] {
+		if v.deleted {
 			continue
 		}
 		s := v.obj.Status
@@ -345,7 +352,7 @@ func testCanaryDeadline(t *testing.T) {
 	}, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	rec.waitEdges(t, "0@0%", "0@0%", "0@20%", "1@20%", "2@100%")
+	rec.waitEdges(t, "0@0%", "0@0%", "0@20%", "1@20%", "1@100%", "2@100%")
 	waitCanaryDone(t, ns, name)
 	checkCanaryGone(t, ns, name)
 	rec.waitWeights(t, 0, 20, 100, 0)
@@ -406,9 +413,9 @@ func TestCanaryRestart(t *testing.T) {
 	rec := recordCanary(t, ns, name)
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 
-	// Killed as soon as each of the first five edges is recorded: step i's
+	// Killed as soon as each of the first six edges is recorded: step i's
 	// Pods asked for, then its weight routed (its pause begun).
-	for k := 1; k <= 5; k++ {
+	for k := 1; k <= 6; k++ {
 		rec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
 			if got := edgeNames(canaryEdges(vs)); len(got) < k {
 				return fmt.Errorf("edges so far %v, waiting for edge %d", got, k)
@@ -420,17 +427,16 @@ func TestCanaryRestart(t *testing.T) {
 	waitCanaryDone(t, ns, name)
 	checkCanaryGone(t, ns, name)
 	// Each edge once (a pause begun again would show a second start), in
-	// order, none skipped. The last step has no pause: its weight and its
-	// promotion are one decision (route, stable Deployment, then status),
-	// so a process killed after 2@50% may have written the first two but
-	// not the status; the next process then finds the stable Pods on the
-	// canary's template and, once they have rolled out, ends the canary
-	// without ever recording 3@100% (the route kept 100% until then: the
-	// weights below).
+	// order, none skipped. The last step has no pause: its promotion
+	// follows its weight at once, so the kill after 2@100% may fall
+	// between the promotion's Deployment write and its status write; the
+	// next process then finds the stable Pods on the canary's template and,
+	// once they have rolled out, ends the canary without ever recording
+	// 3@100% (the route kept 100% until then: the weights below).
 	rec.waitWeights(t, 0, 10, 50, 100, 0)
 	rec.waitDone(t)
-	want := []string{"0@0%", "0@10%", "1@10%", "1@50%", "2@50%", "3@100%"}
-	if got := edgeNames(canaryEdges(rec.app.snapshot())); !slices.Equal(got, want) && !slices.Equal(got, want[:5]) {
+	want := []string{"0@0%", "0@10%", "1@10%", "1@50%", "2@50%", "2@100%", "3@100%"}
+	if got := edgeNames(canaryEdges(rec.app.snapshot())); !slices.Equal(got, want) && !slices.Equal(got, want[:6]) {
 		t.Errorf("the canary's edges went %v, want %v", got, want)
 	}
 	rec.checkStepsServed(t, map[int32]int32{10: 1, 50: 1, 100: 1})
@@ -473,8 +479,8 @@ func TestCanaryRestart(t *testing.T) {
 	}
 	waitCanaryDone(t, ns, pods)
 	prec.waitDone(t)
-	want = []string{"0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "3@100%"}
-	if got := edgeNames(canaryEdges(prec.app.snapshot())); !slices.Equal(got, want) && !slices.Equal(got, want[:5]) {
+	want = []string{"0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%"}
+	if got := edgeNames(canaryEdges(prec.app.snapshot())); !slices.Equal(got, want) && !slices.Equal(got, want[:6]) {
 		t.Errorf("the canary by Pods' edges went %v, want %v", got, want)
 	}
 
@@ -499,8 +505,8 @@ func TestCanaryRestart(t *testing.T) {
 	smoke := testEnded(t, tests, "smoke", appv1.ActivitySucceeded)
 	restartController(t)
 	waitCanaryDone(t, ns, tested)
-	if got := edgeNames(canaryEdges(trec.app.snapshot())); !slices.Equal(got, []string{"0@0%", "1@20%", "2@100%"}) &&
-		!slices.Equal(got, []string{"0@0%", "1@20%"}) {
+	if got := edgeNames(canaryEdges(trec.app.snapshot())); !slices.Equal(got, []string{"0@0%", "1@20%", "1@100%", "2@100%"}) &&
+		!slices.Equal(got, []string{"0@0%", "1@20%", "1@100%"}) {
 		t.Errorf("the tested canary's edges went %v", got)
 	}
 	if names := activityNames(tests.snapshot()); len(names) != 1 {

@@ -116,7 +116,7 @@ func testCanaryTestsPass(t *testing.T) {
 
 	waitCanaryDone(t, ns, name)
 	rec.waitWeights(t, 0, 20, 100, 0)
-	edges := rec.waitEdges(t, "0@0%", "0@20%", "1@20%", "2@100%")
+	edges := rec.waitEdges(t, "0@0%", "0@20%", "1@20%", "1@100%", "2@100%")
 	smoke := testEnded(t, tests, "smoke", appv1.ActivitySucceeded)
 	load := testEnded(t, tests, "load", appv1.ActivitySucceeded)
 
@@ -258,9 +258,9 @@ func testCanaryTestsByPods(t *testing.T) {
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 
 	waitCanaryDone(t, ns, name)
-	// Nothing holds step 1 once its weight is routed, nor step 2: each
-	// passes with its weight's status write.
-	rec.waitEdges(t, "0@0%", "1@25%", "2@100%")
+	// Nothing holds step 1 once its weight is routed (its test ran
+	// Before it): its weight and step 2 are one status write.
+	rec.waitEdges(t, "0@0%", "1@25%", "1@100%", "2@100%")
 	smoke := testEnded(t, tests, "smoke", appv1.ActivitySucceeded)
 	// No canary Pod behind the Service before the smoke test passed; some
 	// after.
