@@ -426,7 +426,7 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		// from the last of those.
 		since = in.Now.Sub(last)
 	}
-	if !in.Pods.available(replicas) {
+	if !in.Pods.available(replicas) && !in.passedAhead(st, step, replicas, tested) {
 		// Until the step's weight is routed, its deadline counts from
 		// the step's start (or from its Before tests' pass). After, its
 		// pause has begun: a Pod lost then aborts once the canary's
@@ -488,16 +488,13 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		if step+1 < steps && holdsForNothing(c, want) {
 			// Nothing holds the step once its weight is routed: it passes
 			// in the same decision, and its weight and the next step are
-			// one status write, not two. Record first, then act: this sync
-			// routes the weight and writes the status; the next step's
-			// Pods come with the next sync, from the status written. A
-			// sync that stops before its status write leaves the canary's
-			// Pods as they were, and the next decides this again, the
-			// route already at this weight. (The last step's weight and
-			// the promotion stay two writes: the stable rolls to the
-			// canary's template only once the status says 100%.)
+			// one status write, not two. A sync that stops before its
+			// status write has routed the weight and asked for the next
+			// step's Pods: the next decides this again (passedAhead). (The
+			// last step's weight and the promotion stay two writes: the
+			// stable rolls to the canary's template only once the status
+			// says 100%.)
 			d := advance(in, r.status, step)
-			d.CanaryReplicas = replicas
 			d.Event, d.Events = event, append(events, r.events...)
 			if promote {
 				d.Events = append(d.Events, Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
@@ -562,6 +559,22 @@ func (in Input) routedStep(st *appv1.CanaryStatus, step, replicas int32, since t
 		return d
 	}
 	return advance(in, st, step)
+}
+
+// passedAhead reports whether the canary's Pods are as the decision that
+// passes step (one that holds for nothing, tested) with its weight left
+// them: the next step's count asked for, at least this step's available.
+// That decision's status write was lost (a conflict, a restart), and the
+// step's Pods count as available: it is decided again, the same.
+func (in Input) passedAhead(st *appv1.CanaryStatus, step, replicas int32, tested bool) bool {
+	c := in.Spec
+	if !tested || step+1 >= int32(len(c.Steps)) || st.Weight == c.Steps[step].Weight || !holdsForNothing(c, c.Steps[step]) {
+		return false
+	}
+	next := advance(in, &appv1.CanaryStatus{Step: new(step), Weight: c.Steps[step].Weight}, step).CanaryReplicas
+	p := in.Pods
+	return next != replicas && p != nil && p.Observed && p.Replicas == next && p.Total == next &&
+		p.Updated >= replicas && p.Available >= replicas
 }
 
 // holdsForNothing reports whether step passes as soon as its weight is

@@ -277,11 +277,11 @@ func TestCanaryReplicas(t *testing.T) {
 // pause, analysis, During test or gate passes in the decision that routes
 // its weight, so that its weight and the next step are one status write
 // (issue 62); any of those keeps the two apart, and so does the last step
-// (the stable rolls only once the status says 100%). Record first, then
-// act: that decision leaves the canary's Pods as they are, so that a sync
-// whose status write is lost finds them as it left them and decides the
-// same; the next step's Pods come with the sync after the write, which
-// writes nothing more.
+// (the stable rolls only once the status says 100%). That decision asks
+// for the next step's Pods too: a sync whose status write is lost leaves
+// them asked for, and the next decides the same (passedAhead), the route
+// kept at the step's weight; once the write is in, the next step waits for
+// its Pods with nothing more to write.
 func TestDecideStepHoldsForNothing(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	ready := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n, Available: n} }
@@ -312,21 +312,30 @@ func TestDecideStepHoldsForNothing(t *testing.T) {
 			if d.Event == nil || d.Event.Reason != appv1.ReasonCanaryStep {
 				t.Errorf("Decide: Event %v, want the step's CanaryStep", d.Event)
 			}
-			// The canary's Pods as they are (step 1's), whatever the step.
-			if d.CanaryReplicas != 1 || !d.HoldStable {
-				t.Errorf("Decide: %d canary replicas, stable held %v; want step 1's 1, held", d.CanaryReplicas, d.HoldStable)
+			want := int32(1) // step 1's Pods, until the step passes
+			if tc.wantStep == 1 {
+				want = CanaryReplicas(4, 50)
+			}
+			if d.CanaryReplicas != want || !d.HoldStable {
+				t.Errorf("Decide: %d canary replicas, stable held %v; want %d, held", d.CanaryReplicas, d.HoldStable, want)
 			}
 			if tc.wantStep != 1 {
 				return
 			}
-			// The sync after the status write: step 2's Pods, the same
-			// status (nothing more to write).
-			next := tc.in
+			// Its status write lost: the Pods as it left them (step 2's
+			// asked for, step 1's available), the same decision again.
+			retry := tc.in
+			retry.Pods = &Pods{Observed: true, Replicas: want, Total: want, Updated: want, Available: 1}
+			if got := Decide(retry); !cmp.Equal(got, d) {
+				t.Errorf("Decide after a lost status write (-first +again):\n%s", cmp.Diff(d, got))
+			}
+			// The write in: step 2 waits for its Pods, the status as written.
+			next := retry
 			next.Status = d.Status
 			got := Decide(next)
-			if got.CanaryReplicas != CanaryReplicas(4, 50) || got.RouteWeight != 10 || !cmp.Equal(got.Status, d.Status) {
+			if got.CanaryReplicas != want || got.RouteWeight != 10 || !cmp.Equal(got.Status, d.Status) {
 				t.Errorf("Decide after the write: %d canary replicas, route %d, status (-written +decided):\n%s; want %d, 10, the same",
-					got.CanaryReplicas, got.RouteWeight, cmp.Diff(d.Status, got.Status), CanaryReplicas(4, 50))
+					got.CanaryReplicas, got.RouteWeight, cmp.Diff(d.Status, got.Status), want)
 			}
 		})
 	}
