@@ -285,7 +285,7 @@ docker-push: ## Push the image IMG.
 ##@ Benchmarks
 
 .PHONY: bench
-bench: build ## Benchmarks against a local control plane, and side by side with a kubebuilder-style peer (~85 min): results in _output/bench, see BENCHMARKS.md.
+bench: build ## Benchmarks against a local control plane, and side by side with a kubebuilder-style peer (~110 min): results in _output/bench, see BENCHMARKS.md.
 	go build -o bin/peer ./test/bench/peer
 	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go run ./test/bench -controller $(BIN) -peer bin/peer -out _output/bench $(BENCH_FLAGS)
 	go test -run '^$$' -bench '^Benchmark(Objects|Scrape)$$' -benchmem ./internal/metrics
