@@ -92,6 +92,7 @@ const (
 	resourceActivities  = "activities"
 	resourceJobs        = "jobs"
 	resourceRoutes      = "httproutes"
+	resourceEvents      = "events"
 )
 
 // request names an API request, for the errors that refuse it.

@@ -127,7 +127,7 @@ func route(canaryWeight int32) *gatewayv1.HTTPRoute {
 			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web-canary"}, Weight: new(canaryWeight)}})
 	}
 	return &gatewayv1.HTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: ago(48 * time.Hour)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: ago(48 * time.Hour), Labels: stableLabels},
 		Spec:       gatewayv1.HTTPRouteSpec{Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: refs}}},
 	}
 }

@@ -152,7 +152,7 @@ apply to the canary's state. docs/plugin.md says more.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &Error{Code: ExitUsage, Err: err} })
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newGetCommand(o), newListCommand(o), newPromoteCommand(o), newAbortCommand(o), newRetryCommand(o),
-		newSuspendCommand(o, true), newSuspendCommand(o, false), newRestartCommand(o))
+		newSuspendCommand(o, true), newSuspendCommand(o, false), newRestartCommand(o), newDashboardCommand(o))
 	return root
 }
 

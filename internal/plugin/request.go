@@ -38,6 +38,9 @@ import (
 // again when the AppService changed in between (a Conflict).
 const conflictRetries = 5
 
+// verbPromote names the promote command, and the dashboard's button.
+const verbPromote = "promote"
+
 func newPromoteCommand(o *Options) *cobra.Command {
 	var full bool
 	cmd := &cobra.Command{
@@ -111,29 +114,38 @@ status subresource.`,
 // precondition: on a Conflict it reads and checks again.
 func requestCommand(ctx context.Context, o *Options, name string, action appv1.CanaryAction) error {
 	return withClients(o, func(c *Clients) error {
-		for attempt := 1; ; attempt++ {
-			as, err := c.getAppService(ctx, name)
-			if err != nil {
-				return err
-			}
-			patch, done, err := BuildRequest(as, action)
-			if err != nil {
-				return err
-			}
-			_, err = c.AppV1.AppServices(c.Namespace).Patch(ctx, name, types.MergePatchType, patch,
-				metav1.PatchOptions{FieldManager: FieldManager}, "status")
-			switch {
-			case err == nil:
-				printf(o.Out, "%s\n", done)
-				return nil
-			case apierrors.IsConflict(err) && attempt < conflictRetries:
-				continue
-			case objectNotFound(err):
-				return notFound(name, c.Namespace)
-			}
-			return apiError(err, request{verbPatch, resourceStatus, c.Namespace})
+		done, err := c.sendRequest(ctx, name, action)
+		if err == nil {
+			printf(o.Out, "%s\n", done)
 		}
+		return err
 	})
+}
+
+// sendRequest is a command's request to the AppService of c's namespace:
+// what it did, or why not (the dashboard's buttons send it too).
+func (c *Clients) sendRequest(ctx context.Context, name string, action appv1.CanaryAction) (string, error) {
+	for attempt := 1; ; attempt++ {
+		as, err := c.getAppService(ctx, name)
+		if err != nil {
+			return "", err
+		}
+		patch, done, err := BuildRequest(as, action)
+		if err != nil {
+			return "", err
+		}
+		_, err = c.AppV1.AppServices(c.Namespace).Patch(ctx, name, types.MergePatchType, patch,
+			metav1.PatchOptions{FieldManager: FieldManager}, "status")
+		switch {
+		case err == nil:
+			return done, nil
+		case apierrors.IsConflict(err) && attempt < conflictRetries:
+			continue
+		case objectNotFound(err):
+			return "", notFound(name, c.Namespace)
+		}
+		return "", apiError(err, request{verbPatch, resourceStatus, c.Namespace})
+	}
 }
 
 // statusPatch is the JSON merge patch of a request: the resourceVersion
@@ -213,7 +225,7 @@ func BuildRequest(as *appv1.AppService, action appv1.CanaryAction) (patch []byte
 // mustRun is nil when a canary runs, for promote and abort; else the
 // refusal, and what to do.
 func mustRun(who string, as *appv1.AppService, c Canary, action appv1.CanaryAction) error {
-	verb := map[appv1.CanaryAction]string{appv1.CanaryPromote: "promote", appv1.CanaryPromoteFull: "promote", appv1.CanaryAbort: "abort"}[action]
+	verb := map[appv1.CanaryAction]string{appv1.CanaryPromote: verbPromote, appv1.CanaryPromoteFull: verbPromote, appv1.CanaryAbort: "abort"}[action]
 	switch c.Phase {
 	case CanaryRunning:
 		return nil

@@ -306,14 +306,7 @@ func renderAnalysis(b *strings.Builder, ms []appv1.MetricStatus, now time.Time) 
 var conditionOrder = []string{appv1.ConditionReady, appv1.ConditionReconciling, appv1.ConditionStalled}
 
 func renderConditions(b *strings.Builder, conds []metav1.Condition) {
-	sorted := slices.Clone(conds)
-	rank := func(t string) int {
-		if i := slices.Index(conditionOrder, t); i >= 0 {
-			return i
-		}
-		return len(conditionOrder)
-	}
-	slices.SortStableFunc(sorted, func(a, b metav1.Condition) int { return cmp.Compare(rank(a.Type), rank(b.Type)) })
+	sorted := sortedConditions(conds)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TYPE\tSTATUS\tREASON\tMESSAGE")
 	for _, c := range sorted {
@@ -330,7 +323,9 @@ type row struct {
 	info                    string
 }
 
-func renderTree(b *strings.Builder, s *Snapshot, state State, c Canary, now time.Time) {
+// treeRows are the tree's rows: the AppService, its Deployments with
+// their ReplicaSets and Pods, its tests' Activities, its route.
+func treeRows(s *Snapshot, state State, c Canary, now time.Time) []row {
 	as := s.AppService
 	info := ""
 	switch c.Phase {
@@ -357,7 +352,11 @@ func renderTree(b *strings.Builder, s *Snapshot, state State, c Canary, now time
 		k[0].last = i == len(kids)-1
 		rows = append(rows, k...)
 	}
+	return rows
+}
 
+func renderTree(b *strings.Builder, s *Snapshot, state State, c Canary, now time.Time) {
+	rows := treeRows(s, state, c, now)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tSTATUS\tAGE\tINFO")
 	// open[d]: the branch at depth d goes on below (draw "│").

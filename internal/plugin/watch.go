@@ -51,11 +51,15 @@ import (
 type source struct {
 	informer cache.SharedIndexInformer
 	req      request
-	// optional: an API the cluster may not serve (the Gateway API's
-	// HTTPRoutes). Refused as not found, its informer stops, and off
-	// says so.
-	optional bool
+	// optional tells the refusals for which the view goes on without
+	// the source: an API the cluster may not serve (the Gateway API's
+	// HTTPRoutes, not found), or one the user may not read (the
+	// dashboard's Events, forbidden). Its informer stops, and off says
+	// so. nil: none.
+	optional func(error) bool
 	off      atomic.Bool
+	// offBy is the refusal that turned it off.
+	offBy atomic.Pointer[error]
 }
 
 // watcher runs the sources, and tells of their changes and failures.
@@ -84,7 +88,7 @@ func (w *watcher) fail(err error) {
 }
 
 // add runs the informer until ctx ends.
-func (w *watcher) add(ctx context.Context, informer cache.SharedIndexInformer, req request, optional bool) *source {
+func (w *watcher) add(ctx context.Context, informer cache.SharedIndexInformer, req request, optional func(error) bool) *source {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &source{informer: informer, req: req, optional: optional}
 	_ = informer.SetTransform(stripManagedFields)
@@ -94,7 +98,9 @@ func (w *watcher) add(ctx context.Context, informer cache.SharedIndexInformer, r
 	})
 	_ = informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		switch {
-		case optional && apierrors.IsNotFound(err):
+		case optional != nil && optional(err):
+			err = apiError(err, req)
+			s.offBy.Store(&err)
 			s.off.Store(true)
 			cancel()
 			w.notify()
@@ -133,7 +139,7 @@ func informerFor[L runtime.Object](c *Clients, client listWatcher[L], obj runtim
 		},
 	}
 	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, watchList(!c.NoWatchList)), obj,
-		cache.SharedIndexInformerOptions{})
+		cache.SharedIndexInformerOptions{Indexers: cache.Indexers{}})
 }
 
 // watchList tells client-go's reflector whether the clients stream a
@@ -181,25 +187,25 @@ func watchAppService(ctx context.Context, o *Options, c *Clients, name string, p
 	}
 	w := newWatcher()
 	apps := w.add(ctx, informerFor[*appv1.AppServiceList](c, c.AppV1.AppServices(ns), &appv1.AppService{}, byName),
-		request{verbWatch, resourceAppServices, ns}, false)
+		request{verbWatch, resourceAppServices, ns}, nil)
 	deployments := w.add(ctx, informerFor[*appsv1.DeploymentList](c, c.AppsV1.Deployments(ns), &appsv1.Deployment{}, byLabel(stableSelector(name))),
-		request{verbWatch, resourceDeployments, ns}, false)
+		request{verbWatch, resourceDeployments, ns}, nil)
 	sets, pods := make([]*source, 0, 2), make([]*source, 0, 2)
 	for _, sel := range []string{stableSelector(name), canarySelector(name)} {
 		sets = append(sets, w.add(ctx, informerFor[*appsv1.ReplicaSetList](c, c.AppsV1.ReplicaSets(ns), &appsv1.ReplicaSet{}, byLabel(sel)),
-			request{verbWatch, resourceReplicaSets, ns}, false))
+			request{verbWatch, resourceReplicaSets, ns}, nil))
 		pods = append(pods, w.add(ctx, informerFor[*corev1.PodList](c, c.CoreV1.Pods(ns), &corev1.Pod{}, byLabel(sel)),
-			request{verbWatch, resourcePods, ns}, false))
+			request{verbWatch, resourcePods, ns}, nil))
 	}
 	routes := w.add(ctx, informerFor[*gatewayv1.HTTPRouteList](c, c.GatewayV1.HTTPRoutes(ns), &gatewayv1.HTTPRoute{}, byName),
-		request{verbWatch, resourceRoutes, ns}, true)
+		request{verbWatch, resourceRoutes, ns}, apierrors.IsNotFound)
 	// A canary's tests: its Activities, and the Activities' Jobs and Pods.
 	acts := w.add(ctx, informerFor[*appv1.ActivityList](c, c.AppV1.Activities(ns), &appv1.Activity{}, byLabel(stableSelector(name))),
-		request{verbWatch, resourceActivities, ns}, false)
+		request{verbWatch, resourceActivities, ns}, nil)
 	jobs := w.add(ctx, informerFor[*batchv1.JobList](c, c.BatchV1.Jobs(ns), &batchv1.Job{}, byLabel(testsSelector)),
-		request{verbWatch, resourceJobs, ns}, false)
+		request{verbWatch, resourceJobs, ns}, nil)
 	testPods := w.add(ctx, informerFor[*corev1.PodList](c, c.CoreV1.Pods(ns), &corev1.Pod{}, byLabel(testsSelector)),
-		request{verbWatch, resourcePods, ns}, false)
+		request{verbWatch, resourcePods, ns}, nil)
 
 	// Wait for the first lists (the cache's own check, no request).
 	synced := make(chan bool, 1)
