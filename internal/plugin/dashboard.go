@@ -18,6 +18,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -116,7 +117,9 @@ func serveDashboard(ctx context.Context, o *Options, c *Clients, ns, addr string
 	select {
 	case err := <-nw.w.failed:
 		cancel()
-		_ = <-errc // the server's end: the refusal is the news
+		if serr := <-errc; serr != nil {
+			return errors.Join(err, serr)
+		}
 		return err
 	case err := <-errc:
 		if err != nil && err != http.ErrServerClosed {
