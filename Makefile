@@ -207,7 +207,7 @@ E2E_PARALLEL ?= 8
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end and fault tests: the built controller against local control planes (and a Prometheus server for canary analysis, built from its Go module), the two lanes of serial tests and the parallel group at once (hack/test-e2e.sh).
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_PROMETHEUS=$$(./hack/ensure-prometheus.sh) E2E_PARALLEL=$(E2E_PARALLEL) ./hack/test-e2e.sh $(filter -v,$(GO_TEST_FLAGS)) $(E2E_FLAGS)
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_PROMETHEUS=$$(./hack/ensure-prometheus.sh) APPSERVICE_CHROMIUM=$$(./hack/ensure-chromium.sh) E2E_PARALLEL=$(E2E_PARALLEL) ./hack/test-e2e.sh $(filter -v,$(GO_TEST_FLAGS)) $(E2E_FLAGS)
 
 # Busy processes per core, and loops of cold builds, beside the tests in
 # test-e2e-loaded.
@@ -216,7 +216,7 @@ E2E_BUILD_LOAD ?= 1
 
 .PHONY: test-e2e-loaded
 test-e2e-loaded: ## The end-to-end tests on a loaded machine: E2E_LOAD (2) busy processes per core and E2E_BUILD_LOAD (1) loops of builds from an empty Go cache beside them, the parallel group 12 at a time. A test that passes only on an idle machine fails here first.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_PROMETHEUS=$$(./hack/ensure-prometheus.sh) E2E_PARALLEL=12 E2E_LOAD=$(E2E_LOAD) E2E_BUILD_LOAD=$(E2E_BUILD_LOAD) ./hack/test-e2e.sh $(filter -v,$(GO_TEST_FLAGS)) $(E2E_FLAGS)
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_PROMETHEUS=$$(./hack/ensure-prometheus.sh) APPSERVICE_CHROMIUM=$$(./hack/ensure-chromium.sh) E2E_PARALLEL=12 E2E_LOAD=$(E2E_LOAD) E2E_BUILD_LOAD=$(E2E_BUILD_LOAD) ./hack/test-e2e.sh $(filter -v,$(GO_TEST_FLAGS)) $(E2E_FLAGS)
 
 ##@ Cluster
 

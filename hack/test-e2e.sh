@@ -23,6 +23,8 @@
 #   APPSERVICE_BIN_DIR   the control plane's binaries (else ensure-binaries.sh)
 #   APPSERVICE_PROMETHEUS  the Prometheus server the tests of canary
 #                        analysis run (else ensure-prometheus.sh)
+#   APPSERVICE_CHROMIUM  the browser TestDashboard drives (else
+#                        ensure-chromium.sh installs Debian's)
 #   E2E_PARALLEL         tests of the parallel group at once (default 8)
 #   E2E_LOAD             busy processes per core beside the tests (default
 #                        0): a test that passes only on an idle machine
@@ -49,7 +51,8 @@ done
 
 APPSERVICE_BIN_DIR=${APPSERVICE_BIN_DIR:-$(./hack/ensure-binaries.sh)}
 APPSERVICE_PROMETHEUS=${APPSERVICE_PROMETHEUS:-$(./hack/ensure-prometheus.sh)}
-export APPSERVICE_BIN_DIR APPSERVICE_PROMETHEUS
+APPSERVICE_CHROMIUM=${APPSERVICE_CHROMIUM:-$(./hack/ensure-chromium.sh)}
+export APPSERVICE_BIN_DIR APPSERVICE_PROMETHEUS APPSERVICE_CHROMIUM
 out=$ROOT/_output/test-e2e
 rm -rf "$out"
 mkdir -p "$out"

@@ -21,7 +21,7 @@
       if (v === false || v === undefined || v === null) continue;
       e.setAttribute(k, v === true ? "" : String(v));
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === undefined || c === null || c === false) continue;
       e.append(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
     }
@@ -143,7 +143,7 @@
   function draw(v) {
     const focused = document.activeElement;
     const key = focused && (focused.dataset.action || focused.getAttribute("href"));
-    view.replaceChildren(...(target.name ? drawDetail(v) : drawList(v)).flat());
+    view.replaceChildren(...(target.name ? drawDetail(v) : drawList(v)).flat(Infinity));
     view.dataset.state = v.state || "";
     view.dataset.step = v.canary && v.canary.steps.findIndex((s) => s.current) >= 0 ? String(v.canary.steps.findIndex((s) => s.current) + 1) : "";
     view.dataset.phase = v.canary ? v.canary.phase : "";
