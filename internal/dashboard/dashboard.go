@@ -95,7 +95,8 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 type Server struct {
 	src   Source
 	token string
-	// hosts are the Host headers it answers.
+	// hosts are the Host headers it answers (nil: any, when it listens
+	// on every address).
 	hosts map[string]bool
 	// cookie is the token's cookie's name, with the port: two dashboards
 	// on one host keep theirs apart.
@@ -122,8 +123,14 @@ func New(src Source, addr net.Addr) (*Server, error) {
 	}
 	port := strconv.Itoa(tcp.Port)
 	hosts := map[string]bool{net.JoinHostPort(tcp.IP.String(), port): true}
-	if tcp.IP.IsLoopback() {
+	switch {
+	case tcp.IP.IsLoopback():
 		hosts[net.JoinHostPort("localhost", port)] = true
+	case tcp.IP.IsUnspecified():
+		// Every address of the machine, under whatever name reaches it:
+		// the token alone guards it (a name rebound to it never got the
+		// cookie).
+		hosts = nil
 	}
 	return &Server{
 		src: src, token: base64.RawURLEncoding.EncodeToString(b), hosts: hosts,
@@ -180,7 +187,7 @@ func (s *Server) headers(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
-		if !s.hosts[r.Host] {
+		if s.hosts != nil && !s.hosts[r.Host] {
 			refuse(w, http.StatusMisdirectedRequest, fmt.Sprintf("refused: this dashboard does not serve the host %q", r.Host))
 			return
 		}

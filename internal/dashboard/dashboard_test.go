@@ -23,6 +23,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -180,6 +181,30 @@ func TestOtherHostRefused(t *testing.T) {
 	} {
 		if resp, body := do(t, "GET", base+"/", map[string]string{"Host": host}, cookie); resp.StatusCode != want {
 			t.Errorf("Host %s: %d %s; want %d", host, resp.StatusCode, body, want)
+		}
+	}
+}
+
+// Listening on every address, it answers whatever name reaches it; the
+// token still guards it.
+func TestEveryAddressAnswersAnyHost(t *testing.T) {
+	s, err := New(newFakeSource(), &net.TCPAddr{IP: net.IPv4zero, Port: 3100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	for _, c := range []struct {
+		cookie bool
+		want   int
+	}{{true, http.StatusOK}, {false, http.StatusForbidden}} {
+		req, _ := http.NewRequest("GET", "http://build-box.lan:3100/", nil)
+		if c.cookie {
+			req.AddCookie(&http.Cookie{Name: s.cookie, Value: s.token})
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("Host build-box.lan:3100, cookie %v: %d; want %d", c.cookie, rec.Code, c.want)
 		}
 	}
 }

@@ -20,7 +20,8 @@ limitations under the License.
 // step, weight, pause, gate and analysis (--watch redraws it from watches,
 // never polling); list its namespace's AppServices; promote, abort and
 // retry command a canary through status.canary.request; suspend, resume
-// and restart change the spec or restart the Pods.
+// and restart change the spec or restart the Pods; dashboard serves a web
+// page of them all, live, with the same requests as buttons.
 //
 // Its dependencies, and why each:
 //   - k8s.io/cli-runtime: kubectl's own flags (genericclioptions'
@@ -41,8 +42,9 @@ limitations under the License.
 // (Rows), the requests and their refusals (BuildRequest); the commands
 // around them read and write through Clients.
 //
-// It imports of this repository only internal/children, internal/version,
-// pkg/apis/app/v1 and pkg/generated/...; the controller never links it.
+// It imports of this repository only internal/children, internal/dashboard,
+// internal/version, pkg/apis/app/v1 and pkg/generated/...; the controller
+// never links it.
 package plugin
 
 import (

@@ -62,7 +62,8 @@ var mayImport = map[string][]string{
 	"hack/localcluster":      {"internal/localcluster"},
 	"hack/krew":              {},
 	"cmd/kubectl-appservice": {"internal/plugin"},
-	"internal/plugin":        {"internal/children", "internal/version", "pkg/apis/app/v1", "pkg/generated/..."},
+	"internal/plugin":        {"internal/children", "internal/dashboard", "internal/version", "pkg/apis/app/v1", "pkg/generated/..."},
+	"internal/dashboard":     {},
 }
 
 // testHelpers are packages for tests and tools only: the controller's

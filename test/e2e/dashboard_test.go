@@ -35,6 +35,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,15 +47,18 @@ import (
 )
 
 // TestDashboard: kubectl appservice dashboard, the plugin built as users
-// build it, run by a user bound to appservice-releaser whose every request
-// the audit log records, in headless Chromium (Debian's package,
-// hack/ensure-chromium.sh) driven by chromedp. In the browser, with a
+// build it, run by a user bound to appservice-viewer, then also to
+// appservice-releaser, whose every request the audit log records, in
+// headless Chromium (Debian's package, hack/ensure-chromium.sh) driven by
+// chromedp. In the browser, with a
 // recorder in the page (a MutationObserver: what the page drew, in order):
 //   - the page, opened before the canary starts, draws it move from step 1
 //     (a pause) to step 2 (a gate) as the controller advances it, without
 //     a reload;
 //   - at the gate, a screenshot (docs/images/dashboard-gate.png with
-//     APPSERVICE_UPDATE_SCREENSHOT=1); the Promote button passes it (step 3);
+//     APPSERVICE_UPDATE_SCREENSHOT=1); Promote, clicked by a viewer, shows
+//     RBAC's refusal in the plugin's words, naming appservice-releaser;
+//     bound to it, Promote passes the gate (step 3);
 //   - Abort sends the route back: "web 100%";
 //   - a form of another origin (another port of 127.0.0.1) that posts
 //     abort is refused, and no request reaches the API server;
@@ -66,7 +70,8 @@ import (
 //
 // The audit log: the dashboard listed and watched once per informer, before
 // it printed its URL, whatever the three pages open; after it, only the
-// two buttons' requests (a get and a patch of the status each).
+// three clicks' requests (a get and a patch of the status each, the first
+// refused).
 func TestDashboard(t *testing.T) {
 	parallel(t)
 	chromium := os.Getenv("APPSERVICE_CHROMIUM")
@@ -86,7 +91,8 @@ func TestDashboard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bindRole(t, ns, "appservice-releaser", rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user})
+	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
+	bindRole(t, ns, "appservice-viewer", subject)
 	dash := (&plugin{t: t, kubeconfig: kubeconfig, ns: ns}).start("dashboard", "--port", "0")
 	var url string
 	dash.out.wait(t, time.Minute, func(lines []string) error {
@@ -125,7 +131,13 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("the other origin's post: %q; want %q", refusal, want)
 	}
 
-	// Promote at the gate, then abort.
+	// Promote at the gate as a viewer: RBAC refuses it, and the page says
+	// so in the plugin's words. Then as a releaser: it passes.
+	b.do(t, detail, chromedp.Click(chromedp.CSS(`button[data-action="promote"]:not([disabled])`)))
+	b.waitText(t, detail, "#notice", `forbidden: cannot patch appservices/status in namespace "`+ns+`" (user "`+user+`"): `+
+		"the ClusterRole appservice-releaser grants it (docs/plugin.md#rbac)")
+	bindRole(t, ns, "appservice-releaser", subject)
+	waitAllowed(t, user, ns)
 	b.do(t, detail, chromedp.Click(chromedp.CSS(`button[data-action="promote"]:not([disabled])`)))
 	b.waitRecorded(t, detail, "step 3 gated", `r.step === "3" && r.gated`, time.Minute)
 	b.waitText(t, detail, "#notice", "step 2 of 4 promoted")
@@ -196,7 +208,11 @@ func TestDashboard(t *testing.T) {
 	for _, r := range reqs {
 		switch {
 		case r.RequestReceivedTimestamp.After(served):
-			after = append(after, r.Verb+" "+r.resource()+subresource(r))
+			req := r.Verb + " " + r.resource() + subresource(r)
+			if r.ResponseStatus.Code != http.StatusOK {
+				req += fmt.Sprintf(" %d", r.ResponseStatus.Code)
+			}
+			after = append(after, req)
 			continue
 		case r.Verb == "list":
 			lists++
@@ -209,10 +225,30 @@ func TestDashboard(t *testing.T) {
 	if diff := cmp.Diff(wantWatches, gotWatches); diff != "" || lists > len(wantWatches)+2 {
 		t.Errorf("the dashboard's watches by resource (-want +got):\n%s%d lists (at most one per watch)", diff, lists)
 	}
-	if want := []string{"get appservices", "patch appservices/status", "get appservices", "patch appservices/status"}; !cmp.Equal(want, after) {
+	want := []string{"get appservices", "patch appservices/status 403", "get appservices", "patch appservices/status", "get appservices", "patch appservices/status"}
+	if !cmp.Equal(want, after) {
 		t.Errorf("the dashboard's requests once it served three pages (-want +got):\n%s", cmp.Diff(want, after))
 	}
 	t.Logf("dashboard: %d lists and %d watches before it served, then %v", lists, len(reqs)-lists-len(after), after)
+}
+
+// waitAllowed waits until the API server's authorizer lets the user
+// patch AppServices' status in the namespace (a RoleBinding just made).
+func waitAllowed(t *testing.T, user, ns string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() error {
+		r, err := kube.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: ns, Verb: "patch", Group: appv1.SchemeGroupVersion.Group, Resource: "appservices", Subresource: "status"}},
+		}, metav1.CreateOptions{})
+		switch {
+		case err != nil:
+			return err
+		case !r.Status.Allowed:
+			return fmt.Errorf("%s may not patch appservices/status yet: %s", user, r.Status.Reason)
+		}
+		return nil
+	})
 }
 
 func subresource(r pluginRequest) string {
