@@ -6,7 +6,10 @@
 # program. About a minute on a new machine, nothing after.
 #
 # Usage: hack/ensure-chromium.sh          install it if missing, print its path
-#        APPSERVICE_CHROMIUM=/path ...    use that browser instead
+#        APPSERVICE_CHROMIUM=/path ...    use that browser instead (on
+#                                         Ubuntu, whose chromium package is a
+#                                         snap that does not run in a
+#                                         container, say)
 set -o errexit -o nounset -o pipefail
 
 if [[ -n ${APPSERVICE_CHROMIUM:-} ]]; then

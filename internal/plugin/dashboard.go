@@ -110,7 +110,13 @@ func serveDashboard(ctx context.Context, o *Options, c *Clients, ns, addr string
 	if ns == metav1.NamespaceAll {
 		scope = "every namespace"
 	}
-	printf(o.Out, "The dashboard of %s: http://%s/?token=%s\n(Ctrl-C to stop.)\n", scope, l.Addr(), srv.Token())
+	open := l.Addr().String()
+	if tcp, ok := l.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		// Every address: the loopback's is one that this machine's
+		// browser reaches (a browser does not open 0.0.0.0 or [::]).
+		open = net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	}
+	printf(o.Out, "The dashboard of %s: http://%s/?token=%s\n(Ctrl-C to stop.)\n", scope, open, srv.Token())
 	go src.forward(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx, l) }()

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"example.com/appservice-controller/internal/dashboard"
@@ -394,7 +395,11 @@ func (d *dashboardSource) Act(ctx context.Context, ns, name, action string) (str
 	c.Namespace = ns
 	done, err := c.sendRequest(ctx, name, actions[i].action)
 	if err != nil {
-		return "", &dashboard.StatusError{Status: httpStatus[ExitCode(err)], Err: err}
+		status := httpStatus[ExitCode(err)]
+		if apierrors.IsConflict(err) {
+			status = http.StatusConflict // it outlasted the retries
+		}
+		return "", &dashboard.StatusError{Status: status, Err: err}
 	}
 	return done, nil
 }

@@ -8,6 +8,8 @@
   const view = document.getElementById("view");
   const live = document.getElementById("live");
   const notice = document.getElementById("notice");
+  // busy: the actions whose request is on its way.
+  const busy = new Set();
 
   // The view the URL names: /appservices/NAMESPACE/NAME, else the list.
   const m = location.pathname.match(/^\/appservices\/([^/]+)\/([^/]+)$/);
@@ -46,6 +48,13 @@
           el("td", { class: [head[i].wide ? "wide" : "", head[i].msg ? "msg" : ""].join(" ").trim() || null }, c)))))));
   }
 
+  // section is a part of the view that a push replaces only when its data
+  // changed: a button, a link or an open <details> in an unchanged part
+  // stays where it is, focused or clicked.
+  function section(key, data, ...children) {
+    return el("section", { "data-key": key, "data-sig": JSON.stringify(data) }, children);
+  }
+
   function drawList(v) {
     const all = v.namespace === "";
     document.title = "AppServices" + (all ? "" : " in " + v.namespace);
@@ -56,10 +65,9 @@
       if (all) r.unshift(it.namespace);
       return r;
     });
-    return [
+    return [section("list", v,
       el("h1", {}, all ? "AppServices in every namespace" : "AppServices in namespace " + v.namespace),
-      v.items.length === 0 ? el("p", {}, "No AppServices.") : table(v.items.length + " AppServices, live", head, rows, "list"),
-    ];
+      v.items.length === 0 ? el("p", {}, "No AppServices.") : table(v.items.length + " AppServices, live", head, rows, "list"))];
   }
 
   // countdown: the pause's time left, drawn every second from pauseUntil
@@ -72,17 +80,7 @@
   }
   setInterval(countdown, 1000);
 
-  function drawCanary(v, c) {
-    const out = [el("h2", { id: "canary" }, "Canary")];
-    out.push(el("p", { class: "canary-line", id: "canary-line" }, c.line));
-    out.push(el("ol", { class: "steps", "aria-label": "Steps" }, c.steps.map((s) => {
-      let text = "Step " + s.number + ": " + s.weight + "%";
-      if (s.pause) text += ", pause " + s.pause;
-      if (s.gate) text += ", gate";
-      if (s.tests) text += ", tests " + s.tests.join(", ");
-      return el("li", { class: s.current ? "current" : s.passed ? "passed" : null, "aria-current": s.current ? "step" : null, "data-number": s.number },
-        (s.passed ? "✔ " : "") + text);
-    })));
+  function drawCanary(c) {
     const facts = [];
     if (c.traffic) facts.push(["Traffic", c.traffic]);
     if (c.pauseUntil) facts.push(["Pause left", el("span", { "data-until": c.pauseUntil }, "")]);
@@ -90,21 +88,35 @@
     if (c.hash) facts.push(["Canary template", c.hash]);
     if (c.stable) facts.push(["Stable template", c.stable]);
     if (c.request) facts.push(["Last request", c.request]);
-    out.push(el("dl", { class: "summary" }, facts.map(([k, val]) => [el("dt", {}, k), el("dd", {}, val)])));
-    if (v.actions) {
-      const why = [];
-      out.push(el("div", { class: "actions", role: "group", "aria-label": "Canary commands" }, v.actions.map((a) => {
-        const cls = a.action === "abort" ? "danger" : a.action === "promote" && a.enabled ? "primary" : null;
-        if (!a.enabled) why.push(el("p", { class: "why", id: "why-" + a.action }, a.label + ": " + a.why));
-        return el("button", {
-          type: "button", class: cls, "data-action": a.action, disabled: !a.enabled,
-          "aria-label": a.label + " the canary of " + v.name,
-          "aria-describedby": a.enabled ? null : "why-" + a.action,
-        }, a.label);
-      })));
-      out.push(el("details", {}, el("summary", {}, "Why some buttons are off"), why));
-    }
-    return out;
+    return section("canary", c,
+      el("h2", { id: "canary" }, "Canary"),
+      el("p", { class: "canary-line", id: "canary-line" }, c.line),
+      el("ol", { class: "steps", "aria-label": "Steps" }, c.steps.map((s) => {
+        let text = "Step " + s.number + ": " + s.weight + "%";
+        if (s.pause) text += ", pause " + s.pause;
+        if (s.gate) text += ", gate";
+        if (s.tests) text += ", tests " + s.tests.join(", ");
+        return el("li", { class: s.current ? "current" : s.passed ? "passed" : null, "aria-current": s.current ? "step" : null, "data-number": s.number },
+          (s.passed ? "✔ " : "") + text);
+      })),
+      el("dl", { class: "summary" }, facts.map(([k, val]) => [el("dt", {}, k), el("dd", {}, val)])));
+  }
+
+  function drawActions(v) {
+    const why = [];
+    const buttons = v.actions.map((a) => {
+      const cls = a.action === "abort" ? "danger" : a.action === "promote" && a.enabled ? "primary" : null;
+      if (!a.enabled) why.push(el("p", { class: "why", id: "why-" + a.action }, a.label + ": " + a.why));
+      return el("button", {
+        type: "button", class: cls, "data-action": a.action, disabled: !a.enabled,
+        "aria-disabled": busy.has(a.action) ? "true" : null,
+        "aria-label": a.label + " the canary of " + v.name,
+        "aria-describedby": a.enabled ? null : "why-" + a.action,
+      }, a.label);
+    });
+    return section("actions", { name: v.name, actions: v.actions },
+      el("div", { class: "actions", role: "group", "aria-label": "Canary commands" }, buttons),
+      why.length ? el("details", {}, el("summary", {}, "Why some buttons are off"), why) : null);
   }
 
   function drawDetail(v) {
@@ -112,81 +124,148 @@
     const facts = [["Namespace", v.namespace], ["Status", state(v)]];
     if (v.message) facts.push(["Message", v.message]);
     facts.push(["Image", v.image], ["Replicas", v.replicas], ["Route", v.route]);
-    const out = [
+    const out = [section("head", facts.map(([k, val]) => [k, typeof val === "string" ? val : v.symbol + v.state]),
       el("p", {}, el("a", { href: "/" }, "← All AppServices")),
       el("h1", {}, v.name),
-      el("dl", { class: "summary" }, facts.map(([k, val]) => [el("dt", {}, k), el("dd", { id: "fact-" + k.toLowerCase() }, val)])),
-    ];
-    if (v.canary) out.push(drawCanary(v, v.canary));
+      el("dl", { class: "summary" }, facts.map(([k, val]) => [el("dt", {}, k), el("dd", { id: "fact-" + k.toLowerCase() }, val)])))];
+    if (v.canary) out.push(drawCanary(v.canary));
+    if (v.actions) out.push(drawActions(v));
     if (v.analysis) {
-      out.push(el("h2", {}, "Analysis"), table("Each metric's last measurement against its bounds",
+      out.push(section("analysis", v.analysis, el("h2", {}, "Analysis"), table("Each metric's last measurement against its bounds",
         ["Metric", "Result", "Value", "Bounds", "Failures", "Errors", { text: "Measured", wide: true }, { text: "Message", msg: true }],
-        v.analysis.map((a) => [a.name, a.symbol + " " + a.result, a.value, a.bounds, a.failures, a.errors, a.measured, a.message || ""]), "analysis"));
+        v.analysis.map((a) => [a.name, a.symbol + " " + a.result, a.value, a.bounds, a.failures, a.errors, a.measured, a.message || ""]), "analysis")));
     }
-    out.push(el("h2", {}, "Objects"), table("The AppService's Deployments, ReplicaSets, Pods, tests and route",
+    out.push(section("objects", v.tree, el("h2", {}, "Objects"), table("The AppService's Deployments, ReplicaSets, Pods, tests and route",
       ["Name", "Kind", "Status", { text: "Age", wide: true }, { text: "Info", msg: true }],
-      v.tree.map((r) => [el("span", { "data-depth": r.depth }, "\u00a0\u00a0".repeat(r.depth * 2) + (r.depth ? "└ " : "") + r.name), r.kind, r.status, r.age, r.info || ""]), "tree"));
+      v.tree.map((r) => [el("span", { "data-depth": r.depth }, "\u00a0\u00a0".repeat(r.depth * 2) + (r.depth ? "└ " : "") + r.name), r.kind, r.status, r.age, r.info || ""]), "tree")));
     if (v.conditions) {
-      out.push(el("h2", {}, "Conditions"), table("Status conditions", ["Type", "Status", "Reason", { text: "Message", msg: true }],
-        v.conditions.map((c) => [c.type, c.status, c.reason, c.message]), "conditions"));
+      out.push(section("conditions", v.conditions, el("h2", {}, "Conditions"), table("Status conditions", ["Type", "Status", "Reason", { text: "Message", msg: true }],
+        v.conditions.map((c) => [c.type, c.status, c.reason, c.message]), "conditions")));
     }
-    out.push(el("h2", {}, "Events"));
-    if (v.eventsProblem) out.push(el("p", { class: "problem" }, "Not shown: " + v.eventsProblem));
-    else if (!v.events) out.push(el("p", {}, "No Events."));
-    else out.push(table("The latest first", ["Type", "Reason", { text: "Message", msg: true }, "Count", { text: "Age", wide: true }],
-      v.events.map((e) => [e.type, e.reason, e.message, e.count, e.age]), "events"));
+    let events;
+    if (v.eventsProblem) events = el("p", { class: "problem" }, "Not shown: " + v.eventsProblem);
+    else if (!v.events) events = el("p", {}, "No Events.");
+    else events = table("The latest first", ["Type", "Reason", { text: "Message", msg: true }, "Count", { text: "Age", wide: true }],
+      v.events.map((e) => [e.type, e.reason, e.message, e.count, e.age]), "events");
+    out.push(section("events", [v.events, v.eventsProblem], el("h2", {}, "Events"), events));
     return out;
   }
 
-  // draw replaces the view, keeping the keyboard's focus on the same
-  // button or link.
+  // patch puts the sections in the view, keeping each one whose data did
+  // not change (the same node, untouched), and an open <details> open.
+  function patch(sections) {
+    const old = new Map([...view.children].filter((c) => c.dataset.key).map((c) => [c.dataset.key, c]));
+    const keep = sections.map((n) => {
+      const o = old.get(n.dataset.key);
+      if (o && o.dataset.sig === n.dataset.sig) return o;
+      if (o && o.querySelector("details[open]") && n.querySelector("details")) n.querySelector("details").open = true;
+      return n;
+    });
+    for (const c of [...view.children]) if (!keep.includes(c)) c.remove();
+    keep.forEach((n, i) => { if (view.children[i] !== n) view.insertBefore(n, view.children[i] || null); });
+  }
+
+  // focusKey names a focused control of the view, to find it again after
+  // a push replaced its section.
+  function focusKey(e) {
+    if (!e || e === view || !view.contains(e)) return null;
+    if (e.dataset.action) return "[data-action=\"" + e.dataset.action + "\"]";
+    if (e.tagName === "SUMMARY") return "summary";
+    if (e.getAttribute("href")) return "a[href=\"" + e.getAttribute("href") + "\"]";
+    return null;
+  }
+
   function draw(v) {
     const focused = document.activeElement;
-    const key = focused && (focused.dataset.action || focused.getAttribute("href"));
-    view.replaceChildren(...(target.name ? drawDetail(v) : drawList(v)).flat(Infinity));
+    const key = focusKey(focused);
+    patch(target.name ? drawDetail(v) : drawList(v));
     view.dataset.state = v.state || "";
-    view.dataset.step = v.canary && v.canary.steps.findIndex((s) => s.current) >= 0 ? String(v.canary.steps.findIndex((s) => s.current) + 1) : "";
+    const current = v.canary ? v.canary.steps.findIndex((s) => s.current) : -1;
+    view.dataset.step = current >= 0 ? String(current + 1) : "";
     view.dataset.phase = v.canary ? v.canary.phase : "";
     countdown();
-    if (key) {
-      for (const e of view.querySelectorAll("[data-action], a[href]")) {
-        if ((e.dataset.action || e.getAttribute("href")) === key) { e.focus(); break; }
-      }
+    if (key && !view.contains(focused)) {
+      const again = view.querySelector(key);
+      if (again && !again.disabled) again.focus();
+      else view.focus();
     }
   }
 
+  let noticeTimer;
   function say(text, refused) {
     notice.replaceChildren(el("p", { class: refused ? "refused" : null }, text));
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(() => notice.replaceChildren(), 20000);
   }
 
+  // A button's request: one at a time per action (aria-disabled while it
+  // is sent, so that the focus stays on it).
   view.addEventListener("click", async (ev) => {
     const b = ev.target.closest("button[data-action]");
-    if (!b || b.disabled) return;
-    b.disabled = true;
+    if (!b || b.disabled || busy.has(b.dataset.action)) return;
+    const action = b.dataset.action;
+    busy.add(action);
+    b.setAttribute("aria-disabled", "true");
     try {
-      const r = await fetch("/api/appservices/" + encodeURIComponent(target.namespace) + "/" + encodeURIComponent(target.name) + "/" + b.dataset.action,
+      const r = await fetch("/api/appservices/" + encodeURIComponent(target.namespace) + "/" + encodeURIComponent(target.name) + "/" + action,
         { method: "POST", credentials: "same-origin" });
-      const body = await r.json().catch(() => ({ error: r.status + " " + r.statusText }));
+      const text = await r.text();
+      let body;
+      try {
+        body = JSON.parse(text);
+      } catch (e) {
+        body = { error: text.trim() || r.status + " " + r.statusText };
+      }
       say(body.message || body.error, !r.ok);
     } catch (e) {
       say("The request was not sent: " + e, true);
     } finally {
-      b.disabled = false;
+      busy.delete(action);
+      const now = view.querySelector("button[data-action=\"" + action + "\"]");
+      if (now) now.removeAttribute("aria-disabled");
     }
   });
 
+  function setLive(text, down) {
+    if (live.textContent !== text) live.textContent = text;
+    live.className = down ? "down" : "";
+  }
+
+  // The stream of views. A hidden tab closes its stream (a browser keeps at
+  // most six connections to a host: six open tabs would leave the buttons
+  // none) and opens it again when shown, getting the view at once.
   const params = new URLSearchParams({ namespace: target.namespace, name: target.name });
-  const stream = new EventSource("/api/stream?" + params.toString());
-  stream.addEventListener("view", (ev) => {
-    live.textContent = "Live";
-    live.className = "";
-    draw(JSON.parse(ev.data));
+  let stream = null;
+  function connect() {
+    if (stream) return;
+    stream = new EventSource("/api/stream?" + params.toString());
+    stream.addEventListener("view", (ev) => {
+      setLive("Live", false);
+      draw(JSON.parse(ev.data));
+    });
+    stream.addEventListener("problem", (ev) => {
+      setLive("Live", false);
+      view.replaceChildren(el("h1", {}, target.name || "AppServices"), el("p", { class: "problem" }, JSON.parse(ev.data)));
+      delete view.dataset.step;
+    });
+    stream.addEventListener("error", () => {
+      if (stream && stream.readyState === EventSource.CLOSED) {
+        // Refused: the dashboard was started again, with a new token.
+        setLive("Disconnected: open the URL kubectl appservice dashboard printed", true);
+        stream = null;
+      } else {
+        setLive("Reconnecting…", true);
+      }
+    });
+  }
+  function disconnect() {
+    if (stream) stream.close();
+    stream = null;
+  }
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") disconnect();
+    else connect();
   });
-  stream.addEventListener("problem", (ev) => {
-    view.replaceChildren(el("h1", {}, target.name || "AppServices"), el("p", { class: "problem" }, JSON.parse(ev.data)));
-  });
-  stream.addEventListener("error", () => {
-    live.textContent = "Reconnecting…";
-    live.className = "down";
-  });
+  window.addEventListener("pagehide", disconnect);
+  connect();
 })();
