@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fails when git tracks a build output: a file over 1 MiB (generated code
 # included) or a binary (a file with a NUL byte). Builds go to bin/ or
-# _output/, which .gitignore keeps out of the repository.
+# _output/, which .gitignore keeps out of the repository. The docs'
+# pictures are the one kind of binary kept: a PNG under docs/images/, of
+# 256 KiB at most (a screenshot a test made, such as TestDashboard's).
 set -o errexit -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,7 +25,12 @@ status=0
 while IFS= read -r -d '' f; do
   [[ -f $f ]] || continue # deleted in the work tree
   size=$(stat -c %s "$f")
-  if (( size > limit )); then
+  if [[ $f == docs/images/*.png ]]; then
+    if [[ $(head -c 8 "$f" | od -An -tx1 | tr -d ' \n') != 89504e470d0a1a0a ]] || (( size > 256 * 1024 )); then
+      echo "docs picture not a PNG of 256 KiB at most: $f ($size bytes)" >&2
+      status=1
+    fi
+  elif (( size > limit )); then
     echo "tracked file over 1 MiB: $f ($size bytes)" >&2
     status=1
   elif has_nul < "$f"; then

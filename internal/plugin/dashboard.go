@@ -91,7 +91,7 @@ func serveDashboard(ctx context.Context, o *Options, c *Clients, ns, addr string
 		return nil
 	case err := <-nw.w.failed:
 		return err
-	case <-nw.synced(ctx):
+	case <-nw.w.synced(ctx):
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -215,24 +215,6 @@ func watchNamespace(ctx context.Context, c *Clients, ns string) *namespaceWatch 
 	nw.events = w.add(ctx, indexed(informerFor[*corev1.EventList](c, c.CoreV1.Events(ns), &corev1.Event{}, byKind), eventIndex),
 		request{verbWatch, resourceEvents, ns}, apierrors.IsForbidden)
 	return nw
-}
-
-// synced is closed once every cache has its first list.
-func (nw *namespaceWatch) synced(ctx context.Context) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		if cache.WaitForCacheSync(ctx.Done(), func() bool {
-			for _, s := range nw.w.sources {
-				if !s.synced() {
-					return false
-				}
-			}
-			return true
-		}) {
-			close(done)
-		}
-	}()
-	return done
 }
 
 // indexed are the objects of type T the source's index has under key.

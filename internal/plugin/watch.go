@@ -118,6 +118,25 @@ func (w *watcher) add(ctx context.Context, informer cache.SharedIndexInformer, r
 	return s
 }
 
+// synced is closed once every source has its first list (the caches'
+// own check: no request).
+func (w *watcher) synced(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), func() bool {
+			for _, s := range w.sources {
+				if !s.synced() {
+					return false
+				}
+			}
+			return true
+		}) {
+			close(done)
+		}
+	}()
+	return done
+}
+
 // listWatcher is a typed client of one resource in a namespace: its List
 // returns L.
 type listWatcher[L runtime.Object] interface {
@@ -207,24 +226,12 @@ func watchAppService(ctx context.Context, o *Options, c *Clients, name string, p
 	testPods := w.add(ctx, informerFor[*corev1.PodList](c, c.CoreV1.Pods(ns), &corev1.Pod{}, byLabel(testsSelector)),
 		request{verbWatch, resourcePods, ns}, nil)
 
-	// Wait for the first lists (the cache's own check, no request).
-	synced := make(chan bool, 1)
-	go func() {
-		synced <- cache.WaitForCacheSync(ctx.Done(), func() bool {
-			for _, s := range w.sources {
-				if !s.synced() {
-					return false
-				}
-			}
-			return true
-		})
-	}()
 	select {
 	case <-ctx.Done():
 		return nil
 	case err := <-w.failed:
 		return err
-	case <-synced:
+	case <-w.synced(ctx):
 	}
 
 	snapshot := func() *Snapshot {

@@ -186,23 +186,7 @@ func TestDashboard(t *testing.T) {
 	}
 	// The page says it lost the dashboard.
 	b.waitText(t, detail, "#live", "Reconnecting")
-	var reqs []pluginRequest
-	eventually(t, 30*time.Second, func() error {
-		reqs = auditedRequests(t, user)
-		started, ended := 0, 0
-		for _, r := range reqs {
-			if r.Verb == "watch" {
-				started++
-				if r.complete {
-					ended++
-				}
-			}
-		}
-		if started == 0 || started != ended {
-			return fmt.Errorf("%d watches of the dashboard in the audit log, %d ended", started, ended)
-		}
-		return nil
-	})
+	reqs := auditedRequestsEnded(t, user)
 	wantWatches := map[string]int{"appservices": 1, "deployments": 1, "replicasets": 2, "pods": 3, "httproutes": 1, "activities": 1, "jobs": 1,
 		"events": 1}
 	gotWatches, lists := map[string]int{}, 0

@@ -165,23 +165,7 @@ func testPluginWatch(t *testing.T) {
 	// What the viewer asked of the API server: the audit log has its
 	// every request (its user is in localcluster.AuditReadsGroup). The
 	// watches end when the process does; the log has them then.
-	var reqs []pluginRequest
-	eventually(t, 30*time.Second, func() error {
-		reqs = auditedRequests(t, viewer)
-		started, ended := 0, 0
-		for _, r := range reqs {
-			if r.Verb == "watch" {
-				started++
-				if r.complete {
-					ended++
-				}
-			}
-		}
-		if started == 0 || started != ended {
-			return fmt.Errorf("%d watches of the viewer in the audit log, %d ended", started, ended)
-		}
-		return nil
-	})
+	reqs := auditedRequestsEnded(t, viewer)
 	// One informer per kind and selector: the AppService and the route by
 	// name, the Deployments, the stable and the canary's ReplicaSets and
 	// Pods by label, and the tests' Activities, Jobs and Pods.
@@ -583,6 +567,30 @@ func (r pluginRequest) resource() string {
 		return r.RequestURI
 	}
 	return r.ObjectRef.Resource
+}
+
+// auditedRequestsEnded are the user's requests once the audit log has the
+// end of each of its watches (they end when its process does).
+func auditedRequestsEnded(t *testing.T, user string) []pluginRequest {
+	t.Helper()
+	var reqs []pluginRequest
+	eventually(t, 30*time.Second, func() error {
+		reqs = auditedRequests(t, user)
+		started, ended := 0, 0
+		for _, r := range reqs {
+			if r.Verb == "watch" {
+				started++
+				if r.complete {
+					ended++
+				}
+			}
+		}
+		if started == 0 || started != ended {
+			return fmt.Errorf("%d watches of %s in the audit log, %d ended", started, user, ended)
+		}
+		return nil
+	})
+	return reqs
 }
 
 // auditedRequests are the user's requests in the audit log, one per
