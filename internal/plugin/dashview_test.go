@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,7 +31,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -199,5 +204,34 @@ func TestDashboardCommand(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the dashboard did not end within 10 s of its context")
+	}
+}
+
+// A user who may not read Events: the page shows the rest, and says why
+// the Events are missing.
+func TestDashboardWithoutEvents(t *testing.T) {
+	f := newFakes(gatedSnapshot())
+	f.kube.PrependReactor("list", "events", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "", errors.New("RBAC"))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nw := watchNamespace(ctx, f.clients(), ns)
+	select {
+	case <-nw.w.synced(ctx):
+	case err := <-nw.w.failed:
+		t.Fatalf("a refused Events watch ended the dashboard: %v", err)
+	case <-ctx.Done():
+		t.Fatal("the caches did not sync within 10 s")
+	}
+	src := &dashboardSource{c: f.clients(), nw: nw, namespace: ns, now: func() time.Time { return now }}
+	v, err := src.View(ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := v.(DetailView)
+	if !ok || len(d.Tree) != 9 || len(d.Events) != 0 ||
+		d.EventsProblem != `forbidden: cannot watch events in namespace "shop": the ClusterRole appservice-viewer grants it (docs/plugin.md#rbac)` {
+		t.Errorf("view: %d tree rows, events %v, problem %q", len(d.Tree), d.Events, d.EventsProblem)
 	}
 }

@@ -1,7 +1,7 @@
 // kubectl appservice dashboard's page. No framework: it draws the views
 // the server pushes (server-sent events of JSON) with the DOM's own
 // functions, and every string of the cluster becomes a text node, never
-// markup (no innerHTML anywhere: test/dashboard checks it).
+// markup (no innerHTML anywhere: TestPageMakesNoMarkupOfData checks it).
 "use strict";
 
 (function () {
