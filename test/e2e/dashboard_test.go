@@ -134,13 +134,13 @@ func TestDashboard(t *testing.T) {
 	// Promote at the gate as a viewer: RBAC refuses it, and the page says
 	// so in the plugin's words. Then as a releaser: it passes.
 	b.do(t, detail, chromedp.Click(chromedp.CSS(`button[data-action="promote"]:not([disabled])`)))
-	b.waitText(t, detail, "#notice", `forbidden: cannot patch appservices/status in namespace "`+ns+`" (user "`+user+`"): `+
+	b.waitNotice(t, detail, `forbidden: cannot patch appservices/status in namespace "`+ns+`" (user "`+user+`"): `+
 		"the ClusterRole appservice-releaser grants it (docs/plugin.md#rbac)")
 	bindRole(t, ns, "appservice-releaser", subject)
 	waitAllowed(t, user, ns)
 	b.do(t, detail, chromedp.Click(chromedp.CSS(`button[data-action="promote"]:not([disabled])`)))
 	b.waitRecorded(t, detail, "step 3 gated", `r.step === "3" && r.gated`, time.Minute)
-	b.waitText(t, detail, "#notice", "step 2 of 4 promoted")
+	b.waitNotice(t, detail, "step 2 of 4 promoted")
 	b.do(t, detail, chromedp.Click(chromedp.CSS(`button[data-action="abort"]:not([disabled])`)))
 	b.waitRecorded(t, detail, "aborted, the route back", `r.phase === "aborted" && r.route === "web 100%"`, time.Minute)
 
@@ -367,7 +367,8 @@ func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 }
 
 // recordPage installs the page's recorder: what it drew, each time it drew
-// (window.__rec), and a marker a reload would lose.
+// (window.__rec), every notice it showed (window.__notices: they clear
+// after a while), and a marker a reload would lose.
 func recordPage(t *testing.T, ctx context.Context) {
 	t.Helper()
 	const recorder = `(() => {
@@ -383,6 +384,9 @@ func recordPage(t *testing.T, ctx context.Context) {
 	  };
 	  snap();
 	  new MutationObserver(snap).observe(v, { childList: true, subtree: true, attributes: true, characterData: true });
+	  window.__notices = [];
+	  const n = document.getElementById("notice");
+	  new MutationObserver(() => { if (n.textContent) window.__notices.push(n.textContent); }).observe(n, { childList: true, subtree: true });
 	  return true;
 	})()`
 	if !run(t, ctx, chromedp.Evaluate[bool](recorder)) {
@@ -399,6 +403,18 @@ func (b *browser) waitRecorded(t *testing.T, ctx context.Context, what, cond str
 	if err := chromedp.Do(c, chromedp.Poll[chromedp.Void](`window.__rec.some(r => `+cond+`)`, chromedp.WithPollingTimeout(timeout))); err != nil {
 		rec, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.__rec)`))
 		t.Fatalf("the page never drew %s (%v); it drew %s", what, err, rec)
+	}
+}
+
+// waitNotice waits until the page has shown a notice that holds s.
+func (b *browser) waitNotice(t *testing.T, ctx context.Context, s string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(c, chromedp.Poll[chromedp.Void](fmt.Sprintf(`window.__notices.some(n => n.includes(%q))`, s),
+		chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.__notices)`))
+		t.Fatalf("the page never showed a notice with %q (%v); it showed %s", s, err, got)
 	}
 }
 
