@@ -199,10 +199,7 @@ func NewDetailView(s *Snapshot, events []corev1.Event, now time.Time) DetailView
 	state := StateOf(as)
 	v := DetailView{
 		Namespace: as.Namespace, Name: as.Name, State: state, Symbol: state.Symbol(), Message: stateMessage(as),
-		Image: as.Spec.Image, Route: routeLine(as, s),
-		Replicas: fmt.Sprintf("%d desired, %d updated, %d ready, %d available",
-			desiredReplicas(as), as.Status.UpdatedReplicas, as.Status.ReadyReplicas, as.Status.AvailableReplicas),
-		Tree: []TreeRow{},
+		Image: as.Spec.Image, Route: routeLine(as, s), Replicas: replicasLine(as), Tree: []TreeRow{},
 	}
 	c := CanaryOf(as)
 	if as.Spec.Canary != nil {
@@ -282,8 +279,7 @@ func metricViews(as *appv1.AppService, ms []appv1.MetricStatus, now time.Time) [
 	}
 	out := make([]MetricView, 0, len(ms))
 	for _, m := range ms {
-		symbol := map[appv1.MetricResult]string{appv1.MetricPassed: symbolHealthy, appv1.MetricFailed: symbolFailed}[m.Result]
-		out = append(out, MetricView{Name: m.Name, Symbol: cmp.Or(symbol, symbolWarning), Result: string(m.Result), Value: orNone(m.Value),
+		out = append(out, MetricView{Name: m.Name, Symbol: metricSymbol(m.Result), Result: string(m.Result), Value: orNone(m.Value),
 			Bounds: cmp.Or(bounds[m.Name], "-"), Failures: m.Failures, Errors: m.Errors, Measured: age(m.Time.Time, now) + " ago", Message: m.Message})
 	}
 	return out

@@ -189,12 +189,17 @@ func TestDashboardCommand(t *testing.T) {
 	if len(ps) != 1 || ps[0].Subresource != "status" || !strings.Contains(string(ps[0].Patch), `"action":"Promote"`) {
 		t.Errorf("patches %+v", ps)
 	}
-	req, _ = http.NewRequest("POST", base+"/api/appservices/shop/web/retry", nil)
-	req.Header.Set("Origin", base)
-	if resp, err = client.Do(req); err != nil || resp.StatusCode != http.StatusConflict {
-		t.Errorf("retry of a running canary: %v %v; want 409", resp.StatusCode, err)
+	for action, want := range map[string]int{"retry": http.StatusConflict, "delete": http.StatusNotFound} {
+		req, _ = http.NewRequest("POST", base+"/api/appservices/shop/web/"+action, nil)
+		req.Header.Set("Origin", base)
+		if resp, err = client.Do(req); err != nil || resp.StatusCode != want {
+			t.Errorf("POST %s: %v %v; want %d", action, resp.StatusCode, err, want)
+		}
+		resp.Body.Close()
 	}
-	resp.Body.Close()
+	if ps := patches(f.apps.Actions()); len(ps) != 1 {
+		t.Errorf("%d patches after a refused retry and an unknown action; want the promote's only", len(ps))
+	}
 
 	cancel()
 	select {

@@ -74,8 +74,7 @@ func Render(w io.Writer, s *Snapshot, now time.Time) error {
 		field("Message", msg)
 	}
 	field("Image", as.Spec.Image)
-	field("Replicas", fmt.Sprintf("%d desired, %d updated, %d ready, %d available",
-		desiredReplicas(as), as.Status.UpdatedReplicas, as.Status.ReadyReplicas, as.Status.AvailableReplicas))
+	field("Replicas", replicasLine(as))
 	if as.Spec.Canary != nil {
 		field("Canary", canaryLine(as, c, now))
 		if st := as.Status.Canary; st != nil {
@@ -288,15 +287,29 @@ func backendWeight(ref gatewayv1.HTTPBackendRef) int32 {
 	return *ref.Weight
 }
 
+// metricSymbol is a measurement's symbol: passed, failed, or neither (no
+// data, an error).
+func metricSymbol(r appv1.MetricResult) string {
+	switch r {
+	case appv1.MetricPassed:
+		return symbolHealthy
+	case appv1.MetricFailed:
+		return symbolFailed
+	}
+	return symbolWarning
+}
+
+// replicasLine is get's Replicas line.
+func replicasLine(as *appv1.AppService) string {
+	return fmt.Sprintf("%d desired, %d updated, %d ready, %d available",
+		desiredReplicas(as), as.Status.UpdatedReplicas, as.Status.ReadyReplicas, as.Status.AvailableReplicas)
+}
+
 func renderAnalysis(b *strings.Builder, ms []appv1.MetricStatus, now time.Time) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  METRIC\tRESULT\tVALUE\tFAILURES\tERRORS\tMEASURED\tMESSAGE")
 	for _, m := range ms {
-		symbol := map[appv1.MetricResult]string{appv1.MetricPassed: symbolHealthy, appv1.MetricFailed: symbolFailed}[m.Result]
-		if symbol == "" {
-			symbol = symbolWarning
-		}
-		fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%d\t%d\t%s ago\t%s\n", symbol, m.Name, m.Result, orNone(m.Value), m.Failures, m.Errors,
+		fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%d\t%d\t%s ago\t%s\n", metricSymbol(m.Result), m.Name, m.Result, orNone(m.Value), m.Failures, m.Errors,
 			age(m.Time.Time, now), m.Message)
 	}
 	_ = tw.Flush()
