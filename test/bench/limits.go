@@ -79,6 +79,18 @@ type LimitRun struct {
 	Floor          float64   `json:"floor,omitempty"`
 	Own            float64   `json:"own,omitempty"`
 	WatchedCPU     CPUTimes  `json:"watchedCpu"`
+	// With -baseline, each turn has one more run: the same backlog under
+	// the baseline's controller (an earlier commit's, -baseline-name).
+	// Baselines are its times, BaselineRatios the turns' backlog/baseline
+	// (this controller's time over the baseline's, in one turn), VsBaseline
+	// their median: a regression shows there, with the limit beside it
+	// for the machine's own drift. BaselineBacklog is the median turn's.
+	Baseline        string    `json:"baseline,omitempty"`
+	BaselineSeconds float64   `json:"baselineSeconds,omitempty"`
+	Baselines       []float64 `json:"baselines,omitempty"`
+	BaselineRatios  []float64 `json:"baselineRatios,omitempty"`
+	VsBaseline      float64   `json:"vsBaseline,omitempty"`
+	BaselineBacklog *Backlog  `json:"baselineBacklog,omitempty"`
 }
 
 // CPUTimes are the CPU times (seconds) the API server, etcd and the
@@ -220,9 +232,21 @@ func measureLimitRun(o options, n int) (LimitRun, error) {
 		r.Watched, watchedCPU, watchedListed = append(r.Watched, l.Seconds), append(watchedCPU, l.CPU), append(watchedListed, l.Listed)
 		return err
 	}
+	var baselines []Backlog
+	baseline := func(i int) error {
+		logf("backlog under the baseline %s, %s, n=%d, run %d/%d", o.baselineName, specKind, n, i+1, r.Runs)
+		ob := o
+		ob.controller = o.baseline
+		b, err := measureBacklog(ob, n)
+		baselines = append(baselines, b)
+		return err
+	}
 	runs := []func(int) error{limit, backlog}
 	if o.limitWatched {
 		runs = append(runs, watched)
+	}
+	if o.baseline != "" {
+		runs = append(runs, baseline)
 	}
 	for i := range r.Runs {
 		for k := range runs {
@@ -253,7 +277,22 @@ func measureLimitRun(o options, n int) (LimitRun, error) {
 		r.WatchedSeconds, r.Floor, r.Own = median(r.Watched), median(r.Floors), median(own)
 		r.WatchedCPU = watchedCPU[r.Pair]
 	}
+	if o.baseline != "" {
+		r.setBaseline(o.baselineName, baselines)
+	}
 	return r, nil
+}
+
+// setBaseline records the backlogs under the baseline's controller
+// (named name), one per turn, beside this controller's.
+func (r *LimitRun) setBaseline(name string, baselines []Backlog) {
+	r.Baseline, r.Baselines, r.BaselineRatios = name, nil, nil
+	for i, b := range baselines {
+		r.Baselines = append(r.Baselines, b.Seconds)
+		r.BaselineRatios = append(r.BaselineRatios, r.Backlogs[i]/b.Seconds)
+	}
+	r.BaselineSeconds, r.VsBaseline = median(r.Baselines), median(r.BaselineRatios)
+	r.BaselineBacklog = &baselines[medianIndex(r.BaselineRatios)]
 }
 
 // medianIndex is the index of xs's median (the lower of the middle two).
@@ -671,6 +710,9 @@ func (r *Results) limitsMarkdown() string {
 			fmt.Fprintf(&b, "| %s | %d | %.2f | %.2f× | %s | %.2f× | %s |\n", l.Spec, l.N, l.WatchedSeconds, l.Floor, strings.Join(floors, ", "), l.Own, met)
 		}
 	}
+	if len(r.Limits[0].Baselines) > 0 {
+		b.WriteString(r.baselineMarkdown())
+	}
 	b.WriteString("\nWhere the time and the CPU go (the pair whose ratio is the median; seconds from the controller's start; CPU per AppService):\n\n|  |")
 	for _, l := range r.Limits {
 		fmt.Fprintf(&b, " %s %d |", l.Spec, l.N)
@@ -728,6 +770,33 @@ func (r *Results) limitsMarkdown() string {
 	row("in requests (worker-seconds)", secs(func(b Backlog) float64 { return b.RequestSeconds }))
 	for _, p := range cpuParts {
 		row("CPU: "+p.name, func(l LimitRun) string { return fmt.Sprintf("%.0f%%", 100*l.Backlog.Shares[p.name]) })
+	}
+	return b.String()
+}
+
+// baselineMarkdown is the table of -baseline: the backlog under this
+// controller beside the same backlog under the baseline's, in the same
+// turns, with the limit of each turn for the machine's drift.
+func (r *Results) baselineMarkdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nThe backlog beside the baseline's controller (%s, -baseline), in the same turns as the limit: "+
+		"a regression shows as this / baseline above 1 while the limit stays (medians; CPU and writes per AppService, "+
+		"of the median turns):\n\n", r.Limits[0].Baseline)
+	b.WriteString("| spec | AppServices | turns | baseline (s) | this (s) | **this / baseline** | the turns' | baseline / limit | this / limit | " +
+		"writes, this / baseline | controller CPU, this / baseline | API server CPU, this / baseline |\n" +
+		"|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
+	for _, l := range r.Limits {
+		turns := make([]string, len(l.BaselineRatios))
+		againstLimit := make([]float64, len(l.Baselines))
+		for i, x := range l.BaselineRatios {
+			turns[i] = fmt.Sprintf("%.2f×", x)
+			againstLimit[i] = l.Baselines[i] / l.Limits[i]
+		}
+		n, ours, theirs := float64(l.N), l.Backlog, l.BaselineBacklog
+		fmt.Fprintf(&b, "| %s | %d | %d | %.2f | %.2f | **%.2f×** | %s | %.2f× | %.2f× | %.2f / %.2f | %.2f / %.2f ms | %.2f / %.2f ms |\n",
+			l.Spec, l.N, l.Runs, l.BaselineSeconds, l.BacklogSeconds, l.VsBaseline, strings.Join(turns, ", "), median(againstLimit), l.Ratio,
+			float64(ours.Writes)/n, float64(theirs.Writes)/n, 1000*ours.ControllerCPU/n, 1000*theirs.ControllerCPU/n,
+			1000*ours.Server.APIServer/n, 1000*theirs.Server.APIServer/n)
 	}
 	return b.String()
 }

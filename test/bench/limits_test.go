@@ -103,3 +103,27 @@ func TestListed(t *testing.T) {
 		t.Errorf("listed = %q, want %q", got, want)
 	}
 }
+
+// TestBaseline: each turn's backlog is compared with the baseline's of the
+// same turn, and the median of those ratios is the verdict, not the ratio
+// of the two sides' medians (turns a minute apart share the machine's
+// speed; turns ten minutes apart may not). The breakdown is the median
+// turn's.
+func TestBaseline(t *testing.T) {
+	r := LimitRun{Spec: specRealistic, N: 1000, Runs: 3, Limits: []float64{10, 12, 10}, Backlogs: []float64{10, 12, 11}, BacklogSeconds: 11, Ratio: 1.1,
+		Backlog: Backlog{Writes: 3500, ControllerCPU: 4.5, Server: CPUTimes{APIServer: 24}}}
+	r.setBaseline("5bdf953", []Backlog{{Seconds: 10, Writes: 3400}, {Seconds: 10, Writes: 3401}, {Seconds: 12, Writes: 3402}})
+	if want := []float64{1, 1.2, 11.0 / 12}; !slices.Equal(r.BaselineRatios, want) {
+		t.Errorf("the turns' ratios %v, want %v", r.BaselineRatios, want)
+	}
+	if r.VsBaseline != 1 || r.BaselineSeconds != 10 || r.BaselineBacklog.Writes != 3400 {
+		t.Errorf("this / baseline %.2f, baseline %.2f s, the median turn's writes %d; want 1, 10 and turn 1's 3400",
+			r.VsBaseline, r.BaselineSeconds, r.BaselineBacklog.Writes)
+	}
+	md := (&Results{Limits: []LimitRun{r}}).limitsMarkdown()
+	for _, want := range []string{"(5bdf953, -baseline)", "| realistic | 1000 | 3 | 10.00 | 11.00 | **1.00×** | 1.00×, 1.20×, 0.92× | 1.00× | 1.10× | 3.50 / 3.40 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the results lack %q:\n%s", want, md)
+		}
+	}
+}

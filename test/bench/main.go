@@ -125,6 +125,9 @@ type options struct {
 	// limitWatched adds the watched limit to each (measureLimitRun).
 	limitRuns    int
 	limitWatched bool
+	// baseline is an earlier commit's controller binary (baselineName its
+	// commit): measureLimitRun runs its backlog too, in the same turns.
+	baseline, baselineName string
 	// sides are the controllers of the side-by-side runs, peerSpecs their
 	// specs.
 	sides, peerSpecs []string
@@ -158,6 +161,9 @@ func main() {
 	flag.IntVar(&o.limitRuns, "limit-runs", 3, "Pairs of the backlog against the limit at each size and spec (the pairs' median ratio is reported).")
 	flag.BoolVar(&o.limitWatched, "limit-watched", true, "With each pair of the backlog against the limit, the limit's writes "+
 		"with the controller's informers running in the benchmark: the floor of any controller built on informers.")
+	flag.StringVar(&o.baseline, "baseline", "", "An earlier commit's controller binary (make bench builds BASELINE's): with each pair of the "+
+		"backlog against the limit, the same backlog under it, in turns, to show a regression apart from the machine's drift.")
+	flag.StringVar(&o.baselineName, "baseline-name", "", "What -baseline is, for the results (its commit).")
 	flag.IntVar(&o.runs, "runs", 3, "Repetitions of the limit and convergence runs below 5000 (the median is reported).")
 	flag.StringVar(&args, "controller-args", "", "Extra flags for the controller, space-separated (e.g. \"-workers=8\").")
 	flag.StringVar(&env, "controller-env", "", "Extra environment for the controller only, space-separated KEY=VALUE "+
