@@ -31,12 +31,19 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/plugin"
 )
 
 func main() {
+	// client-go's own logs (a watch retried) would tear get --watch's
+	// frames; the plugin says what failed itself. Process-wide, so set
+	// here, once, before any client runs, and not by each command (the
+	// tests make many, while earlier ones' informers still log).
+	klog.SetLogger(logr.Discard())
 	// An interrupt ends get --watch, which then exits 0.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := plugin.Main(ctx, os.Args[1:], plugin.Options{

@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,7 +63,7 @@ func userAgent() string {
 
 // clientsFromFlags makes the clients from kubectl's flags (--kubeconfig,
 // --context, -n, --as, ...), as kubectl reads them.
-func clientsFromFlags(flags *genericclioptions.ConfigFlags) func() (*Clients, error) {
+func clientsFromFlags(flags *genericclioptions.ConfigFlags, errOut io.Writer) func() (*Clients, error) {
 	return func() (*Clients, error) {
 		ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
 		if err != nil {
@@ -74,6 +75,10 @@ func clientsFromFlags(flags *genericclioptions.ConfigFlags) func() (*Clients, er
 		}
 		cfg = rest.CopyConfig(cfg)
 		cfg.UserAgent = userAgent()
+		// Warnings from the API server (a deprecated field) go to standard
+		// error, each once: this client's, not client-go's process-wide
+		// handler, which tests running commands side by side would share.
+		cfg.WarningHandler = rest.NewWarningWriter(errOut, rest.WarningWriterOptions{Deduplicate: true})
 		// One HTTP client for them all: one connection pool.
 		httpClient, err := rest.HTTPClientFor(cfg)
 		if err != nil {

@@ -54,13 +54,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/version"
 )
@@ -112,15 +109,9 @@ func NewCommand(o *Options) *cobra.Command {
 			return ok && term.IsTerminal(int(f.Fd()))
 		}
 	}
-	// client-go's own logs (a watch retried) would tear get --watch's
-	// frames; the plugin says what failed itself. Warnings from the API
-	// server (a deprecated field) go to standard error.
-	klog.SetLogger(logr.Discard())
-	rest.SetDefaultWarningHandler(rest.NewWarningWriter(o.ErrOut, rest.WarningWriterOptions{Deduplicate: true}))
-
 	flags := genericclioptions.NewConfigFlags(true)
 	if o.Clients == nil {
-		o.Clients = clientsFromFlags(flags)
+		o.Clients = clientsFromFlags(flags, o.ErrOut)
 	}
 	root := &cobra.Command{
 		Use:   "kubectl-appservice",
