@@ -133,7 +133,7 @@ endif
 # servers with part of a core idle, which the others use. Only a step with
 # no deadline of its own can run at the lower priority: niced, an API
 # server on a busy machine is not ready within the 90 s the tests allow.
-TEST_STEPS := vet lint verify helm-lint test-unit test-monitoring test-crd-paths
+TEST_STEPS := vet lint verify helm-lint test-race test-monitoring test-crd-paths
 TEST_STEPS_AT_ONCE := test-e2e test-demo test-admission
 TEST_STEPS_NICE := test-fuzz
 
@@ -169,6 +169,18 @@ helm-lint: ## Lint and render the Helm chart with its defaults and with every op
 .PHONY: test-unit
 test-unit: ## The fast tests (no cluster), fuzz seeds and any kept failing inputs included.
 	go test $(GO_TEST_FLAGS) ./...
+
+# The packages whose code starts goroutines of its own: the controllers,
+# their machinery (workers, informers, leader election, the servers), the
+# plugin and its dashboard. make test runs their tests under the race
+# detector, which needs cgo: a C compiler (gcc) on the machine.
+RACE_PKGS := . ./internal/... ./cmd/...
+
+.PHONY: test-race
+test-race: ## make test's unit step: the tests of RACE_PKGS under the race detector (cgo, gcc), the other packages' as test-unit runs them.
+	@command -v "$$(CGO_ENABLED=1 go env CC)" > /dev/null || { echo "test-race: the race detector needs cgo's C compiler ($$(CGO_ENABLED=1 go env CC)): apt-get install gcc" >&2; exit 1; }
+	CGO_ENABLED=1 go test -race $(GO_TEST_FLAGS) $(RACE_PKGS)
+	race=$$(go list $(RACE_PKGS)) && go test $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$race")
 
 .PHONY: test-monitoring
 test-monitoring: ## The alert rules' unit tests (promtool test rules), and every query of the rules and the dashboard parsed by Prometheus (promtool built from its Go module).
