@@ -72,6 +72,9 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 		in.Analysis = canary.Analysis{Configured: s.c.analysis.Configured(), Measurements: s.c.analysis.Results(key)}
 	}
 	in.Hash = children.TemplateHash(desired)
+	// Its analysis's templates (templates.go): in.Spec becomes a copy
+	// with their metrics.
+	pins := s.resolveAnalysis(&in)
 	in.ProgressDeadline = time.Duration(*desired.Spec.ProgressDeadlineSeconds) * time.Second
 	in.StableReplicas = *desired.Spec.Replicas
 	live, found, err := s.c.deployments.Get(desired.Namespace, desired.Name)
@@ -115,10 +118,11 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 		return err
 	}
 	s.canary = canary.Decide(in)
+	s.pinAnalysis(pins, in.Hash)
 	switch r := s.canary.Round; {
 	case r != nil:
 		// Measured in the background; its end wakes this AppService.
-		s.c.analysis.Start(key, s.as, *r, children.CanaryName(s.as))
+		s.c.analysis.Start(key, s.as, in.Spec.Analysis, *r, children.CanaryName(s.as))
 	case s.canary.Phase != canary.Running:
 		// No step to judge: the last results are in the status, or of no
 		// use any more.

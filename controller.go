@@ -104,7 +104,9 @@ type Controller struct {
 	configRollouts *configrollout.Throttle
 	// analysis takes the canary analyses' measurements, off the syncs'
 	// path (internal/analysis, canary.go).
-	analysis     *analysis.Runner
+	analysis *analysis.Runner
+	// templates reads the analyses' templates (templates.go).
+	templates    *templateWatch
 	cachesSynced []cache.InformerSynced
 	// statusWrites keeps a sync from deciding from an AppService the cache
 	// holds from before the controller's own last status write.
@@ -156,6 +158,11 @@ func NewController(
 	if c.configs, err = newConfigWatch(ctx, metadataClient, kubeClient, appServiceInformer.Informer(), c.queue.Add); err != nil {
 		return nil, err
 	}
+	templatesSynced := []cache.InformerSynced{}
+	if c.templates, templatesSynced, err = newTemplateWatch(appInformers, appServiceInformer.Informer(), c.queue.Add); err != nil {
+		return nil, err
+	}
+	c.cachesSynced = append(c.cachesSynced, templatesSynced...)
 
 	logger.V(4).Info("Setting up event handlers")
 	// Every change of an AppService, and every periodic resync, queues it: a

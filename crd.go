@@ -55,6 +55,10 @@ var (
 	crdYAML []byte
 	//go:embed artifacts/examples/crd-activity.yaml
 	activityCRDYAML []byte
+	//go:embed artifacts/examples/crd-analysistemplate.yaml
+	analysisTemplateCRDYAML []byte
+	//go:embed artifacts/examples/crd-clusteranalysistemplate.yaml
+	clusterAnalysisTemplateCRDYAML []byte
 )
 
 // crdHashAnnotation records which embedded CRD was last installed, so that a
@@ -96,16 +100,19 @@ type embeddedCRD struct {
 // name is the CRD's name: PLURAL.GROUP.
 func (c embeddedCRD) name() string { return c.resource.Resource + "." + c.resource.Group }
 
-// ourCRDs are the CRDs of both kinds, the AppService's and the Activity's
-// (TestOurCRDs checks the names against the embedded YAML).
+// ourCRDs are the CRDs of every kind: the AppService's, the Activity's and
+// the analysis templates' (TestOurCRDs checks the names against the
+// embedded YAML).
 var ourCRDs = []embeddedCRD{
 	{yaml: crdYAML, resource: appv1.SchemeGroupVersion.WithResource("appservices")},
 	{yaml: activityCRDYAML, resource: appv1.SchemeGroupVersion.WithResource("activities")},
+	{yaml: analysisTemplateCRDYAML, resource: appv1.SchemeGroupVersion.WithResource("analysistemplates")},
+	{yaml: clusterAnalysisTemplateCRDYAML, resource: appv1.SchemeGroupVersion.WithResource("clusteranalysistemplates")},
 }
 
 var crdResource = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
 
-// ensureCRDs installs the CRDs of both kinds with ensureCRD.
+// ensureCRDs installs the CRDs of every kind with ensureCRD.
 func ensureCRDs(ctx context.Context, client apiextensionsclient.Interface, md metadata.Interface, timeout time.Duration) error {
 	for _, crd := range ourCRDs {
 		if err := ensureCRD(ctx, client, md, crd, timeout); err != nil {

@@ -252,7 +252,8 @@ func TestCRDRoom(t *testing.T) {
 
 // embeddedCRDs are the CRDs the binary installs, by file.
 func embeddedCRDs() map[string][]byte {
-	return map[string][]byte{"crd.yaml": crdYAML, "crd-activity.yaml": activityCRDYAML}
+	return map[string][]byte{"crd.yaml": crdYAML, "crd-activity.yaml": activityCRDYAML,
+		"crd-analysistemplate.yaml": analysisTemplateCRDYAML, "crd-clusteranalysistemplate.yaml": clusterAnalysisTemplateCRDYAML}
 }
 
 // TestCRDIsValid runs the API server's own validation of a

@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -46,13 +47,15 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	newDegraded := meta.FindStatusCondition(status.Conditions, appv1.ConditionDegraded)
 	becameDegraded := newDegraded.Status == metav1.ConditionTrue &&
 		(oldDegraded == nil || oldDegraded.Status != metav1.ConditionTrue || oldDegraded.Message != newDegraded.Message)
-	// A canary whose analysis has no Prometheus: announced once, as
-	// Degraded is.
+	// A canary whose analysis has no Prometheus, or templates that do not
+	// resolve: announced once, as Degraded is (the second again when why
+	// changes: another template missing).
 	oldStalled := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled)
 	newStalled := meta.FindStatusCondition(status.Conditions, appv1.ConditionStalled)
-	analysisUnconfigured := newStalled != nil && newStalled.Status == metav1.ConditionTrue &&
-		newStalled.Reason == appv1.ReasonCanaryAnalysisNotConfigured &&
-		(oldStalled == nil || oldStalled.Status != metav1.ConditionTrue || oldStalled.Reason != newStalled.Reason)
+	analysisStalled := newStalled != nil && newStalled.Status == metav1.ConditionTrue &&
+		(newStalled.Reason == appv1.ReasonCanaryAnalysisNotConfigured || newStalled.Reason == appv1.ReasonCanaryAnalysisUnresolved) &&
+		(oldStalled == nil || oldStalled.Status != metav1.ConditionTrue || oldStalled.Reason != newStalled.Reason ||
+			(newStalled.Reason == appv1.ReasonCanaryAnalysisUnresolved && unresolvedWhy(oldStalled.Message) != unresolvedWhy(newStalled.Message)))
 
 	// Never modify the cache's object: write a copy.
 	updated := as.DeepCopy()
@@ -67,7 +70,7 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	if err == nil && becameDegraded {
 		c.recorder.Event(as, corev1.EventTypeWarning, newDegraded.Reason, newDegraded.Message)
 	}
-	if err == nil && analysisUnconfigured {
+	if err == nil && analysisStalled {
 		c.recorder.Event(as, corev1.EventTypeWarning, newStalled.Reason, newStalled.Message)
 	}
 	if err == nil {
@@ -81,4 +84,11 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 		}
 	}
 	return err
+}
+
+// unresolvedWhy is what a CanaryAnalysisUnresolved condition's message
+// says of the templates, without the step it holds at.
+func unresolvedWhy(message string) string {
+	_, why, _ := strings.Cut(message, "cannot be resolved: ")
+	return why
 }

@@ -372,6 +372,10 @@ func TestCanaryStatus(t *testing.T) {
 			kstatus.FailedStatus, appv1.ReasonCanaryAborted, nil},
 		{canary.Decision{Phase: canary.Running, Status: recorded, Stalled: true, Reason: appv1.ReasonCanaryAnalysisNotConfigured, Message: "no Prometheus"},
 			kstatus.FailedStatus, appv1.ReasonCanaryAnalysisNotConfigured, nil},
+		// Held at its start while its analysis's templates do not resolve.
+		{canary.Decision{Phase: canary.AwaitingAnalysis, Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new"},
+			Stalled: true, Reason: appv1.ReasonCanaryAnalysisUnresolved, Message: "Canary new holds at its start"},
+			kstatus.FailedStatus, appv1.ReasonCanaryAnalysisUnresolved, nil},
 		// Held at its start while the cluster serves no HTTPRoutes: the
 		// route's failure, and what it does to the canary.
 		{canary.Decision{Phase: canary.AwaitingRoute, Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new"},

@@ -54,6 +54,11 @@ mv artifacts/examples/crd.yaml.tmp artifacts/examples/crd.yaml
 # examples that use it).
 go run ./hack/crdtrim -activity-from artifacts/examples/crd.yaml < config/crd/bases/app.example.com_activities.yaml > artifacts/examples/crd-activity.yaml.tmp
 mv artifacts/examples/crd-activity.yaml.tmp artifacts/examples/crd-activity.yaml
+# The analysis templates' CRDs (AnalysisTemplate, ClusterAnalysisTemplate):
+# controller-gen's output as it is; nothing of core/v1 to trim.
+for kind in analysistemplate clusteranalysistemplate; do
+  cp "config/crd/bases/app.example.com_${kind}s.yaml" "artifacts/examples/crd-${kind}.yaml"
+done
 # The monitoring artifacts: artifacts/monitoring holds the alert rules and
 # the Grafana dashboard; the kustomize components and the Helm chart ship
 # copies (kustomize and Helm read only files below their own folder), and

@@ -202,14 +202,14 @@ func (r *Runner) Forget(key cache.ObjectName) {
 	delete(r.results, key)
 }
 
-// Start takes the round of as's analysis that d asks for, unless one of
-// as's rounds is still under way (its end wakes the sync, which asks
-// again if one is still due). It returns at once.
-func (r *Runner) Start(key cache.ObjectName, as *appv1.AppService, round canary.Round, target string) {
-	if !r.Configured() || as.Spec.Canary == nil || as.Spec.Canary.Analysis == nil {
+// Start takes the round of as's analysis a (its templates' metrics among
+// its own: Resolve) that the decision asks for, unless one of as's rounds
+// is still under way (its end wakes the sync, which asks again if one is
+// still due). It returns at once.
+func (r *Runner) Start(key cache.ObjectName, as *appv1.AppService, a *appv1.CanaryAnalysis, round canary.Round, target string) {
+	if !r.Configured() || a == nil {
 		return
 	}
-	a := as.Spec.Canary.Analysis
 	r.mu.Lock()
 	if r.inFlight[key] {
 		r.mu.Unlock()

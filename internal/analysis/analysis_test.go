@@ -164,8 +164,8 @@ func TestRunner(t *testing.T) {
 	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	round := canary.Round{Hash: "h", Step: 1, Time: at}
 	fake.delay = 200 * time.Millisecond
-	r.Start(key, as, round, "cart-canary")
-	r.Start(key, as, round, "cart-canary") // under way: nothing more
+	r.Start(key, as, as.Spec.Canary.Analysis, round, "cart-canary")
+	r.Start(key, as, as.Spec.Canary.Analysis, round, "cart-canary") // under way: nothing more
 	select {
 	case got := <-done:
 		if got != key {
@@ -222,7 +222,7 @@ func TestRunnerTimeout(t *testing.T) {
 		Analysis: &appv1.CanaryAnalysis{Metrics: []appv1.AnalysisMetric{{Name: "errors", Query: "errors"}}}}}}
 	key := cache.MetaObjectToName(as)
 	start := time.Now()
-	r.Start(key, as, canary.Round{Hash: "h", Time: start}, "cart-canary")
+	r.Start(key, as, as.Spec.Canary.Analysis, canary.Round{Hash: "h", Time: start}, "cart-canary")
 	if waited := time.Since(start); waited > 100*time.Millisecond {
 		t.Errorf("Start took %s: it must not wait for Prometheus", waited)
 	}
@@ -283,7 +283,7 @@ func TestNotConfigured(t *testing.T) {
 		t.Error("a runner without a client says it is configured")
 	}
 	as := &appv1.AppService{Spec: appv1.AppServiceSpec{Canary: &appv1.Canary{Analysis: &appv1.CanaryAnalysis{Metrics: []appv1.AnalysisMetric{{Name: "m", Query: "q"}}}}}}
-	r.Start(cache.ObjectName{Name: "x"}, as, canary.Round{}, "x-canary")
+	r.Start(cache.ObjectName{Name: "x"}, as, as.Spec.Canary.Analysis, canary.Round{}, "x-canary")
 	if _, err := NewAPI(Config{URL: "http://127.0.0.1:1", CAFile: "/nonexistent/ca.pem"}); err == nil {
 		t.Error("NewAPI with a CA file that does not exist: no error")
 	}

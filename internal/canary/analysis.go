@@ -69,6 +69,13 @@ type Analysis struct {
 	Configured bool
 	// Measurements are results the status may not have yet.
 	Measurements []Measurement
+	// Pins are the analysis's templates as resolved now, which a canary
+	// that starts records (status.canary.templates) and runs until it
+	// ends; Unresolved says why they cannot be resolved ("": they can),
+	// and a canary then holds at its start, with no traffic, or, running,
+	// at its step.
+	Pins       []appv1.PinnedTemplate
+	Unresolved string
 }
 
 // Measurement is the result of one metric's query.

@@ -234,6 +234,24 @@ func TestDecideAnalysis(t *testing.T) {
 		}(),
 		want: want{phase: Running, reason: appv1.ReasonCanaryAnalysisNotConfigured, message: "the controller has none (-prometheus-url)", stalled: true},
 	}, {
+		name: "its templates do not resolve, running: held at the step past its pause, Stalled, though every metric passed",
+		in: func() Input {
+			i := in(analysis(nil), routed(0, 61*time.Second, passed("errors", 0, 31*time.Second)))
+			i.Analysis.Unresolved = "AnalysisTemplate shop/latency does not exist"
+			return i
+		}(),
+		want: want{phase: Running, reason: appv1.ReasonCanaryAnalysisUnresolved, message: "cannot be resolved: AnalysisTemplate shop/latency does not exist",
+			stalled: true, round: true, after: 30 * time.Second, metrics: []appv1.MetricStatus{passed("errors", 0, 31*time.Second)}},
+	}, {
+		name: "its templates do not resolve, at the start: held with no step and no traffic, Stalled",
+		in: func() Input {
+			i := in(analysis(nil), &appv1.CanaryStatus{StableTemplateHash: "old"})
+			i.Pods, i.Analysis.Unresolved = nil, "AnalysisTemplate shop/latency does not exist"
+			return i
+		}(),
+		want: want{phase: AwaitingAnalysis, reason: appv1.ReasonCanaryAnalysisUnresolved,
+			message: "holds at its start, with no step and no traffic: its analysis cannot be resolved: AnalysisTemplate shop/latency does not exist", stalled: true},
+	}, {
 		name: "promoted and rolled out: the measurements stay in the status",
 		in: func() Input {
 			i := in(analysis(nil), routed(1, time.Minute, passed("errors", 1, time.Second)))
@@ -270,6 +288,66 @@ func TestDecideAnalysis(t *testing.T) {
 			}
 			if d.Phase == Aborted && d.Status.AbortedTemplateHash != "new" {
 				t.Errorf("aborted, status %+v does not remember the template", d.Status)
+			}
+		})
+	}
+}
+
+// TestDecidePins: a canary that starts records the templates as resolved
+// now; running, aborted and promoted, it keeps what it recorded; one held
+// at its start for its templates starts, with its pins, once they resolve.
+func TestDecidePins(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	pins := func(digest string) []appv1.PinnedTemplate {
+		return []appv1.PinnedTemplate{{Kind: appv1.KindClusterAnalysisTemplate, Name: "success", Digest: digest,
+			Metrics: []appv1.PinnedMetric{{Name: "success-rate", Query: "q", Min: new("0.99")}}}}
+	}
+	spec := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, PauseSeconds: 60}},
+		Analysis: &appv1.CanaryAnalysis{Metrics: []appv1.AnalysisMetric{{Name: "success-rate", Query: "q", Min: new("0.99")}}}}
+	base := func(st *appv1.CanaryStatus) Input {
+		return Input{Spec: spec, Hash: "new", StableReplicas: 4, ProgressDeadline: 10 * time.Minute, Now: now, Status: st,
+			Analysis: Analysis{Configured: true, Pins: pins("now")}}
+	}
+	running := &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(int32(0)), Weight: 10,
+		StepStartTime: &metav1.Time{Time: now.Add(-10 * time.Second)}, Templates: pins("start")}
+	for _, tc := range []struct {
+		name  string
+		in    Input
+		phase Phase
+		want  string
+	}{
+		{"a new canary pins the templates as they are now", base(&appv1.CanaryStatus{StableTemplateHash: "old"}), Running, "now"},
+		{"held at its start, it pins nothing", func() Input {
+			i := base(&appv1.CanaryStatus{StableTemplateHash: "old"})
+			i.Analysis.Pins, i.Analysis.Unresolved = nil, "gone"
+			return i
+		}(), AwaitingAnalysis, ""},
+		{"once they resolve, the held canary starts with them", base(&appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new"}), Running, "now"},
+		{"running, it keeps its pins", func() Input {
+			i := base(running.DeepCopy())
+			i.Pods = &Pods{Observed: true, Replicas: 1, Total: 1, Updated: 1, Available: 1}
+			return i
+		}(), Running, "start"},
+		{"aborted, it keeps them for whoever looks", func() Input {
+			i := base(running.DeepCopy())
+			i.Spec = spec.DeepCopy()
+			i.Spec.Abort = true
+			return i
+		}(), Aborted, "start"},
+		{"promoted, too", func() Input {
+			i := base(running.DeepCopy())
+			i.Status.Step, i.StableInLine, i.StableRolledOut = new(int32(1)), true, true
+			return i
+		}(), None, "start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.in)
+			got := ""
+			if d.Status != nil && len(d.Status.Templates) > 0 {
+				got = d.Status.Templates[0].Digest
+			}
+			if d.Phase != tc.phase || got != tc.want {
+				t.Errorf("phase %s, pinned %q; want %s, %q (%s)", d.Phase, got, tc.phase, tc.want, d.Message)
 			}
 		})
 	}

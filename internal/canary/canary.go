@@ -77,10 +77,13 @@ const (
 	// weight, and the stable Deployment keeps its template. Its steps
 	// start once the route can exist.
 	AwaitingRoute
+	// AwaitingAnalysis: as AwaitingRoute, while the analysis's templates
+	// cannot be resolved (Analysis.Unresolved).
+	AwaitingAnalysis
 )
 
 func (p Phase) String() string {
-	return [...]string{"None", "Running", "Promoting", "Aborted", "RollingBack", "AwaitingRoute"}[p]
+	return [...]string{"None", "Running", "Promoting", "Aborted", "RollingBack", "AwaitingRoute", "AwaitingAnalysis"}[p]
 }
 
 // Input is what the controller knows when it decides.
@@ -667,7 +670,7 @@ func inLine(in Input, st *appv1.CanaryStatus, running bool) Decision {
 	}
 	// The last canary's measurements stay until the next one starts.
 	d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash, Analysis: st.Analysis,
-		History: history(c, st, in.Hash), Tests: st.Tests}}
+		History: history(c, st, in.Hash), Tests: st.Tests, Templates: st.Templates}}
 	if c.Analysis == nil {
 		d.Status.Analysis = nil
 	}
@@ -753,12 +756,17 @@ func requested(st *appv1.CanaryStatus, hash string) appv1.CanaryAction {
 	return r.Action
 }
 
-// start is the decision that starts a canary of in.Hash at its first step.
+// start is the decision that starts a canary of in.Hash at its first step,
+// its analysis's templates pinned as resolved now; one whose templates
+// cannot be resolved holds at its start instead (awaitAnalysis).
 func start(in Input, last *appv1.CanaryStatus, aborted string) Decision {
+	if in.Analysis.Unresolved != "" {
+		return awaitAnalysis(in, last, aborted)
+	}
 	st := &appv1.CanaryStatus{
 		StableTemplateHash: last.StableTemplateHash, CanaryTemplateHash: in.Hash,
 		Step: new(int32(0)), StepStartTime: &metav1.Time{Time: in.Now},
-		AbortedTemplateHash: aborted, History: last.History,
+		AbortedTemplateHash: aborted, History: last.History, Templates: in.Analysis.Pins,
 	}
 	return Decision{
 		Phase: Running, Status: st, HoldStable: true,
@@ -783,6 +791,20 @@ func awaitRoute(in Input, st *appv1.CanaryStatus) Decision {
 	}
 }
 
+// awaitAnalysis is the decision of a canary of in.Hash held at its start
+// while its analysis's templates cannot be resolved: as awaitRoute, no
+// step, no Pods and no weight, and Stalled, for it needs the user. The
+// templates are watched: it starts once they resolve.
+func awaitAnalysis(in Input, st *appv1.CanaryStatus, aborted string) Decision {
+	return Decision{
+		Phase: AwaitingAnalysis, HoldStable: true, Stalled: true, Reason: appv1.ReasonCanaryAnalysisUnresolved,
+		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, CanaryTemplateHash: in.Hash,
+			AbortedTemplateHash: aborted, History: st.History, Tests: st.Tests},
+		Message: fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: its analysis cannot be resolved: %s",
+			in.Hash, in.Analysis.Unresolved),
+	}
+}
+
 // abortOnRequest is the decision of a canary aborted by the status's
 // request, which stays in the status as the record of it (with the
 // analysis's last results), with the abort's Warning Event when event.
@@ -798,7 +820,7 @@ func abort(in Input, st *appv1.CanaryStatus, why string, event bool) Decision {
 	d := Decision{
 		Phase: Aborted, HoldStable: true, Reason: appv1.ReasonCanaryAborted,
 		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, AbortedTemplateHash: st.AbortedTemplateHash, History: st.History,
-			Tests: st.Tests},
+			Tests: st.Tests, Templates: st.Templates},
 		Message: fmt.Sprintf("Canary %s aborted: %s; the stable version serves all the traffic", in.Hash, why),
 	}
 	if in.by == appv1.CanaryByPods && in.serve && in.Pods != nil && in.Pods.Replicas > 0 && !in.StableRolledOut && !in.StableStuck {
@@ -836,7 +858,9 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 		d.Events = j.events
 		return d
 	}
-	passed := j.passed && tests.passed
+	// A template added while the canary runs, which does not resolve,
+	// holds the step: its metrics are not measured.
+	passed := j.passed && tests.passed && in.Analysis.Unresolved == ""
 	gate := since >= pause && passed && in.Spec.Steps[*st.Step].Gate
 	if since >= pause && passed && !gate {
 		d := advance(in, j.status, *st.Step)
@@ -872,10 +896,14 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 	if gate {
 		d.Reason = appv1.ReasonCanaryGated
 	}
-	if !in.Analysis.Configured {
+	switch {
+	case !in.Analysis.Configured:
 		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisNotConfigured
 		d.Message = in.stepMessage(*st.Step, st.Weight,
 			"holds: spec.canary.analysis needs a Prometheus to query, and the controller has none (-prometheus-url)")
+	case in.Analysis.Unresolved != "" && since >= pause:
+		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisUnresolved
+		d.Message = in.stepMessage(*st.Step, st.Weight, "holds: its analysis cannot be resolved: "+in.Analysis.Unresolved)
 	}
 	return d
 }

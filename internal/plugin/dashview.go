@@ -94,6 +94,9 @@ type CanaryView struct {
 	Gated      bool   `json:"gated,omitempty"`
 	Request    string `json:"request,omitempty"`
 	Stable     string `json:"stable,omitempty"`
+	// Templates are the analysis's templates as the canary pinned them
+	// (get's Analysis line).
+	Templates string `json:"templates,omitempty"`
 }
 
 // StepView is one step; Current marks the canary's.
@@ -235,6 +238,9 @@ func canaryView(as *appv1.AppService, c Canary, now time.Time) *CanaryView {
 	}
 	if st := as.Status.Canary; st != nil {
 		v.Stable = st.StableTemplateHash
+		if len(st.Templates) > 0 {
+			v.Templates = pinsLine(st.Templates)
+		}
 		if st.Request != nil {
 			v.Request = requestLine(st.Request)
 		}
@@ -260,21 +266,33 @@ func canaryView(as *appv1.AppService, c Canary, now time.Time) *CanaryView {
 
 var canaryPhases = map[CanaryPhase]string{
 	NoCanary: "none", CanaryRunning: "running", CanaryPromoting: "promoting", CanaryAborted: "aborted", CanaryAwaitingRoute: "awaiting-route",
+	CanaryAwaitingAnalysis: "awaiting-analysis",
 }
 
 // metricViews are the analysis' metrics with their bounds from the spec.
 func metricViews(as *appv1.AppService, ms []appv1.MetricStatus, now time.Time) []MetricView {
 	bounds := map[string]string{}
+	bound := func(name string, lo, hi *string) {
+		var b []string
+		if lo != nil {
+			b = append(b, "≥ "+*lo)
+		}
+		if hi != nil {
+			b = append(b, "≤ "+*hi)
+		}
+		bounds[name] = strings.Join(b, ", ")
+	}
 	if a := as.Spec.Canary.Analysis; a != nil {
 		for _, m := range a.Metrics {
-			var b []string
-			if m.Min != nil {
-				b = append(b, "≥ "+*m.Min)
+			bound(m.Name, m.Min, m.Max)
+		}
+	}
+	if st := as.Status.Canary; st != nil {
+		// The templates' metrics, as the canary pinned them.
+		for _, p := range st.Templates {
+			for _, m := range p.Metrics {
+				bound(m.Name, m.Min, m.Max)
 			}
-			if m.Max != nil {
-				b = append(b, "≤ "+*m.Max)
-			}
-			bounds[m.Name] = strings.Join(b, ", ")
 		}
 	}
 	out := make([]MetricView, 0, len(ms))

@@ -114,6 +114,8 @@ func Rows(items []appv1.AppService, allNamespaces bool, now time.Time) [][]strin
 		case CanaryAwaitingRoute:
 			// No step has started, and no route carries a weight.
 			step, weight = fmt.Sprintf("0/%d", c.Steps), "waits for route"
+		case CanaryAwaitingAnalysis:
+			step, weight = fmt.Sprintf("0/%d", c.Steps), "waits for analysis"
 		}
 		row := []string{as.Name, string(StateOf(as)), step, weight, age(as.CreationTimestamp.Time, now)}
 		if allNamespaces {

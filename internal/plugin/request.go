@@ -208,6 +208,8 @@ func BuildRequest(as *appv1.AppService, action appv1.CanaryAction) (patch []byte
 			return nil, "", notApplicablef("%s: canary %s is being promoted: nothing to retry", who, c.Hash)
 		case c.Phase == CanaryAwaitingRoute:
 			return nil, "", notApplicablef("%s: canary %s %s: nothing to retry", who, c.Hash, awaitingRoute)
+		case c.Phase == CanaryAwaitingAnalysis:
+			return nil, "", notApplicablef("%s: canary %s %s%s: nothing to retry", who, c.Hash, awaitingAnalysis, c.Held)
 		case c.Phase != CanaryAborted || c.Hash == "":
 			return nil, "", notApplicablef("%s: no canary is aborted: nothing to retry", who)
 		}
@@ -236,6 +238,8 @@ func mustRun(who string, as *appv1.AppService, c Canary, action appv1.CanaryActi
 		return notApplicablef("%s: canary %s is being promoted already: nothing to promote", who, c.Hash)
 	case CanaryAwaitingRoute:
 		return notApplicablef("%s: canary %s %s: nothing to %s until it starts", who, c.Hash, awaitingRoute, verb)
+	case CanaryAwaitingAnalysis:
+		return notApplicablef("%s: canary %s %s%s: nothing to %s until it starts", who, c.Hash, awaitingAnalysis, c.Held, verb)
 	case CanaryAborted:
 		if c.SpecAbort {
 			return notApplicablef("%s: the canary is aborted by spec.canary.abort: nothing to %s (set it to false to start the canary again)", who, verb)

@@ -18,6 +18,7 @@ package plugin
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -116,6 +117,10 @@ const (
 	// CanaryAwaitingRoute: held at its start, with no step and no
 	// traffic, until the cluster serves its HTTPRoute (the Gateway API).
 	CanaryAwaitingRoute
+	// CanaryAwaitingAnalysis: held at its start, with no step and no
+	// traffic, until its analysis's templates resolve (Canary.Held says
+	// which template and why).
+	CanaryAwaitingAnalysis
 )
 
 // Canary is what the plugin reads of an AppService's canary.
@@ -141,6 +146,10 @@ type Canary struct {
 	SpecAbort bool
 	// Testing names the step's tests running (Running).
 	Testing []string
+	// Held says why its analysis cannot be resolved: a template missing,
+	// an argument without a value (AwaitingAnalysis; Running, for a
+	// template added while it runs).
+	Held string
 }
 
 // CanaryOf reads the AppService's canary from its status, with the rules
@@ -148,7 +157,8 @@ type Canary struct {
 // canaryTemplateHash and step are set and step is below the number of
 // steps, is promoting at that number, and is aborted while Stalled for it
 // with no canary template. A canary template with no step is one held at
-// its start until its route can exist.
+// its start until its route can exist, or, Stalled for it, until its
+// analysis's templates resolve.
 func CanaryOf(as *appv1.AppService) Canary {
 	c := Canary{}
 	if as.Spec.Canary == nil {
@@ -168,6 +178,10 @@ func CanaryOf(as *appv1.AppService) Canary {
 	if st.StepStartTime != nil {
 		c.Since = st.StepStartTime.Time
 	}
+	if s := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled); s != nil && s.Status == metav1.ConditionTrue &&
+		s.Reason == appv1.ReasonCanaryAnalysisUnresolved {
+		_, c.Held, _ = strings.Cut(s.Message, "cannot be resolved: ")
+	}
 	switch {
 	case st.CanaryTemplateHash != "" && st.Step != nil:
 		c.Hash, c.Step = st.CanaryTemplateHash, *st.Step
@@ -182,6 +196,8 @@ func CanaryOf(as *appv1.AppService) Canary {
 		} else {
 			c.Phase = CanaryPromoting
 		}
+	case st.CanaryTemplateHash != "" && c.Held != "":
+		c.Phase, c.Hash = CanaryAwaitingAnalysis, st.CanaryTemplateHash
 	case st.CanaryTemplateHash != "":
 		c.Phase, c.Hash = CanaryAwaitingRoute, st.CanaryTemplateHash
 	case st.CanaryTemplateHash == "" && canaryStalled(as):

@@ -83,6 +83,9 @@ func Render(w io.Writer, s *Snapshot, now time.Time) error {
 				templates = "canary " + st.CanaryTemplateHash + ", " + templates
 			}
 			field("  Templates", templates)
+			if len(st.Templates) > 0 {
+				field("  Analysis", pinsLine(st.Templates))
+			}
 			if r := st.Request; r != nil {
 				field("  Request", requestLine(r))
 			}
@@ -174,6 +177,8 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 		return fmt.Sprintf("promoted, %s until the stable Pods all run it", c.Traffic())
 	case CanaryAwaitingRoute:
 		return awaitingRoute
+	case CanaryAwaitingAnalysis:
+		return awaitingAnalysis + c.Held
 	case CanaryAborted:
 		if c.SpecAbort {
 			return "aborted: spec.canary.abort is true"
@@ -188,6 +193,10 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 
 // awaitingRoute is where a canary held for its route stands.
 const awaitingRoute = "holds at its start, no step and no traffic: waits for its route (the cluster serves no HTTPRoutes)"
+
+// awaitingAnalysis, then why, is a canary held for its analysis's
+// templates.
+const awaitingAnalysis = "holds at its start, no step and no traffic: its analysis cannot be resolved: "
 
 // controllerWhat is what the controller's message says the step does,
 // after "...% of the traffic by ...: ".
@@ -717,4 +726,17 @@ func jobStatus(j *batchv1.Job) string {
 		}
 	}
 	return symbolProgressing + " Running"
+}
+
+// pinsLine is the analysis's templates as the canary pinned them: "kind
+// name@digest", and the digest an edit since gave ("next canary: ...").
+func pinsLine(pins []appv1.PinnedTemplate) string {
+	parts := make([]string, len(pins))
+	for i, p := range pins {
+		parts[i] = string(p.Kind) + " " + p.Name + "@" + p.Digest
+		if p.Latest != "" {
+			parts[i] += " (edited since: the next canary runs @" + p.Latest + ")"
+		}
+	}
+	return "templates pinned at the canary's start: " + strings.Join(parts, ", ")
 }

@@ -328,3 +328,28 @@ func TestCanaryLineAwaitingRoute(t *testing.T) {
 		t.Errorf("canaryLine = %q", got)
 	}
 }
+
+// TestCanaryLineAwaitingAnalysis: get says a canary held for its
+// analysis's templates waits for them, and which template and why; once
+// it runs, the templates it pinned, and an edit since.
+func TestCanaryLineAwaitingAnalysis(t *testing.T) {
+	as := awaitingRouteApp()
+	why := "ClusterAnalysisTemplate success-rate does not exist"
+	meta.SetStatusCondition(&as.Status.Conditions, condition(appv1.ConditionStalled, metav1.ConditionTrue, appv1.ReasonCanaryAnalysisUnresolved,
+		"Canary "+canaryHash+" holds at its start, with no step and no traffic: its analysis cannot be resolved: "+why))
+	c := CanaryOf(as)
+	if c.Phase != CanaryAwaitingAnalysis || c.Hash != canaryHash || c.Held != why {
+		t.Fatalf("CanaryOf = %+v, want held for its analysis", c)
+	}
+	if got := canaryLine(as, c, now); got != awaitingAnalysis+why {
+		t.Errorf("canaryLine = %q", got)
+	}
+	if _, _, err := BuildRequest(as, appv1.CanaryPromote); err == nil || !strings.Contains(err.Error(), why) {
+		t.Errorf("promote: %v, want refused, saying why", err)
+	}
+	pins := []appv1.PinnedTemplate{{Kind: appv1.KindClusterAnalysisTemplate, Name: "success-rate", Digest: "aaaa", Latest: "bbbb"}}
+	want := "templates pinned at the canary's start: ClusterAnalysisTemplate success-rate@aaaa (edited since: the next canary runs @bbbb)"
+	if got := pinsLine(pins); got != want {
+		t.Errorf("pinsLine = %q, want %q", got, want)
+	}
+}

@@ -437,7 +437,8 @@ func startAPIServer(t *testing.T) (kubernetes.Interface, clientset.Interface) {
 		t.Fatal(err)
 	}
 	cfg.QPS, cfg.Burst = -1, 0 // no client-side limit
-	if err := localcluster.InstallCRDs(ctx, cfg, filepath.Join(repoRoot, "artifacts/examples/crd.yaml"), filepath.Join(repoRoot, "artifacts/examples/crd-activity.yaml")); err != nil {
+	if err := localcluster.InstallCRDs(ctx, cfg, filepath.Join(repoRoot, "artifacts/examples/crd.yaml"), filepath.Join(repoRoot, "artifacts/examples/crd-activity.yaml"),
+		filepath.Join(repoRoot, "artifacts/examples/crd-analysistemplate.yaml"), filepath.Join(repoRoot, "artifacts/examples/crd-clusteranalysistemplate.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	if err := localcluster.InstallGatewayAPI(ctx, cfg); err != nil {

@@ -264,6 +264,9 @@ func testAnalysisDryRun(t *testing.T) {
 //     recorded: the next one counts on from it, the failures never go
 //     back, and the canary is aborted past its failureLimit, at the step it
 //     was on.
+//   - The controller killed in the middle of a release judged by a
+//     template, edited while the controller is down: the canary runs what
+//     it pinned (templates_test.go).
 //   - A controller without a Prometheus (no -prometheus-url): the canary
 //     holds at its first routed step, Stalled, with one Warning Event.
 func TestCanaryAnalysisOutages(t *testing.T) {
@@ -274,6 +277,7 @@ func TestCanaryAnalysisOutages(t *testing.T) {
 	swapController(t, "analysis-outages", "-leader-elect-lease-duration=4s", "-leader-elect-renew-deadline=3s", "-leader-elect-retry-period=1s")
 	t.Run("prometheus down", testAnalysisPrometheusDown)
 	t.Run("controller killed", testAnalysisControllerKilled)
+	t.Run("template pinned across a kill", testAnalysisTemplateKilled)
 	t.Run("no prometheus", testAnalysisNotConfigured)
 }
 

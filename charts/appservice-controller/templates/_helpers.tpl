@@ -46,6 +46,12 @@ compares them). */}}
 - apiGroups: ["app.example.com"]
   resources: ["activities/status"]
   verbs: ["update"]
+# The analyses' templates, read (never written): a canary resolves those
+# its AppService names. ClusterAnalysisTemplates are cluster-scoped: with
+# watchNamespace, a ClusterRole of their own grants them (rbac.yaml).
+- apiGroups: ["app.example.com"]
+  resources: ["analysistemplates", "clusteranalysistemplates"]
+  verbs: ["get", "list", "watch"]
 # The children. Patch brings the owned fields in line, and adds or removes
 # an owner reference. The one Deployment the controller deletes is a
 # canary's, once it ends.

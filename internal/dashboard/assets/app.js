@@ -87,6 +87,7 @@
     if (c.gated) facts.push(["Gate", "waits for a person: Promote passes it"]);
     if (c.hash) facts.push(["Canary template", c.hash]);
     if (c.stable) facts.push(["Stable template", c.stable]);
+    if (c.templates) facts.push(["Analysis", c.templates]);
     if (c.request) facts.push(["Last request", c.request]);
     return section("canary", c,
       el("h2", { id: "canary" }, "Canary"),

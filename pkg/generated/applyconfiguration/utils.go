@@ -38,8 +38,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.ActivitySpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ActivityStatus"):
 		return &appv1.ActivityStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AnalysisArg"):
+		return &appv1.AnalysisArgApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AnalysisMetric"):
 		return &appv1.AnalysisMetricApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AnalysisTemplate"):
+		return &appv1.AnalysisTemplateApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AnalysisTemplateRef"):
+		return &appv1.AnalysisTemplateRefApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("AnalysisTemplateSpec"):
+		return &appv1.AnalysisTemplateSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AppService"):
 		return &appv1.AppServiceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("AppServiceSpec"):
@@ -62,6 +70,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.CanaryTestApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryTestStatus"):
 		return &appv1.CanaryTestStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("ClusterAnalysisTemplate"):
+		return &appv1.ClusterAnalysisTemplateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ConfigMapProjection"):
 		return &appv1.ConfigMapProjectionApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ConfigMapVolumeSource"):
@@ -98,6 +108,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.ObjectFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):
 		return &appv1.PersistentVolumeClaimVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PinnedMetric"):
+		return &appv1.PinnedMetricApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("PinnedTemplate"):
+		return &appv1.PinnedTemplateApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ProjectedVolumeSource"):
 		return &appv1.ProjectedVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ResourceFieldSelector"):

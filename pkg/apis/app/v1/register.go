@@ -50,6 +50,10 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&AppServiceList{},
 		&Activity{},
 		&ActivityList{},
+		&AnalysisTemplate{},
+		&AnalysisTemplateList{},
+		&ClusterAnalysisTemplate{},
+		&ClusterAnalysisTemplateList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -488,15 +488,28 @@ type TesterHeader struct {
 	Value string `json:"value"`
 }
 
-// CanaryAnalysis is the measurements that judge a canary's steps.
+// CanaryAnalysis is the measurements that judge a canary's steps: its own
+// metrics and its templates', measured together.
+// +kubebuilder:validation:XValidation:rule="has(self.metrics) || has(self.templates)",message="set metrics, templates or both"
+// +kubebuilder:validation:XValidation:rule="!has(self.metrics) || self.metrics.all(m, !m.query.matches('[{][{] *args[.]'))",message="{{ args.NAME }} is a template's: an inline query has no arguments",fieldPath=".metrics"
 type CanaryAnalysis struct {
 	// Metrics are measured every interval while a step's weight is routed.
-	// +required
+	// +optional
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=10
-	Metrics []AnalysisMetric `json:"metrics"`
+	Metrics []AnalysisMetric `json:"metrics,omitempty"`
+
+	// Templates are AnalysisTemplates and ClusterAnalysisTemplates whose
+	// metrics are measured beside these, as they were when a canary
+	// started (docs/canary.md).
+	// +optional
+	// +listType=map
+	// +listMapKey=kind
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=5
+	Templates []AnalysisTemplateRef `json:"templates,omitempty"`
 
 	// IntervalSeconds is the time between measurements.
 	// +optional
@@ -545,11 +558,12 @@ type AnalysisMetric struct {
 	Name string `json:"name"`
 
 	// Query is PromQL that returns one number; it may use {{ namespace }},
-	// {{ name }}, {{ target }} (the canary's name) and {{ interval }}.
+	// {{ name }}, {{ target }} (the canary's name), {{ interval }} and, in
+	// a template, {{ args.NAME }}.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([^{]|[{][^{]|[{][{] *(namespace|name|target|interval) *[}][}])*[{]?$')",message="a {{ opens one of {{ namespace }}, {{ name }}, {{ target }} or {{ interval }}"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([^{]|[{][^{]|[{][{] *(namespace|name|target|interval|args[.][A-Za-z][A-Za-z0-9_]*) *[}][}])*[{]?$')",message="a {{ opens one of {{ namespace }}, {{ name }}, {{ target }}, {{ interval }} or {{ args.NAME }}"
 	Query string `json:"query"`
 
 	// Min is the least value that passes, such as "0.99".
@@ -765,8 +779,15 @@ type CanaryStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:MaxItems=35
 	Analysis []MetricStatus `json:"analysis,omitempty"`
+
+	// Templates are the analysis's templates as the canary resolved them
+	// at its start: it runs these, whatever edits they get meanwhile.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	Templates []PinnedTemplate `json:"templates,omitempty"`
 
 	// History is the templates the stable Pods ran before, newest first
 	// (rollbackWindow of them).

@@ -193,6 +193,11 @@ const (
 	// stable templates (spec.canary.rollbackWindow): the stable Pods roll
 	// to it at once, without a canary.
 	ReasonCanaryRollingBack = "CanaryRollingBack"
+	// ReasonCanaryAnalysisUnresolved: the analysis's templates cannot be
+	// resolved (one missing, an argument without a value, two metrics of
+	// one name): the canary holds at its start, with no traffic (Stalled),
+	// until they can. Also a Warning Event's reason.
+	ReasonCanaryAnalysisUnresolved = "CanaryAnalysisUnresolved"
 )
 
 // Reasons of the Available and Progressing conditions while the Deployment
@@ -264,6 +269,10 @@ const (
 	ReasonCanaryRequested = "CanaryRequested"
 	// ReasonCanaryRolledBack: a rollback (ReasonCanaryRollingBack) is done.
 	ReasonCanaryRolledBack = "CanaryRolledBack"
+	// ReasonAnalysisTemplateChanged: a template a running canary pinned
+	// changed; the canary keeps what it pinned, the next one runs the
+	// change (a Normal Event).
+	ReasonAnalysisTemplateChanged = "AnalysisTemplateChanged"
 )
 
 // The Activity's words: the label on its Job and Pod, its conditions and the

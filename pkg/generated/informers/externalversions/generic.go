@@ -55,8 +55,12 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=app.example.com, Version=v1
 	case v1.SchemeGroupVersion.WithResource("activities"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.App().V1().Activities().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("analysistemplates"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.App().V1().AnalysisTemplates().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("appservices"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.App().V1().AppServices().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("clusteranalysistemplates"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.App().V1().ClusterAnalysisTemplates().Informer()}, nil
 
 	}
 

@@ -26,7 +26,8 @@ type AnalysisMetricApplyConfiguration struct {
 	// Name names the metric.
 	Name *string `json:"name,omitempty"`
 	// Query is PromQL that returns one number; it may use {{ namespace }},
-	// {{ name }}, {{ target }} (the canary's name) and {{ interval }}.
+	// {{ name }}, {{ target }} (the canary's name), {{ interval }} and, in
+	// a template, {{ args.NAME }}.
 	Query *string `json:"query,omitempty"`
 	// Min is the least value that passes, such as "0.99".
 	Min *string `json:"min,omitempty"`

@@ -25,10 +25,15 @@ import (
 // CanaryAnalysisApplyConfiguration represents a declarative configuration of the CanaryAnalysis type for use
 // with apply.
 //
-// CanaryAnalysis is the measurements that judge a canary's steps.
+// CanaryAnalysis is the measurements that judge a canary's steps: its own
+// metrics and its templates', measured together.
 type CanaryAnalysisApplyConfiguration struct {
 	// Metrics are measured every interval while a step's weight is routed.
 	Metrics []AnalysisMetricApplyConfiguration `json:"metrics,omitempty"`
+	// Templates are AnalysisTemplates and ClusterAnalysisTemplates whose
+	// metrics are measured beside these, as they were when a canary
+	// started (docs/canary.md).
+	Templates []AnalysisTemplateRefApplyConfiguration `json:"templates,omitempty"`
 	// IntervalSeconds is the time between measurements.
 	IntervalSeconds *int32 `json:"intervalSeconds,omitempty"`
 	// FailureLimit is the failures of a metric tolerated; one more aborts.
@@ -56,6 +61,19 @@ func (b *CanaryAnalysisApplyConfiguration) WithMetrics(values ...*AnalysisMetric
 			panic("nil value passed to WithMetrics")
 		}
 		b.Metrics = append(b.Metrics, *values[i])
+	}
+	return b
+}
+
+// WithTemplates adds the given value to the Templates field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Templates field.
+func (b *CanaryAnalysisApplyConfiguration) WithTemplates(values ...*AnalysisTemplateRefApplyConfiguration) *CanaryAnalysisApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithTemplates")
+		}
+		b.Templates = append(b.Templates, *values[i])
 	}
 	return b
 }

@@ -57,6 +57,9 @@ type CanaryStatusApplyConfiguration struct {
 	AbortedTemplateHash *string `json:"abortedTemplateHash,omitempty"`
 	// Analysis is each metric's last measurement.
 	Analysis []MetricStatusApplyConfiguration `json:"analysis,omitempty"`
+	// Templates are the analysis's templates as the canary resolved them
+	// at its start: it runs these, whatever edits they get meanwhile.
+	Templates []PinnedTemplateApplyConfiguration `json:"templates,omitempty"`
 	// History is the templates the stable Pods ran before, newest first
 	// (rollbackWindow of them).
 	History []string `json:"history,omitempty"`
@@ -162,6 +165,19 @@ func (b *CanaryStatusApplyConfiguration) WithAnalysis(values ...*MetricStatusApp
 			panic("nil value passed to WithAnalysis")
 		}
 		b.Analysis = append(b.Analysis, *values[i])
+	}
+	return b
+}
+
+// WithTemplates adds the given value to the Templates field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Templates field.
+func (b *CanaryStatusApplyConfiguration) WithTemplates(values ...*PinnedTemplateApplyConfiguration) *CanaryStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithTemplates")
+		}
+		b.Templates = append(b.Templates, *values[i])
 	}
 	return b
 }

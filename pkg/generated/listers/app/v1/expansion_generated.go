@@ -26,6 +26,14 @@ type ActivityListerExpansion interface{}
 // ActivityNamespaceLister.
 type ActivityNamespaceListerExpansion interface{}
 
+// AnalysisTemplateListerExpansion allows custom methods to be added to
+// AnalysisTemplateLister.
+type AnalysisTemplateListerExpansion interface{}
+
+// AnalysisTemplateNamespaceListerExpansion allows custom methods to be added to
+// AnalysisTemplateNamespaceLister.
+type AnalysisTemplateNamespaceListerExpansion interface{}
+
 // AppServiceListerExpansion allows custom methods to be added to
 // AppServiceLister.
 type AppServiceListerExpansion interface{}
@@ -33,3 +41,7 @@ type AppServiceListerExpansion interface{}
 // AppServiceNamespaceListerExpansion allows custom methods to be added to
 // AppServiceNamespaceLister.
 type AppServiceNamespaceListerExpansion interface{}
+
+// ClusterAnalysisTemplateListerExpansion allows custom methods to be added to
+// ClusterAnalysisTemplateLister.
+type ClusterAnalysisTemplateListerExpansion interface{}

@@ -26,8 +26,12 @@ import (
 type Interface interface {
 	// Activities returns a ActivityInformer.
 	Activities() TypedActivityInformer
+	// AnalysisTemplates returns a AnalysisTemplateInformer.
+	AnalysisTemplates() TypedAnalysisTemplateInformer
 	// AppServices returns a AppServiceInformer.
 	AppServices() TypedAppServiceInformer
+	// ClusterAnalysisTemplates returns a ClusterAnalysisTemplateInformer.
+	ClusterAnalysisTemplates() TypedClusterAnalysisTemplateInformer
 }
 
 type version struct {
@@ -46,7 +50,17 @@ func (v *version) Activities() TypedActivityInformer {
 	return &activityInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
+// AnalysisTemplates returns a TypedAnalysisTemplateInformer.
+func (v *version) AnalysisTemplates() TypedAnalysisTemplateInformer {
+	return &analysisTemplateInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
 // AppServices returns a TypedAppServiceInformer.
 func (v *version) AppServices() TypedAppServiceInformer {
 	return &appServiceInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// ClusterAnalysisTemplates returns a TypedClusterAnalysisTemplateInformer.
+func (v *version) ClusterAnalysisTemplates() TypedClusterAnalysisTemplateInformer {
+	return &clusterAnalysisTemplateInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }

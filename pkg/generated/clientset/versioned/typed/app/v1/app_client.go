@@ -29,7 +29,9 @@ import (
 type AppV1Interface interface {
 	RESTClient() rest.Interface
 	ActivitiesGetter
+	AnalysisTemplatesGetter
 	AppServicesGetter
+	ClusterAnalysisTemplatesGetter
 }
 
 // AppV1Client is used to interact with features provided by the app.example.com group.
@@ -41,8 +43,16 @@ func (c *AppV1Client) Activities(namespace string) ActivityInterface {
 	return newActivities(c, namespace)
 }
 
+func (c *AppV1Client) AnalysisTemplates(namespace string) AnalysisTemplateInterface {
+	return newAnalysisTemplates(c, namespace)
+}
+
 func (c *AppV1Client) AppServices(namespace string) AppServiceInterface {
 	return newAppServices(c, namespace)
+}
+
+func (c *AppV1Client) ClusterAnalysisTemplates() ClusterAnalysisTemplateInterface {
+	return newClusterAnalysisTemplates(c)
 }
 
 // NewForConfig creates a new AppV1Client for the given config.

@@ -20,4 +20,8 @@ package v1
 
 type ActivityExpansion interface{}
 
+type AnalysisTemplateExpansion interface{}
+
 type AppServiceExpansion interface{}
+
+type ClusterAnalysisTemplateExpansion interface{}

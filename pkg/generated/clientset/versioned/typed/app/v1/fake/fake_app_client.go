@@ -32,8 +32,16 @@ func (c *FakeAppV1) Activities(namespace string) v1.ActivityInterface {
 	return newFakeActivities(c, namespace)
 }
 
+func (c *FakeAppV1) AnalysisTemplates(namespace string) v1.AnalysisTemplateInterface {
+	return newFakeAnalysisTemplates(c, namespace)
+}
+
 func (c *FakeAppV1) AppServices(namespace string) v1.AppServiceInterface {
 	return newFakeAppServices(c, namespace)
+}
+
+func (c *FakeAppV1) ClusterAnalysisTemplates() v1.ClusterAnalysisTemplateInterface {
+	return newFakeClusterAnalysisTemplates(c)
 }
 
 // RESTClient returns a RESTClient that is used to communicate
