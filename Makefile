@@ -201,8 +201,8 @@ test-crd-paths: ## What each install path (kubectl client- and server-side, the 
 	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_E2E_GROUP=alone go test -tags e2e -count=1 -timeout 15m -run '^TestCRDInstallPaths$$' $(GO_TEST_FLAGS) ./test/e2e
 
 .PHONY: test-admission
-test-admission: ## Property tests: every AppService and Activity the CRDs admit yields children the API server accepts; and it finds each container rule removed.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 20m -run '^(TestAdmissionProperty(FindsMissingRules)?|TestActivityAdmissionProperty)$$' $(GO_TEST_FLAGS) ./test/admission
+test-admission: ## Property tests: every AppService and Activity the CRDs admit yields children the API server accepts, every analysis template they admit resolves; and it finds each container rule removed.
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 20m -run '^(TestAdmissionProperty(FindsMissingRules)?|TestActivityAdmissionProperty|TestAnalysisTemplateAdmissionProperty)$$' $(GO_TEST_FLAGS) ./test/admission
 
 .PHONY: test-demo
 test-demo: ## make demo on a local control plane, straight through, in Chinese; fails when a step does not end as narrated.

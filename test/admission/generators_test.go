@@ -346,6 +346,31 @@ func genAnalysis(x uint64) *appv1.CanaryAnalysis {
 		}
 		a.Metrics = append(a.Metrics, m)
 	}
+	// Templates, after the metrics' draws (which keep their values): a
+	// reference now and then, its kind, name and arguments good and bad,
+	// and an inline query that uses an argument (refused: arguments are
+	// a template's).
+	for range draw(3) {
+		ref := appv1.AnalysisTemplateRef{Name: []string{"success-rate", "p99.latency", "judge"}[draw(3)],
+			Kind: []appv1.AnalysisTemplateKind{"", appv1.KindAnalysisTemplate, appv1.KindClusterAnalysisTemplate}[draw(3)]}
+		if draw(2) == 0 {
+			ref.Args = map[string]string{"service": "{{ target }}", "quantile": "0.99"}
+		}
+		switch draw(12) {
+		case 0:
+			ref.Name = []string{"", "Bad", "-x", strings.Repeat("a", 254)}[draw(4)]
+		case 1:
+			ref.Kind = "Template"
+		case 2:
+			ref.Args = map[string]string{[]string{"", "9x", "a-b", strings.Repeat("a", 64)}[draw(4)]: "v"}
+		case 3:
+			ref.Args = map[string]string{"service": strings.Repeat("v", 1025)}
+		}
+		a.Templates = append(a.Templates, ref)
+	}
+	if len(a.Metrics) > 0 && draw(30) == 0 {
+		a.Metrics[0].Query = `x{a="{{ args.service }}"}`
+	}
 	return a
 }
 

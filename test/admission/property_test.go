@@ -40,6 +40,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -298,8 +300,26 @@ func analysisRuns(a *appv1.CanaryAnalysis) error {
 			return fmt.Errorf("its metric %s's query %q renders as %q, with a placeholder left", m.Name, m.Query, q)
 		}
 	}
+	// Each template it names can be found, and declare its arguments.
+	for _, ref := range a.Templates {
+		if k := analysis.Kind(ref); k != appv1.KindAnalysisTemplate && k != appv1.KindClusterAnalysisTemplate {
+			return fmt.Errorf("its template %s is of kind %q", ref.Name, ref.Kind)
+		}
+		if errs := validation.IsDNS1123Subdomain(ref.Name); len(errs) > 0 {
+			return fmt.Errorf("its template %q cannot be named: %s", ref.Name, strings.Join(errs, "; "))
+		}
+		for k := range ref.Args {
+			if !argName.MatchString(k) {
+				return fmt.Errorf("its template %s gets argument %q, which no template can declare", ref.Name, k)
+			}
+		}
+	}
 	return nil
 }
+
+// argName is a template argument's name, as the AnalysisTemplate's CRD
+// admits it.
+var argName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
 
 // dryRunChild dry-runs the create of one child (none when desired is nil)
 // and runs the controller's diff between desired and what the API server
