@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -229,14 +228,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// PinsText is pins as a line for people: "ClusterAnalysisTemplate
-// success-rate@0123abcd, ...".
-func PinsText(pins []appv1.PinnedTemplate) string {
-	parts := make([]string, len(pins))
-	for i, p := range pins {
-		parts[i] = RefName(p.Kind, p.Name) + "@" + p.Digest
-	}
-	return strings.Join(parts, ", ")
 }

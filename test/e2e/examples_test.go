@@ -119,6 +119,18 @@ func TestExamples(t *testing.T) {
 		t.Errorf("shop's canary: spec %+v, status %+v", as.Spec.Canary, as.Status.Canary)
 	}
 	checkCanaryGone(t, ns, "shop")
+	// The fleet's judges, cluster-wide: admitted as shipped.
+	templates := filepath.Join(repoRoot, "artifacts", "examples", "analysis-templates")
+	out, err := kubectl("apply", "-f", templates)
+	if err != nil {
+		t.Fatalf("kubectl apply -f artifacts/examples/analysis-templates: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = kubectl("delete", "--ignore-not-found", "-f", templates) })
+	for _, name := range []string{"success-rate", "p99-latency", "success-rate-by-pods"} {
+		if !strings.Contains(out, "clusteranalysistemplate.app.example.com/"+name+" created") {
+			t.Errorf("kubectl apply -f artifacts/examples/analysis-templates did not create %s:\n%s", name, out)
+		}
+	}
 	if as := waitAvailable(t, ns, "storefront", 2); as.Status.Canary == nil || as.Status.Canary.StableTemplateHash == "" ||
 		!as.Spec.Canary.Steps[0].Gate || as.Spec.Canary.RollbackWindow != 2 || len(as.Spec.Canary.TesterHeaders) != 1 {
 		t.Errorf("storefront's canary: spec %+v, status %+v", as.Spec.Canary, as.Status.Canary)
