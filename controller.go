@@ -158,7 +158,7 @@ func NewController(
 	if c.configs, err = newConfigWatch(ctx, metadataClient, kubeClient, appServiceInformer.Informer(), c.queue.Add); err != nil {
 		return nil, err
 	}
-	templatesSynced := []cache.InformerSynced{}
+	var templatesSynced []cache.InformerSynced
 	if c.templates, templatesSynced, err = newTemplateWatch(appInformers, appServiceInformer.Informer(), c.queue.Add); err != nil {
 		return nil, err
 	}

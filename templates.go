@@ -52,7 +52,8 @@ type templateWatch struct {
 
 // newTemplateWatch watches both kinds and queues, through the index on
 // the AppServices' informer, those that name a template that changed.
-func newTemplateWatch(appInformers informers.Interface, appServices cache.SharedIndexInformer, enqueue func(cache.ObjectName)) (*templateWatch, []cache.InformerSynced, error) {
+func newTemplateWatch(appInformers informers.Interface, appServices cache.SharedIndexInformer,
+	enqueue func(cache.ObjectName)) (*templateWatch, []cache.InformerSynced, error) {
 	err := appServices.AddIndexers(cache.Indexers{templateIndex: func(obj any) ([]string, error) {
 		as, err := appcache.Decode(obj)
 		if err != nil {

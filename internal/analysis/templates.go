@@ -101,7 +101,7 @@ func Resolve(namespace string, a *appv1.CanaryAnalysis, pinned []appv1.PinnedTem
 					m.Name, other, RefName(kind, ref.Name))}
 			}
 			from[m.Name] = RefName(kind, ref.Name)
-			out.Metrics = append(out.Metrics, appv1.AnalysisMetric{Name: m.Name, Query: m.Query, Min: m.Min, Max: m.Max, DryRun: m.DryRun})
+			out.Metrics = append(out.Metrics, appv1.AnalysisMetric(m))
 		}
 		pins = append(pins, *pin.DeepCopy())
 	}

@@ -170,7 +170,7 @@ func checkTemplate(ctx context.Context, apps clientset.Interface, ns, name strin
 	}
 	var metrics []appv1.AnalysisMetric
 	for _, m := range pin.Metrics {
-		metrics = append(metrics, appv1.AnalysisMetric{Name: m.Name, Query: m.Query, Min: m.Min, Max: m.Max, DryRun: m.DryRun})
+		metrics = append(metrics, appv1.AnalysisMetric(m))
 	}
 	if err := analysisRuns(&appv1.CanaryAnalysis{Metrics: metrics}); err != nil {
 		return "admitted", fmt.Errorf("admitted, and resolved: %w", err)
