@@ -257,7 +257,7 @@ func (r *Runner) measure(ctx context.Context, m appv1.AnalysisMetric, query stri
 	}
 	v, _, err := r.api.Query(ctx, query, round.Time, promv1.WithTimeout(r.timeout))
 	if err != nil {
-		res.Err = queryError(err, r.timeout)
+		res.Err = QueryError(err, r.timeout)
 		return res
 	}
 	res.Value, res.NoData, err = Number(v)
@@ -267,8 +267,8 @@ func (r *Runner) measure(ctx context.Context, m appv1.AnalysisMetric, query stri
 	return res
 }
 
-// queryError says why a query failed, in a sentence for the status.
-func queryError(err error, timeout time.Duration) string {
+// QueryError says why a query failed, in a sentence for the status.
+func QueryError(err error, timeout time.Duration) string {
 	var apiErr *promv1.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

@@ -50,6 +50,9 @@ type Clients struct {
 	BatchV1   batchv1client.BatchV1Interface
 	CoreV1    corev1client.CoreV1Interface
 	GatewayV1 gatewayclient.GatewayV1Interface
+	// Config is the clients' configuration (nil: fakes), for the API
+	// server's service proxy (kubectl appservice analysis).
+	Config    *rest.Config
 	Namespace string
 	// NoWatchList: the clients cannot stream a watch's initial list
 	// (client-go's fakes), so get --watch's informers list first.
@@ -84,7 +87,7 @@ func clientsFromFlags(flags *genericclioptions.ConfigFlags, errOut io.Writer) fu
 		if err != nil {
 			return nil, err
 		}
-		c := &Clients{Namespace: ns}
+		c := &Clients{Namespace: ns, Config: cfg}
 		if c.AppV1, err = appclient.NewForConfigAndClient(cfg, httpClient); err != nil {
 			return nil, err
 		}

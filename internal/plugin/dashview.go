@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -272,26 +271,16 @@ var canaryPhases = map[CanaryPhase]string{
 // metricViews are the analysis' metrics with their bounds from the spec.
 func metricViews(as *appv1.AppService, ms []appv1.MetricStatus, now time.Time) []MetricView {
 	bounds := map[string]string{}
-	bound := func(name string, lo, hi *string) {
-		var b []string
-		if lo != nil {
-			b = append(b, "≥ "+*lo)
-		}
-		if hi != nil {
-			b = append(b, "≤ "+*hi)
-		}
-		bounds[name] = strings.Join(b, ", ")
-	}
 	if a := as.Spec.Canary.Analysis; a != nil {
 		for _, m := range a.Metrics {
-			bound(m.Name, m.Min, m.Max)
+			bounds[m.Name] = boundsText(m.Min, m.Max)
 		}
 	}
 	if st := as.Status.Canary; st != nil {
 		// The templates' metrics, as the canary pinned them.
 		for _, p := range st.Templates {
 			for _, m := range p.Metrics {
-				bound(m.Name, m.Min, m.Max)
+				bounds[m.Name] = boundsText(m.Min, m.Max)
 			}
 		}
 	}

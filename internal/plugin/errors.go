@@ -41,6 +41,10 @@ const (
 	// ExitNotApplicable: the command does not apply to the canary's state
 	// (promote with no canary running, retry with none aborted, ...).
 	ExitNotApplicable = 5
+	// ExitAnalysisFailed: kubectl appservice analysis found a metric that
+	// would hold or abort a canary (out of its bounds, a failed query), or
+	// templates that do not resolve.
+	ExitAnalysisFailed = 6
 )
 
 // Error is an error and the exit code it ends the plugin with.
@@ -116,6 +120,8 @@ func (r request) rbacHint() string {
 		return "a spec change: it needs patch on appservices, which the plugin's roles do not grant (docs/plugin.md#rbac)"
 	case r.verb == verbPatch && r.resource == resourceDeployments:
 		return "it needs patch on deployments, as kubectl rollout restart does (docs/plugin.md#rbac)"
+	case r.resource == resourceServiceProxy:
+		return "it needs get on services/proxy in Prometheus's namespace, which the plugin's roles do not grant (docs/plugin.md#rbac)"
 	}
 	return "the ClusterRole appservice-viewer grants it (docs/plugin.md#rbac)"
 }

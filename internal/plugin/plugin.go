@@ -21,7 +21,8 @@ limitations under the License.
 // never polling); list its namespace's AppServices; promote, abort and
 // retry command a canary through status.canary.request; suspend, resume
 // and restart change the spec or restart the Pods; dashboard serves a web
-// page of them all, live, with the same requests as buttons.
+// page of them all, live, with the same requests as buttons; analysis runs
+// an AppService's canary analysis once, its templates resolved.
 //
 // Its dependencies, and why each:
 //   - k8s.io/cli-runtime: kubectl's own flags (genericclioptions'
@@ -35,15 +36,21 @@ limitations under the License.
 //     filtered by name and label) and patches; the Gateway API's clientset
 //     for the HTTPRoute.
 //   - internal/children, for the names of the canary's objects only;
-//     internal/version for the user agent's version.
+//     internal/version for the user agent's version; internal/analysis and
+//     internal/canary for analysis: the controller's own resolution of the
+//     templates, rendering of the queries and reading of their answers, so
+//     that what it prints is what a canary would measure.
+//   - github.com/prometheus/client_golang's API client, as the controller
+//     asks Prometheus.
 //
 // The logic is here, each part a function of its inputs that the tests
 // call: the tree (Render), the states (StateOf, CanaryOf), list's rows
 // (Rows), the requests and their refusals (BuildRequest); the commands
 // around them read and write through Clients.
 //
-// It imports of this repository only internal/children, internal/dashboard,
-// internal/version, pkg/apis/app/v1 and pkg/generated/...; the controller
+// It imports of this repository only internal/analysis, internal/canary,
+// internal/children, internal/dashboard, internal/version, pkg/apis/app/v1
+// and pkg/generated/...; the controller
 // never links it.
 package plugin
 
@@ -122,7 +129,8 @@ commands the canary: promote, abort, retry.
 
 Exit codes: 0 success; 1 any other error; 2 bad usage; 3 the AppService or
 its namespace does not exist; 4 forbidden (RBAC); 5 the command does not
-apply to the canary's state. docs/plugin.md says more.`,
+apply to the canary's state; 6 analysis: a metric does not pass. docs/plugin.md
+says more.`,
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl appservice"},
 		Version:     version.Get().GitVersion,
 		// The errors are printed once, by Main, with the exit code's
@@ -145,7 +153,7 @@ apply to the canary's state. docs/plugin.md says more.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &Error{Code: ExitUsage, Err: err} })
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newGetCommand(o), newListCommand(o), newPromoteCommand(o), newAbortCommand(o), newRetryCommand(o),
-		newSuspendCommand(o, true), newSuspendCommand(o, false), newRestartCommand(o), newDashboardCommand(o))
+		newSuspendCommand(o, true), newSuspendCommand(o, false), newRestartCommand(o), newDashboardCommand(o), newAnalysisCommand(o))
 	return root
 }
 

@@ -62,7 +62,7 @@ var mayImport = map[string][]string{
 	"hack/localcluster":      {"internal/localcluster"},
 	"hack/krew":              {},
 	"cmd/kubectl-appservice": {"internal/plugin"},
-	"internal/plugin":        {"internal/children", "internal/dashboard", "internal/version", "pkg/apis/app/v1", "pkg/generated/..."},
+	"internal/plugin":        {"internal/analysis", "internal/canary", "internal/children", "internal/dashboard", "internal/version", "pkg/apis/app/v1", "pkg/generated/..."},
 	"internal/dashboard":     {},
 }
 

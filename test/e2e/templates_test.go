@@ -27,6 +27,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -106,13 +107,20 @@ func release(t *testing.T, ns, name, image string) {
 //   - fleet: twenty AppServices judged by one ClusterAnalysisTemplate with
 //     a bound no value meets are all aborted by it; once it is fixed, the
 //     next releases of all twenty pass.
+//   - plugin: kubectl appservice analysis tries the judge before a
+//     release, on the suite's Prometheus: exit 0 while the canary's
+//     Service would pass, 6 once it answers errors; through the API
+//     server's service proxy, a viewer is refused (exit 4) and a Service
+//     with no Prometheus behind it is a failed query (exit 6).
 func TestAnalysisTemplates(t *testing.T) {
 	parallel(t)
 	installGatewayAPI(t)
+	applyPluginRoles(t)
 	t.Run("missing", func(t *testing.T) { t.Parallel(); testTemplateMissing(t) })
 	t.Run("args", func(t *testing.T) { t.Parallel(); testTemplateArgs(t) })
 	t.Run("edited", func(t *testing.T) { t.Parallel(); testTemplateEdited(t) })
 	t.Run("fleet", func(t *testing.T) { t.Parallel(); testTemplateFleet(t) })
+	t.Run("plugin", func(t *testing.T) { t.Parallel(); testTemplatePlugin(t) })
 }
 
 func testTemplateMissing(t *testing.T) {
@@ -347,4 +355,38 @@ func testAnalysisTemplateKilled(t *testing.T) {
 			}
 		}
 	}
+}
+
+func testTemplatePlugin(t *testing.T) {
+	ns := newNamespace(t)
+	const name = "tried"
+	createTemplate(t, ns, "judge", rateTemplate("success-rate", "0.95"))
+	createAppService(t, ns, name, templatedSpec([]appv1.AnalysisTemplateRef{{Name: "judge", Args: map[string]string{"service": name + "-canary"}}},
+		appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
+	p := &plugin{t: t, kubeconfig: cluster.Kubeconfig, ns: ns}
+	try := func(code int, out string, args ...string) {
+		t.Helper()
+		eventually(t, time.Minute, func() error {
+			r := p.run(append([]string{"analysis", name}, args...)...)
+			if r.code != code || !strings.Contains(r.stdout+r.stderr, out) {
+				return fmt.Errorf("exit %d, want %d saying %q\nstdout:\n%sstderr:\n%s", r.code, code, out, r.stdout, r.stderr)
+			}
+			return nil
+		})
+	}
+	serve(ns, name, 10, 0)
+	try(0, "Passed", "--prometheus-url", prometheus.URL)
+	serve(ns, name, 5, 5)
+	try(6, "below min 0.95", "--prometheus-url", prometheus.URL)
+
+	// Through the service proxy: a viewer may not use it; behind a
+	// Service without endpoints, every query fails.
+	_, err := kube.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "prometheus"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 9090}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	try(6, "Error", "--prometheus-service", ns+"/prometheus:9090")
+	bindRole(t, ns, "appservice-viewer", rbacv1.Subject{Kind: "ServiceAccount", Name: "viewer", Namespace: ns})
+	try(4, "cannot get services/proxy in namespace", "--prometheus-service", ns+"/prometheus:9090", "--as=system:serviceaccount:"+ns+":viewer")
 }
