@@ -37,6 +37,9 @@ const (
 	analysisManifest = "artifacts/examples/canary/checkout.yaml"
 	// The release driven by hand: a gate, testers, a rollback window.
 	releaseManifest = "artifacts/examples/canary/storefront.yaml"
+	// A fleet's judge, and an AppService that names it.
+	templateManifest = "artifacts/examples/analysis-templates/success-rate.yaml"
+	cartManifest     = "hack/demo/manifests/cart.yaml"
 )
 
 // routeWeightColumns prints an HTTPRoute's first rule's backends and their
@@ -54,7 +57,7 @@ const routeWeights = `jsonpath={range .spec.rules[0].backendRefs[*]}{.name}={.we
 // The objects the tour makes; the first step checks none is left from an
 // earlier tour, and the last deletes them.
 var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app", "configmap/nginx-settings",
-	"activity/sleep-once", "appservice/shop", "appservice/checkout", "appservice/storefront"}
+	"activity/sleep-once", "appservice/shop", "appservice/checkout", "appservice/storefront", "appservice/cart"}
 
 // What steps that need the tour's own controller say when they are skipped.
 var (
@@ -468,6 +471,39 @@ func tourSteps() []step {
 		},
 		check: abortedByAnalysis,
 	}, {
+		title: text{"A judge defined once: a ClusterAnalysisTemplate", "只定义一次的评判：ClusterAnalysisTemplate"},
+		say: text{
+			"A platform team writes its success-rate check once, as a ClusterAnalysisTemplate, and cart's canary names it instead of\n" +
+				"its own query. The canary pins the template as it resolved it at its start (its status keeps the metrics and a digest),\n" +
+				"so an edit reaches the next release only. Then cart names a template that does not exist: its next canary holds at its\n" +
+				"start, with no traffic, Stalled with a reason of its own, and a Warning Event says which template.",
+			"平台团队把成功率检查只写一次，写成 ClusterAnalysisTemplate，cart 的金丝雀引用它，而不是写自己的查询。\n" +
+				"金丝雀在开始时把解析出的模板固定下来（status 中保存指标和摘要），所以对模板的修改只影响下一次发布。\n" +
+				"接着 cart 引用一个不存在的模板：它的下一个金丝雀停在起点，没有流量，Stalled 有自己的原因，一条 Warning Event 写明是哪个模板。",
+		},
+		ownController: &setsPrometheus,
+		before:        serveCart,
+		cmds: []command{
+			kubectl("apply", "-f", templateManifest),
+			kubectl("apply", "-f", cartManifest),
+			kubectl("wait", "--for=condition=Ready", "appsvc/cart", "--timeout=2m"),
+			kubectl("patch", "appsvc", "cart", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`),
+			kubectl("wait", "--for=jsonpath={.status.canary.templates[0].name}=success-rate", "appsvc/cart", "--timeout=2m"),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=RolloutComplete`, "appsvc/cart", "--timeout=2m"),
+			kubectl("appservice", "get", "cart"),
+			kubectl("patch", "appsvc", "cart", "--type=json", "-p",
+				`[{"op":"replace","path":"/spec/canary/analysis/templates/0/name","value":"no-such-judge"},{"op":"replace","path":"/spec/image","value":"nginx:1.29"}]`),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Stalled")].reason}=CanaryAnalysisUnresolved`, "appsvc/cart", "--timeout=1m"),
+			kubectl("get", "events", "--field-selector", "involvedObject.name=cart,reason=CanaryAnalysisUnresolved"),
+		},
+		expect: text{
+			"nginx:1.28 promoted, judged by the template it pinned; nginx:1.29 held at its start, Stalled (CanaryAnalysisUnresolved):\n" +
+				"ClusterAnalysisTemplate no-such-judge does not exist, with no canary Deployment",
+			"nginx:1.28 已晋升，由它固定下来的模板评判；nginx:1.29 停在起点，Stalled（CanaryAnalysisUnresolved）：\n" +
+				"ClusterAnalysisTemplate no-such-judge 不存在，没有金丝雀的 Deployment",
+		},
+		check: judgedByTemplate,
+	}, {
 		title: text{"Drive a release by hand: a gate, testers, promote, a rollback", "手动推进发布：关卡、测试者、晋升、回滚"},
 		say: text{
 			"storefront's first step waits at a gate for a person; requests with x-canary: qa reach the canary beside the\n" +
@@ -663,12 +699,14 @@ func tourSteps() []step {
 				"控制器什么都不用做。",
 		},
 		cmds: []command{
-			// checkout exists only if the tour ran its own controller.
-			kubectl("delete", "appsvc", "nginx-app", "other-app", "shop", "checkout", "--ignore-not-found"),
+			// checkout and cart exist only if the tour ran its own controller.
+			kubectl("delete", "appsvc", "nginx-app", "other-app", "shop", "checkout", "cart", "--ignore-not-found"),
+			kubectl("delete", "clusteranalysistemplate", "success-rate", "--ignore-not-found"),
 			kubectl("delete", "activity", "sleep-once"),
 			kubectl("delete", "configmap", "nginx-settings"),
 			kubectl("wait", "--for=delete", "deploy/nginx-app", "svc/nginx-app", "deploy/other-app", "svc/other-app", "deploy/shop", "svc/shop",
-				"httproute/shop", "deploy/checkout", "svc/checkout", "httproute/checkout", "job/sleep-once", "--timeout=2m"),
+				"httproute/shop", "deploy/checkout", "svc/checkout", "httproute/checkout", "deploy/cart", "svc/cart", "httproute/cart",
+				"job/sleep-once", "--timeout=2m"),
 			kubectl("get", "deploy,svc", "-l", "app.example.com/appservice"),
 		},
 		expect: text{"the Deployments and Services are gone", "Deployment 和 Service 都没了"},
@@ -861,6 +899,38 @@ func serveErrors(_ context.Context, t *tour) error {
 		"\n（替身网关现在每秒计数：checkout 10 个以 200 应答；checkout-canary 8 个以 200 应答，2 个以 503 应答）",
 	}))
 	return nil
+}
+
+// serveCart is the template step's before: the stand-in gateway counts,
+// per second, 10 requests to cart-canary answered 200.
+func serveCart(_ context.Context, t *tour) error {
+	if t.gateway == nil {
+		return fmt.Errorf("no stand-in gateway: the step needs the tour's own controller")
+	}
+	t.gateway.SetRate("default", "cart-canary", "200", 10)
+	fmt.Fprintln(t.out, t.say(text{
+		"\n(the stand-in gateway now counts, per second: cart-canary 10 answered 200)",
+		"\n（替身网关现在每秒计数：cart-canary 10 个以 200 应答）",
+	}))
+	return nil
+}
+
+// judgedByTemplate checks the template step: the pin of the promoted
+// canary and its metric passed, as kubectl appservice get showed them
+// (the seventh command), then the hold: nginx:1.28 still stable, no
+// canary Deployment, and the Warning Event naming the template.
+func judgedByTemplate(ctx context.Context, t *tour) error {
+	if len(t.last) < 7 || !containsAll(t.last[6], []string{"templates pinned at the canary's start: ClusterAnalysisTemplate success-rate@",
+		"success-rate  Passed"}) {
+		return fmt.Errorf("kubectl appservice get cart shows no pinned template whose metric passed")
+	}
+	if err := t.equals(ctx, "deployment/cart", "{.spec.template.spec.containers[0].image}", "nginx:1.28"); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "deployment/cart-canary", "{.metadata.name}", ""); err != nil {
+		return err
+	}
+	return t.warning(ctx, "cart", "CanaryAnalysisUnresolved", "ClusterAnalysisTemplate no-such-judge does not exist")
 }
 
 // abortedByAnalysis checks the analysis step: Stalled, CanaryAnalysisFailed,

@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"example.com/appservice-controller/internal/harness"
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -171,6 +172,93 @@ func analysisMetrics() []appv1.AnalysisMetric {
 	}
 }
 
+// canaryBench is a cluster with a gateway's API, a fake Prometheus that
+// answers at once, and the controller pointed at it, running n AppServices
+// named app-NNNNN whose canaries hold for an hour at a first step of 10%
+// routed, judged by analysis.
+type canaryBench struct {
+	e      *env
+	prom   *fakePrometheus
+	ctrl   *harness.Controller
+	routes *routeWatch
+	n      int
+}
+
+func (b *canaryBench) name(i int) string { return fmt.Sprintf("app-%05d", i) }
+
+// newCanaryBench starts it, the AppServices created and running, no
+// canary started yet; before, if not nil, runs once the controller is
+// ready, before the AppServices are created.
+func newCanaryBench(o options, label string, n int, analysis *appv1.CanaryAnalysis, before func(*env) error) (b *canaryBench, err error) {
+	b = &canaryBench{prom: newFakePrometheus(0), n: n}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	if b.e, err = newEnvWith(o, label, localcluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2}); err != nil {
+		return b, err
+	}
+	ctx := context.Background()
+	if err := localcluster.InstallGatewayAPI(ctx, b.e.cfg); err != nil {
+		return b, err
+	}
+	if b.ctrl, err = startController(o, b.e, "-prometheus-url="+b.prom.URL); err != nil {
+		return b, err
+	}
+	if _, err := waitReady(b.ctrl); err != nil {
+		return b, err
+	}
+	if before != nil {
+		// The controller has installed its CRDs.
+		if err := before(b.e); err != nil {
+			return b, err
+		}
+	}
+	if b.routes, err = watchRoutes(b.e); err != nil {
+		return b, err
+	}
+	// The first step holds for an hour: the canaries stay routed,
+	// measured every interval.
+	return b, createCanaried(ctx, b.e, n, b.name, &appv1.Canary{
+		Steps:    []appv1.CanaryStep{{Weight: 10, PauseSeconds: 3600}, {Weight: 100}},
+		Analysis: analysis,
+	}, b.routes, true)
+}
+
+func (b *canaryBench) close() {
+	if b.routes != nil {
+		b.routes.close()
+	}
+	if b.ctrl != nil {
+		stop(b.ctrl)
+	}
+	if b.e != nil {
+		b.e.cluster.Stop()
+	}
+	b.prom.Close()
+}
+
+// release gives every AppService a new image and waits until each canary
+// has a first round of its metrics measured at its routed step; it
+// returns the time that took.
+func (b *canaryBench) release(metrics int) (time.Duration, error) {
+	ctx := context.Background()
+	start := time.Now()
+	if err := inParallel(b.n, func(i int) error {
+		_, err := b.e.apps.AppV1().AppServices(benchNamespace).Patch(ctx, b.name(i), types.MergePatchType,
+			[]byte(`{"spec":{"image":"nginx:1.28"}}`), metav1.PatchOptions{})
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	err := poll("a first round of measurements of every canary", func() (bool, error) {
+		measured, _, err := canariesMeasured(ctx, b.e, metrics)
+		return measured == b.n, err
+	})
+	return time.Since(start), err
+}
+
 // measureAnalysis runs n canaries held at a routed step, each with an
 // analysis of three metrics every interval, against a fake Prometheus,
 // and measures over window (see Analysis).
@@ -178,40 +266,12 @@ func measureAnalysis(o options, n int, interval int32, window time.Duration) (An
 	metrics := analysisMetrics()
 	res := Analysis{N: n, Metrics: len(metrics), IntervalSeconds: int(interval),
 		ExpectedPerSecond: float64(n*len(metrics)) / float64(interval)}
-	prom := newFakePrometheus(0)
-	defer prom.Close()
-	e, err := newEnvWith(o, "analysis", localcluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2})
+	b, err := newCanaryBench(o, "analysis", n, &appv1.CanaryAnalysis{IntervalSeconds: interval, Metrics: metrics}, nil)
 	if err != nil {
 		return res, err
 	}
-	defer e.cluster.Stop()
-	ctx := context.Background()
-	if err := localcluster.InstallGatewayAPI(ctx, e.cfg); err != nil {
-		return res, err
-	}
-	ctrl, err := startController(o, e, "-prometheus-url="+prom.URL)
-	if err != nil {
-		return res, err
-	}
-	defer func() { stop(ctrl) }()
-	if _, err := waitReady(ctrl); err != nil {
-		return res, err
-	}
-	routes, err := watchRoutes(e)
-	if err != nil {
-		return res, err
-	}
-	defer routes.close()
-
-	name := func(i int) string { return fmt.Sprintf("app-%05d", i) }
-	// The first step holds for an hour: the canaries stay routed,
-	// measured every interval, for the window.
-	if err := createCanaried(ctx, e, n, name, &appv1.Canary{
-		Steps:    []appv1.CanaryStep{{Weight: 10, PauseSeconds: 3600}, {Weight: 100}},
-		Analysis: &appv1.CanaryAnalysis{IntervalSeconds: interval, Metrics: metrics},
-	}, routes, true); err != nil {
-		return res, err
-	}
+	defer b.close()
+	ctx, e, ctrl, prom := context.Background(), b.e, b.ctrl, b.prom
 	// The idle controller's CPU over a window as long, for reference.
 	_, idleStart, err := ctrl.Usage()
 	if err != nil {
@@ -224,21 +284,11 @@ func measureAnalysis(o options, n int, interval int32, window time.Duration) (An
 	}
 	res.IdleCPUPerSecond = (idleEnd - idleStart) / window.Seconds()
 
-	start := time.Now()
-	if err := inParallel(n, func(i int) error {
-		_, err := e.apps.AppV1().AppServices(benchNamespace).Patch(ctx, name(i), types.MergePatchType,
-			[]byte(`{"spec":{"image":"nginx:1.28"}}`), metav1.PatchOptions{})
-		return err
-	}); err != nil {
+	first, err := b.release(len(metrics))
+	if err != nil {
 		return res, err
 	}
-	if err := poll("a first round of measurements of every canary", func() (bool, error) {
-		measured, _, err := canariesMeasured(ctx, e, len(metrics))
-		return measured == n, err
-	}); err != nil {
-		return res, err
-	}
-	res.FirstRoundSeconds = time.Since(start).Seconds()
+	res.FirstRoundSeconds = first.Seconds()
 
 	logf("analysis: %d canaries measured, window of %s", n, window)
 	_, cpu0, err := ctrl.Usage()
@@ -386,6 +436,14 @@ func measureAnalyses(o options, res *Results) error {
 			return err
 		}
 		res.Analysis = a
+	}
+	if !o.skip["templates"] {
+		logf("analysis templates")
+		runs, err := measureTemplates(o, 1000)
+		if err != nil {
+			return err
+		}
+		res.Templates = runs
 	}
 	if !o.skip["slow-prometheus"] {
 		logf("a slow Prometheus")

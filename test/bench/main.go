@@ -174,8 +174,8 @@ func main() {
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
 		"convergence (the limit, convergence and backlog runs, with the steady state and the restart), "+
 		"limits (the backlog against the limit, minimal and realistic, at 1000 and 5000, with where the time goes), "+
-		"steady, latency, unrelated, config, crd, activities, throttle, canary, analysis, slow-prometheus, peer, flood, capacity (for quick tuning runs, "+
-		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary,analysis,slow-prometheus,flood; "+
+		"steady, latency, unrelated, config, crd, activities, throttle, canary, analysis, templates, slow-prometheus, peer, flood, capacity (for quick tuning runs, "+
+		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary,analysis,templates,slow-prometheus,flood; "+
 		"the floods alone, both controllers: the same with peer in place of flood).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
@@ -288,7 +288,10 @@ type Results struct {
 	// Analysis: what canary analyses cost the controller and Prometheus;
 	// SlowPrometheus: what a slow Prometheus costs the AppServices
 	// without one (test/bench/analysis.go).
-	Analysis       Analysis       `json:"analysis"`
+	Analysis Analysis `json:"analysis"`
+	// Templates: the same analysis inline and in a template
+	// (test/bench/templates.go).
+	Templates      []TemplatesRun `json:"templates,omitempty"`
 	SlowPrometheus SlowPrometheus `json:"slowPrometheus"`
 	// Peer: this controller and the peer side by side, per N, this one
 	// first (measurePeer).
@@ -2482,6 +2485,7 @@ func (r *Results) markdown() string {
 		fmt.Fprintf(&m, "| the controller's writes over those %.0f s (%s); from the image changes to a first round in every status | %.1f / s; %.1f s |\n",
 			a.WindowSeconds, strings.Join(writes, ", "), a.WritesPerSecond, a.FirstRoundSeconds)
 	}
+	m.WriteString(templatesMarkdown(r.Templates))
 	if sp := r.SlowPrometheus; sp.N > 0 {
 		fmt.Fprintf(&m, "| convergence of %d AppServices without an analysis, median of %d: -prometheus-url a Prometheus answering after %.0f s "+
 			"vs none (writes / AppService; queries it received) | %.2f s vs %.2f s (%.2f×; %.2f vs %.2f; %d) |\n",
