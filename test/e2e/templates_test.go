@@ -99,7 +99,8 @@ func release(t *testing.T, ns, name, image string) {
 //     Warning Event; once the template is created it starts by itself and
 //     is promoted.
 //   - args: two templates that both declare the argument service, given
-//     different values by their references: each query gets its own.
+//     different values by their references: each query gets its own; once
+//     promoted, the audit log records no write in steady state.
 //   - edited: a template edited in the middle of a release leaves the
 //     running canary's queries as they were (it is promoted with no
 //     failure though the edit fails every value), says so by a Normal
@@ -195,6 +196,15 @@ func testTemplateArgs(t *testing.T) {
 	if results["success-rate"] != appv1.MetricPassed || results["elsewhere-rate"] != appv1.MetricNoData {
 		t.Errorf("status.canary.analysis %s, want success-rate Passed and elsewhere-rate NoData", metricsString(analysisOf(as)))
 	}
+
+	// Promoted, its pins kept in the status: not one write while it
+	// syncs, the templates read at each sync.
+	waitInLine(t, ns, name)
+	steady := time.Now()
+	waitSyncs(t, ns, name)
+	for _, w := range canaryWrites(t, steady, ns) {
+		t.Errorf("write by the controller once promoted and in line: %s", w)
+	}
 }
 
 func testTemplateEdited(t *testing.T) {
@@ -211,37 +221,14 @@ func testTemplateEdited(t *testing.T) {
 
 	// A measurement passed at the first step: then the edit, which no
 	// success rate meets.
-	var digest string
-	rec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
-		last := vs[len(vs)-1].obj
-		if ms, pins := analysisOf(last), pinsOf(last); len(ms) == 1 && ms[0].Result == appv1.MetricPassed && len(pins) == 1 {
-			digest = pins[0].Digest
-			return nil
-		}
-		return fmt.Errorf("no measurement passed yet")
-	})
+	digest := waitPinnedPass(t, rec)
 	editTemplate(t, ns, "judge", "2")
 	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonAnalysisTemplateChanged,
 		"AnalysisTemplate judge changed")
 
 	as := waitCanaryDone(t, ns, name)
 	rec.waitWeights(t, 0, 20, 100, 0)
-	latest := ""
-	for _, v := range rec.app.snapshot() {
-		for _, m := range analysisOf(v.obj) {
-			if m.Result == appv1.MetricFailed || m.Failures > 0 {
-				t.Errorf("measurement %s after the edit: the running canary must keep its pinned bound (resourceVersion %d)", metricString(m), v.rv)
-			}
-		}
-		for _, p := range pinsOf(v.obj) {
-			if p.Digest != digest {
-				t.Errorf("pin %s@%s, want it kept at %s (resourceVersion %d)", p.Name, p.Digest, digest, v.rv)
-			}
-			if p.Latest != "" {
-				latest = p.Latest
-			}
-		}
-	}
+	latest := checkPinKept(t, rec, digest)
 	if latest == "" || latest == digest {
 		t.Errorf("no version of the status recorded the edit's digest (latest %q, pinned %q)", latest, digest)
 	}
@@ -324,15 +311,7 @@ func testAnalysisTemplateKilled(t *testing.T) {
 	rec := recordCanary(t, ns, name)
 	release(t, ns, name, "nginx:1.28")
 
-	var digest string
-	rec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
-		last := vs[len(vs)-1].obj
-		if ms, pins := analysisOf(last), pinsOf(last); len(ms) == 1 && ms[0].Result == appv1.MetricPassed && len(pins) == 1 {
-			digest = pins[0].Digest
-			return nil
-		}
-		return fmt.Errorf("no measurement passed yet")
-	})
+	digest := waitPinnedPass(t, rec)
 	if _, err := ctrl.Stop(syscall.SIGKILL); err == nil {
 		t.Fatal("the killed controller exited cleanly?")
 	}
@@ -343,18 +322,48 @@ func testAnalysisTemplateKilled(t *testing.T) {
 
 	waitCanaryDone(t, ns, name)
 	rec.waitWeights(t, 0, 20, 100, 0)
+	checkPinKept(t, rec, digest)
+}
+
+// waitPinnedPass waits until the recorded canary's status holds one pin
+// and a passed measurement of its one metric, and returns the pin's
+// digest.
+func waitPinnedPass(t *testing.T, rec *canaryRecord) string {
+	t.Helper()
+	var digest string
+	rec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
+		last := vs[len(vs)-1].obj
+		if ms, pins := analysisOf(last), pinsOf(last); len(ms) == 1 && ms[0].Result == appv1.MetricPassed && len(pins) == 1 {
+			digest = pins[0].Digest
+			return nil
+		}
+		return fmt.Errorf("no measurement passed yet")
+	})
+	return digest
+}
+
+// checkPinKept checks every version of the AppService the watch recorded:
+// no measurement failed, and every pin stayed at digest, whatever the
+// template became. It returns the last digest an edit recorded (latest).
+func checkPinKept(t *testing.T, rec *canaryRecord, digest string) string {
+	t.Helper()
+	latest := ""
 	for _, v := range rec.app.snapshot() {
 		for _, m := range analysisOf(v.obj) {
 			if m.Result == appv1.MetricFailed || m.Failures > 0 {
-				t.Errorf("measurement %s: the restarted controller must run the pinned bound (resourceVersion %d)", metricString(m), v.rv)
+				t.Errorf("measurement %s: the canary must run the bound it pinned (resourceVersion %d)", metricString(m), v.rv)
 			}
 		}
 		for _, p := range pinsOf(v.obj) {
 			if p.Digest != digest {
-				t.Errorf("pin %s@%s, want it kept at %s across the restart (resourceVersion %d)", p.Name, p.Digest, digest, v.rv)
+				t.Errorf("pin %s@%s, want it kept at %s (resourceVersion %d)", p.Name, p.Digest, digest, v.rv)
+			}
+			if p.Latest != "" {
+				latest = p.Latest
 			}
 		}
 	}
+	return latest
 }
 
 func testTemplatePlugin(t *testing.T) {
