@@ -249,7 +249,8 @@ func templateLookup(ctx context.Context, c *Clients) analysis.Lookup {
 
 // measureOnce asks query and judges its answer as the canary's analysis
 // does (internal/canary).
-func measureOnce(ctx context.Context, client promv1.API, a *appv1.CanaryAnalysis, m appv1.AnalysisMetric, query string, now time.Time, timeout time.Duration) metricRun {
+func measureOnce(ctx context.Context, client promv1.API, a *appv1.CanaryAnalysis, m appv1.AnalysisMetric, query string,
+	now time.Time, timeout time.Duration) metricRun {
 	r := metricRun{metric: m, query: query}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
