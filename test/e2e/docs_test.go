@@ -254,6 +254,10 @@ type kubectlFlags struct {
 
 var (
 	flagLineRE = regexp.MustCompile(`(?m)^\s+(?:-([a-zA-Z]), )?--([a-z0-9-]+)(=\S*)?:`)
+	// cobraFlagRE is a flag line of a cobra command's help, as the
+	// plugin's (kubectl appservice ...): "  -w, --watch     After ..." or
+	// "      --timeout duration   How long ..." (a type: it takes a value).
+	cobraFlagRE = regexp.MustCompile(`(?m)^\s+(?:-([a-zA-Z]), )?--([a-z0-9-]+)( [a-zA-Z]+)?\s{2,}\S`)
 	// The command's words start with a letter: "kubectl create -f
 	// FILENAME" names the command create.
 	usageRE = regexp.MustCompile(`(?m)^Usage:\n\s+kubectl ([a-z][a-z-]*(?: [a-z][a-z-]*)*)`)
@@ -281,7 +285,8 @@ func (k *kubectlFlags) flags(t *testing.T, args ...string) (string, map[string]b
 }
 
 // parseFlags reads the flags of kubectl's help, from lines such as
-// "-n, --namespace=<value>:" and "--watch=false:" (a bool takes no value).
+// "-n, --namespace=<value>:" and "--watch=false:" (a bool takes no value),
+// and of a plugin's, cobra's "-w, --watch" and "--timeout duration".
 func parseFlags(help string) map[string]bool {
 	f := map[string]bool{}
 	for _, m := range flagLineRE.FindAllStringSubmatch(help, -1) {
@@ -289,6 +294,12 @@ func parseFlags(help string) map[string]bool {
 		f[m[2]] = value
 		if m[1] != "" {
 			f[m[1]] = value
+		}
+	}
+	for _, m := range cobraFlagRE.FindAllStringSubmatch(help, -1) {
+		f[m[2]] = m[3] != ""
+		if m[1] != "" {
+			f[m[1]] = m[3] != ""
 		}
 	}
 	return f
