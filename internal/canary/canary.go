@@ -338,21 +338,6 @@ func recordedBy(st *appv1.CanaryStatus) appv1.CanaryTraffic {
 	return st.TrafficBy
 }
 
-// podShare is the share of a canary by Pods: its available Pods, all the
-// available Pods behind the Service, and the first's percentage of the
-// second, rounded to the nearest.
-func podShare(in Input) (share, canaryPods, servingPods int32) {
-	canaryPods = in.CanaryServingAvailable
-	if in.Pods != nil && in.serve {
-		canaryPods = in.Pods.Available
-	}
-	servingPods = canaryPods + max(in.StableAvailable, 0)
-	if servingPods == 0 {
-		return 0, canaryPods, 0
-	}
-	return int32((200*int64(canaryPods) + int64(servingPods)) / (2 * int64(servingPods))), canaryPods, servingPods
-}
-
 func decide(in Input) Decision {
 	c, st := in.Spec, in.Status
 	if st == nil {
@@ -586,20 +571,6 @@ func holdsForNothing(c *appv1.Canary, step appv1.CanaryStep) bool {
 	return step.PauseSeconds == 0 && c.Analysis == nil && !step.Gate && !hasTests(step, appv1.CanaryTestDuring)
 }
 
-// holdForRoute reports whether the canary must hold at its start for its
-// route, which the cluster cannot hold: no step may claim a weight no
-// route carries. A promotion under way goes on, needing no route; so does
-// a canary by Pods to which a route was added.
-func holdForRoute(in Input, st *appv1.CanaryStatus, running bool) bool {
-	if !in.RouteMissing {
-		return false
-	}
-	if !running || st.CanaryTemplateHash != in.Hash {
-		return true
-	}
-	return in.by != appv1.CanaryByPods && *st.Step < int32(len(in.Spec.Steps))
-}
-
 // rollback reports whether hash is one of the last stable templates
 // within spec.canary.rollbackWindow, other than the stable one.
 func rollback(c *appv1.Canary, st *appv1.CanaryStatus, hash string) bool {
@@ -776,35 +747,6 @@ func start(in Input, last *appv1.CanaryStatus, aborted string) Decision {
 	}
 }
 
-// awaitRoute is the decision of a canary of in.Hash held at its start while
-// its route cannot exist: no step, no Pods, no weight; the stable Pods
-// serve all the traffic. Its status names the template with no step, which
-// the plugin reads as waiting for the route; a canary that was running
-// starts again at its first step once the route can exist.
-func awaitRoute(in Input, st *appv1.CanaryStatus) Decision {
-	return Decision{
-		Phase: AwaitingRoute, HoldStable: true, Reason: appv1.ReasonRouteAPIMissing,
-		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, CanaryTemplateHash: in.Hash,
-			AbortedTemplateHash: st.AbortedTemplateHash, History: st.History, Tests: st.Tests},
-		Message: fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: "+
-			"it waits for its HTTPRoute, which the cluster cannot hold until it serves the Gateway API", in.Hash),
-	}
-}
-
-// awaitAnalysis is the decision of a canary of in.Hash held at its start
-// while its analysis's templates cannot be resolved: as awaitRoute, no
-// step, no Pods and no weight, and Stalled, for it needs the user. The
-// templates are watched: it starts once they resolve.
-func awaitAnalysis(in Input, st *appv1.CanaryStatus, aborted string) Decision {
-	return Decision{
-		Phase: AwaitingAnalysis, HoldStable: true, Stalled: true, Reason: appv1.ReasonCanaryAnalysisUnresolved,
-		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, CanaryTemplateHash: in.Hash,
-			AbortedTemplateHash: aborted, History: st.History, Tests: st.Tests},
-		Message: fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: its analysis cannot be resolved: %s",
-			in.Hash, in.Analysis.Unresolved),
-	}
-}
-
 // abortOnRequest is the decision of a canary aborted by the status's
 // request, which stays in the status as the record of it (with the
 // analysis's last results), with the abort's Warning Event when event.
@@ -946,69 +888,6 @@ func promoting(in Input, st *appv1.CanaryStatus) Decision {
 	}
 }
 
-// replicas is the canary's replica count at a step of weight: by route,
-// CanaryReplicas; by Pods, PodReplicas, or ShrinkReplicas when the stable
-// shrinks.
-func (in Input) replicas(weight int32) int32 {
-	switch {
-	case in.shrinking():
-		return ShrinkReplicas(in.StableReplicas, weight)
-	case in.by == appv1.CanaryByPods:
-		return PodReplicas(in.StableReplicas, weight)
-	}
-	return CanaryReplicas(in.StableReplicas, weight)
-}
-
-// shrinking: a canary by Pods whose stable gives up a Pod for each of its
-// own (spec.canary.shrinkStable).
-func (in Input) shrinking() bool {
-	return in.by == appv1.CanaryByPods && in.Spec != nil && in.Spec.ShrinkStable
-}
-
-// ShrinkReplicas is the canary's replica count for a step of weight
-// percent by Pods when the stable gives up as many (shrinkStable): of the
-// spec's count, the nearest to weight percent (the fewer on a tie), from 1
-// to all of them.
-func ShrinkReplicas(size, weight int32) int32 {
-	n, w := int64(max(size, 0)), int64(min(max(weight, 0), 100))
-	c := n * w / 100
-	if n*w%100 > 50 {
-		c++
-	}
-	return int32(min(max(c, 1), max(n, 1)))
-}
-
-// PodReplicas is the canary's replica count for a step of weight percent
-// by Pods, beside stable Pods that keep their number: the count c whose
-// share c / (stable + c) is nearest the weight (the smaller on a tie), at
-// least one, and at most stable, so that it never runs more Pods than a
-// canary by route at 100%. A weight above 50 is carried as 50%.
-func PodReplicas(stable, weight int32) int32 {
-	n, w := int64(max(stable, 0)), int64(min(max(weight, 0), 100))
-	if n <= 1 {
-		return 1
-	}
-	if w >= 50 {
-		return int32(n)
-	}
-	// The share c/(n+c) is w/100 at c = n*w/(100-w): the nearest whole
-	// count is one of its floor and ceiling, compared exactly.
-	lo := max(1, n*w/(100-w))
-	hi := min(n, lo+1)
-	off := func(c int64) int64 { return abs(100*c-w*(n+c)) * (n + lo + hi - c) }
-	if lo < hi && off(hi) < off(lo) {
-		return int32(hi)
-	}
-	return int32(lo)
-}
-
-func abs(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
 // traffic says the canary's share at a step of weight, and how it is
 // carried: "10% of the traffic by route", or by Pods "20% of the traffic
 // by Pods (1 of 5), for a 25% step", from the Pods available now.
@@ -1022,12 +901,6 @@ func (in Input) traffic(weight int32) string {
 		s += fmt.Sprintf(", for a %d%% step", weight)
 	}
 	return s
-}
-
-// CanaryReplicas is the canary's replica count at weight percent of the
-// stable's count, rounded up, at least one.
-func CanaryReplicas(stable, weight int32) int32 {
-	return max(1, int32((int64(stable)*int64(weight)+99)/100))
 }
 
 // routed is the weight the route sends the canary: its step's, while it
