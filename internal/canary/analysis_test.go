@@ -339,6 +339,13 @@ func TestDecidePins(t *testing.T) {
 			i.Status.Step, i.StableInLine, i.StableRolledOut = new(int32(1)), true, true
 			return i
 		}(), None, "start"},
+		{"once the spec has no analysis, they go with its results", func() Input {
+			i := base(running.DeepCopy())
+			i.Spec = spec.DeepCopy()
+			i.Spec.Analysis = nil
+			i.Status.Step, i.StableInLine, i.StableRolledOut = new(int32(1)), true, true
+			return i
+		}(), None, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Decide(tc.in)

@@ -643,7 +643,9 @@ func inLine(in Input, st *appv1.CanaryStatus, running bool) Decision {
 	d := Decision{Phase: None, Status: &appv1.CanaryStatus{StableTemplateHash: in.Hash, Analysis: st.Analysis,
 		History: history(c, st, in.Hash), Tests: st.Tests, Templates: st.Templates}}
 	if c.Analysis == nil {
-		d.Status.Analysis = nil
+		// No analysis any more: nor its results, nor the templates that
+		// judged the last canary.
+		d.Status.Analysis, d.Status.Templates = nil, nil
 	}
 	switch {
 	case promoted:
