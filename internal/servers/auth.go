@@ -197,17 +197,23 @@ func bearerToken(req *http.Request) (string, bool) {
 // the token.
 func (r *reviews) authenticate(ctx context.Context, token string) (*authenticationv1.UserInfo, error) {
 	key := sha256.Sum256([]byte(token))
-	if cached, ok := r.users.Get(key); ok {
-		return cached.(*authenticationv1.UserInfo), nil
+	cached := func() (any, bool) {
+		if user, ok := r.users.Get(key); ok {
+			return user.(*authenticationv1.UserInfo), true
+		}
+		if _, ok := r.unknown.Get(key); ok {
+			return (*authenticationv1.UserInfo)(nil), true
+		}
+		return nil, false
 	}
-	if _, ok := r.unknown.Get(key); ok {
-		return nil, nil
+	if user, ok := cached(); ok {
+		return user.(*authenticationv1.UserInfo), nil
 	}
 	slots := r.strangers
 	if _, ok := r.recent.Get(key); ok {
 		slots = r.known
 	}
-	user, err := r.review(ctx, "t"+string(key[:]), slots, func(ctx context.Context) (any, error) {
+	user, err := r.review(ctx, "t"+string(key[:]), slots, cached, func(ctx context.Context) (any, error) {
 		var result *authenticationv1.TokenReview
 		err := r.retry(ctx, func() (err error) {
 			result, err = r.tokens.Create(ctx, &authenticationv1.TokenReview{
@@ -254,10 +260,11 @@ func (r *reviews) authorize(ctx context.Context, user *authenticationv1.UserInfo
 	if err != nil {
 		return false, err
 	}
-	if cached, ok := r.decisions.Get(key); ok {
-		return cached.(bool), nil
+	cached := func() (any, bool) { return r.decisions.Get(key) }
+	if allowed, ok := cached(); ok {
+		return allowed.(bool), nil
 	}
-	allowed, err := r.review(ctx, "d"+string(key[:]), r.known, func(ctx context.Context) (any, error) {
+	allowed, err := r.review(ctx, "d"+string(key[:]), r.known, cached, func(ctx context.Context) (any, error) {
 		extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
 		for k, v := range user.Extra {
 			extra[k] = authorizationv1.ExtraValue(v)
@@ -287,9 +294,16 @@ func (r *reviews) authorize(ctx context.Context, user *authenticationv1.UserInfo
 
 // review runs send once for all the concurrent callers of key, in one of
 // slots (errBusy when none is free), within r.timeout, which no caller's
-// going away cuts short: the others still wait for it.
-func (r *reviews) review(ctx context.Context, key string, slots chan struct{}, send func(context.Context) (any, error)) (any, error) {
+// going away cuts short: the others still wait for it. The cache is read
+// again inside the flight: a caller that missed it just before the last
+// flight cached its answer and ended finds the answer there, instead of
+// sending a second review.
+func (r *reviews) review(ctx context.Context, key string, slots chan struct{},
+	cached func() (any, bool), send func(context.Context) (any, error)) (any, error) {
 	v, err, _ := r.flights.Do(key, func() (any, error) {
+		if v, ok := cached(); ok {
+			return v, nil
+		}
 		select {
 		case slots <- struct{}{}:
 			defer func() { <-slots }()

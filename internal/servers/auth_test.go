@@ -386,6 +386,25 @@ func TestReviewsCoalesced(t *testing.T) {
 	}
 }
 
+// TestReviewReadsCacheInFlight: a caller that missed the cache just before
+// the last flight cached its answer and ended starts a flight of its own;
+// that flight finds the answer in the cache and sends nothing (under the
+// race detector, TestReviewsCoalesced saw a second SubjectAccessReview
+// when it did not).
+func TestReviewReadsCacheInFlight(t *testing.T) {
+	rv := newReviews(nil, nil, time.Minute)
+	sent := 0
+	send := func(context.Context) (any, error) { sent++; return false, nil }
+	got, err := rv.review(context.Background(), "k", rv.known, func() (any, bool) { return true, true }, send)
+	if err != nil || got != true || sent != 0 {
+		t.Errorf("cached in the meantime: %v, %v, %d reviews sent; want true, no error, none", got, err, sent)
+	}
+	got, err = rv.review(context.Background(), "k", rv.known, func() (any, bool) { return nil, false }, send)
+	if err != nil || got != false || sent != 1 {
+		t.Errorf("not cached: %v, %v, %d reviews sent; want false, no error, one", got, err, sent)
+	}
+}
+
 // TestReviewsBudget: with every review slot of unknown tokens taken, a
 // request that needs another is answered 429 at once, sends nothing and
 // closes its connection, while a scraper known before is reviewed again;
