@@ -48,7 +48,7 @@ generate: ## Regenerate deepcopy, clientset, listers, informers, apply configura
 	./hack/update-codegen.sh
 
 .PHONY: manifests
-manifests: generate ## Regenerate the CRDs (artifacts/examples/crd.yaml, crd-activity.yaml, crd-analysistemplate.yaml, crd-clusteranalysistemplate.yaml); same generator run as `generate`.
+manifests: generate ## Regenerate the CRDs (artifacts/examples/crd.yaml, crd-activity.yaml, crd-analysistemplate.yaml, crd-clusteranalysistemplate.yaml, crd-notificationdestination.yaml); same generator run as `generate`.
 
 .PHONY: verify
 verify: ## Fail if anything generated is stale, or git tracks a binary or a file over 1 MiB.
@@ -234,11 +234,11 @@ test-e2e-loaded: ## The end-to-end tests on a loaded machine: E2E_LOAD (2) busy 
 
 .PHONY: install
 install: ## Install the CRDs (AppService, Activity) into the cluster of $KUBECONFIG.
-	$(KUBECTL) apply -f artifacts/examples/crd.yaml -f artifacts/examples/crd-activity.yaml -f artifacts/examples/crd-analysistemplate.yaml -f artifacts/examples/crd-clusteranalysistemplate.yaml
+	$(KUBECTL) apply -f artifacts/examples/crd.yaml -f artifacts/examples/crd-activity.yaml -f artifacts/examples/crd-analysistemplate.yaml -f artifacts/examples/crd-clusteranalysistemplate.yaml -f artifacts/examples/crd-notificationdestination.yaml
 
 .PHONY: uninstall
 uninstall: ## Remove the CRDs (and with them every AppService and Activity) from the cluster.
-	$(KUBECTL) delete --ignore-not-found -f artifacts/examples/crd.yaml -f artifacts/examples/crd-activity.yaml -f artifacts/examples/crd-analysistemplate.yaml -f artifacts/examples/crd-clusteranalysistemplate.yaml
+	$(KUBECTL) delete --ignore-not-found -f artifacts/examples/crd.yaml -f artifacts/examples/crd-activity.yaml -f artifacts/examples/crd-analysistemplate.yaml -f artifacts/examples/crd-clusteranalysistemplate.yaml -f artifacts/examples/crd-notificationdestination.yaml
 
 .PHONY: deploy
 deploy: ## Deploy the controller (artifacts/deploy: namespace, RBAC, 2 replicas, metrics Service) with image IMG.
@@ -262,7 +262,7 @@ build-installer: ## Write $(DIST)/install.yaml: the CRDs, namespace, RBAC and co
 	  for c in $(COMPONENTS); do printf -- '- ../../artifacts/components/%s\n' "$$c"; done; \
 	} > _output/installer/kustomization.yaml
 	cd _output/installer && go tool kustomize edit set image appservice-controller=$(IMG)
-	{ cat artifacts/examples/crd.yaml artifacts/examples/crd-activity.yaml artifacts/examples/crd-analysistemplate.yaml artifacts/examples/crd-clusteranalysistemplate.yaml; echo '---'; go tool kustomize build _output/installer; } > $(DIST)/install.yaml
+	{ cat artifacts/examples/crd.yaml artifacts/examples/crd-activity.yaml artifacts/examples/crd-analysistemplate.yaml artifacts/examples/crd-clusteranalysistemplate.yaml artifacts/examples/crd-notificationdestination.yaml; echo '---'; go tool kustomize build _output/installer; } > $(DIST)/install.yaml
 	@echo "wrote $(DIST)/install.yaml (image $(IMG)); install with: kubectl apply -f $(DIST)/install.yaml"
 
 .PHONY: undeploy

@@ -59,6 +59,8 @@ var (
 	analysisTemplateCRDYAML []byte
 	//go:embed artifacts/examples/crd-clusteranalysistemplate.yaml
 	clusterAnalysisTemplateCRDYAML []byte
+	//go:embed artifacts/examples/crd-notificationdestination.yaml
+	notificationDestinationCRDYAML []byte
 )
 
 // crdHashAnnotation records which embedded CRD was last installed, so that a
@@ -101,13 +103,14 @@ type embeddedCRD struct {
 func (c embeddedCRD) name() string { return c.resource.Resource + "." + c.resource.Group }
 
 // ourCRDs are the CRDs of every kind: the AppService's, the Activity's and
-// the analysis templates' (TestOurCRDs checks the names against the
+// the analysis templates' and the NotificationDestination's (TestOurCRDs checks the names against the
 // embedded YAML).
 var ourCRDs = []embeddedCRD{
 	{yaml: crdYAML, resource: appv1.SchemeGroupVersion.WithResource("appservices")},
 	{yaml: activityCRDYAML, resource: appv1.SchemeGroupVersion.WithResource("activities")},
 	{yaml: analysisTemplateCRDYAML, resource: appv1.SchemeGroupVersion.WithResource("analysistemplates")},
 	{yaml: clusterAnalysisTemplateCRDYAML, resource: appv1.SchemeGroupVersion.WithResource("clusteranalysistemplates")},
+	{yaml: notificationDestinationCRDYAML, resource: appv1.SchemeGroupVersion.WithResource("notificationdestinations")},
 }
 
 var crdResource = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")

@@ -56,7 +56,7 @@ go run ./hack/crdtrim -activity-from artifacts/examples/crd.yaml < config/crd/ba
 mv artifacts/examples/crd-activity.yaml.tmp artifacts/examples/crd-activity.yaml
 # The analysis templates' CRDs (AnalysisTemplate, ClusterAnalysisTemplate):
 # controller-gen's output as it is; nothing of core/v1 to trim.
-for kind in analysistemplate clusteranalysistemplate; do
+for kind in analysistemplate clusteranalysistemplate notificationdestination; do
   cp "config/crd/bases/app.example.com_${kind}s.yaml" "artifacts/examples/crd-${kind}.yaml"
 done
 # The monitoring artifacts: artifacts/monitoring holds the alert rules and

@@ -17,7 +17,7 @@ git ls-files --cached --others --exclude-standard -z \
 
 "$SCRATCH/hack/update-codegen.sh" >/dev/null
 
-GENERATED=(pkg/apis pkg/generated config/crd/bases artifacts/examples/crd.yaml artifacts/examples/crd-activity.yaml artifacts/examples/crd-analysistemplate.yaml artifacts/examples/crd-clusteranalysistemplate.yaml
+GENERATED=(pkg/apis pkg/generated config/crd/bases artifacts/examples/crd.yaml artifacts/examples/crd-activity.yaml artifacts/examples/crd-analysistemplate.yaml artifacts/examples/crd-clusteranalysistemplate.yaml artifacts/examples/crd-notificationdestination.yaml
   artifacts/components/prometheus-rule/prometheusrule.yaml artifacts/components/grafana-dashboard/dashboard.json
   charts/appservice-controller/files)
 status=0

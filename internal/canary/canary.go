@@ -229,6 +229,12 @@ type Decision struct {
 	// PodsServe: the canary's Pods are labelled for the AppService's
 	// Service (by Pods, once its first Before tests passed: PodsServe).
 	PodsServe bool
+	// Edge is the edge of the release this decision makes, which the
+	// notifications hear of ("": none), and EdgeStep its step (from 0).
+	// Gated is decided at every sync a step waits at its gate: the edge
+	// is its first.
+	Edge     appv1.ReleaseEdge
+	EdgeStep int32
 }
 
 // Event is an Event to record once the status that the decision brings is
@@ -434,6 +440,7 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 			d := aborted(fmt.Sprintf("its Pods were not available within the progress deadline (%s) at step %d of %d",
 				deadline, step+1, steps), true)
 			d.Status.AbortedTemplateHash = in.Hash
+			d.Edge = appv1.EdgeProgressDeadline
 			return d
 		}
 		after := deadline - since
@@ -484,6 +491,7 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 			// says 100%.)
 			d := advance(in, r.status, step)
 			d.Event, d.Events = event, append(events, r.events...)
+			d.Edge, d.EdgeStep = appv1.EdgeStep, step
 			if promote {
 				d.Events = append(d.Events, Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
 					fmt.Sprintf("Canary %s promoted on request past step %d of %d", in.Hash, step+1, steps)})
@@ -496,6 +504,7 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		}
 		d.RouteWeight = want.Weight
 		d.Event = event
+		d.Edge, d.EdgeStep = appv1.EdgeStep, step
 		d.Events = append(events, r.events...)
 		return d
 	}
@@ -544,6 +553,7 @@ func (in Input) routedStep(st *appv1.CanaryStatus, step, replicas int32, since t
 		// It passed its pause, and waits for a person.
 		d := running1(st, replicas, 0, gateWait)
 		d.Reason = appv1.ReasonCanaryGated
+		d.Edge, d.EdgeStep = appv1.EdgeGated, step
 		return d
 	}
 	return advance(in, st, step)
@@ -651,9 +661,11 @@ func inLine(in Input, st *appv1.CanaryStatus, running bool) Decision {
 	case promoted:
 		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryPromoted,
 			fmt.Sprintf("Canary %s promoted: every Pod runs it, all the traffic goes to the Service again, the canary's objects are deleted", in.Hash)}
+		d.Edge, d.EdgeStep = appv1.EdgePromoted, steps-1
 	case back:
 		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRolledBack,
 			fmt.Sprintf("Rolled back to %s without a canary: every Pod runs it (%s)", in.Hash, rollbackWhy(c))}
+		d.Edge = appv1.EdgeRolledBack
 	}
 	return d
 }
@@ -746,6 +758,7 @@ func start(in Input, last *appv1.CanaryStatus, aborted string) Decision {
 		CanaryReplicas: in.replicas(in.Spec.Steps[0].Weight), After: in.ProgressDeadline,
 		Reason:  appv1.ReasonCanaryProgressing,
 		Message: in.stepMessage(0, 0, "waits for its Pods"),
+		Edge:    appv1.EdgeStarted,
 	}
 }
 
@@ -776,6 +789,10 @@ func abort(in Input, st *appv1.CanaryStatus, why string, event bool) Decision {
 	}
 	if event {
 		d.Event = &Event{corev1.EventTypeWarning, appv1.ReasonCanaryAborted, d.Message}
+		d.Edge = appv1.EdgeAborted
+		if st.Step != nil {
+			d.EdgeStep = *st.Step
+		}
 	}
 	return d
 }
@@ -839,6 +856,7 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 	d.Events, d.Round = j.events, j.round
 	if gate {
 		d.Reason = appv1.ReasonCanaryGated
+		d.Edge, d.EdgeStep = appv1.EdgeGated, *st.Step
 	}
 	switch {
 	case !in.Analysis.Configured:

@@ -204,7 +204,7 @@ func TestDecideByPods(t *testing.T) {
 			Reason: appv1.ReasonCanaryProgressing, Message: "Canary new at step 1 of 3, 25% of the traffic by route: pauses"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Decide(tc.in)); diff != "" {
+			if diff := cmp.Diff(tc.want, Decide(tc.in), edgeFields); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})

@@ -167,7 +167,7 @@ func TestDecideRequests(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Decide(tc.in)
-			if diff := cmp.Diff(tc.want, got, carrierFields); diff != "" {
+			if diff := cmp.Diff(tc.want, got, carrierFields, edgeFields); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})
@@ -248,7 +248,7 @@ func TestDecideRollback(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Decide(tc.in)
-			if diff := cmp.Diff(tc.want, got, carrierFields); diff != "" {
+			if diff := cmp.Diff(tc.want, got, carrierFields, edgeFields); diff != "" {
 				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})

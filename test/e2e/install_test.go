@@ -96,6 +96,7 @@ func TestInstallBundle(t *testing.T) {
 		"customresourcedefinition.apiextensions.k8s.io/activities.app.example.com created",
 		"customresourcedefinition.apiextensions.k8s.io/analysistemplates.app.example.com created",
 		"customresourcedefinition.apiextensions.k8s.io/clusteranalysistemplates.app.example.com created",
+		"customresourcedefinition.apiextensions.k8s.io/notificationdestinations.app.example.com created",
 		"namespace/appservice-system created",
 		"clusterrole.rbac.authorization.k8s.io/appservice-controller-metrics-reader created",
 		"deployment.apps/appservice-controller created",
@@ -112,7 +113,8 @@ func TestInstallBundle(t *testing.T) {
 		t.Errorf("the bundle carries the CRD-install RBAC:\n%s", out)
 	}
 	kubectlOn("wait", "--for=condition=Established", "--timeout=60s", "crd/appservices.app.example.com", "crd/activities.app.example.com",
-		"crd/analysistemplates.app.example.com", "crd/clusteranalysistemplates.app.example.com")
+		"crd/analysistemplates.app.example.com", "crd/clusteranalysistemplates.app.example.com",
+		"crd/notificationdestinations.app.example.com")
 	// kwok runs the bundle's Pods as fakes: they pass admission (the
 	// namespace enforces the restricted Pod Security Standard) and are
 	// scheduled.
@@ -195,6 +197,7 @@ func TestInstallThenKubectlApply(t *testing.T) {
 		"customresourcedefinition.apiextensions.k8s.io/activities.app.example.com unchanged",
 		"customresourcedefinition.apiextensions.k8s.io/analysistemplates.app.example.com unchanged",
 		"customresourcedefinition.apiextensions.k8s.io/clusteranalysistemplates.app.example.com unchanged",
+		"customresourcedefinition.apiextensions.k8s.io/notificationdestinations.app.example.com unchanged",
 		"appservice.app.example.com/example-app created",
 		"activity.app.example.com/sleep-once created",
 	} {

@@ -52,6 +52,14 @@ compares them). */}}
 - apiGroups: ["app.example.com"]
   resources: ["analysistemplates", "clusteranalysistemplates"]
   verbs: ["get", "list", "watch"]
+# Where a release's edges are sent, and their Secrets: the leader reads a
+# destination's Secret (get only, never listed nor cached) when it posts.
+- apiGroups: ["app.example.com"]
+  resources: ["notificationdestinations"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get"]
 # The children. Patch brings the owned fields in line, and adds or removes
 # an owner reference. The one Deployment the controller deletes is a
 # canary's, once it ends.

@@ -80,6 +80,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.ContainerApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ContainerPort"):
 		return &appv1.ContainerPortApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("Delivery"):
+		return &appv1.DeliveryApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DisruptionBudget"):
 		return &appv1.DisruptionBudgetApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("DownwardAPIProjection"):
@@ -104,6 +106,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.KeyToPathApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("MetricStatus"):
 		return &appv1.MetricStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NotificationDestination"):
+		return &appv1.NotificationDestinationApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NotificationDestinationSpec"):
+		return &appv1.NotificationDestinationSpecApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NotificationEdge"):
+		return &appv1.NotificationEdgeApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("NotificationsStatus"):
+		return &appv1.NotificationsStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ObjectFieldSelector"):
 		return &appv1.ObjectFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("PersistentVolumeClaimVolumeSource"):
@@ -118,6 +128,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.ResourceFieldSelectorApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SecretProjection"):
 		return &appv1.SecretProjectionApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("SecretReference"):
+		return &appv1.SecretReferenceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("SecretVolumeSource"):
 		return &appv1.SecretVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("ServiceAccount"):

@@ -54,6 +54,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&AnalysisTemplateList{},
 		&ClusterAnalysisTemplate{},
 		&ClusterAnalysisTemplateList{},
+		&NotificationDestination{},
+		&NotificationDestinationList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -718,6 +718,11 @@ type AppServiceStatus struct {
 	// +optional
 	Canary *CanaryStatus `json:"canary,omitempty"`
 
+	// Notifications are the last release's edges and their deliveries
+	// (NotificationDestination).
+	// +optional
+	Notifications *NotificationsStatus `json:"notifications,omitempty"`
+
 	// Conditions are Available, Progressing and Degraded.
 	// +optional
 	// +listType=map

@@ -61,6 +61,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.App().V1().AppServices().Informer()}, nil
 	case v1.SchemeGroupVersion.WithResource("clusteranalysistemplates"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.App().V1().ClusterAnalysisTemplates().Informer()}, nil
+	case v1.SchemeGroupVersion.WithResource("notificationdestinations"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.App().V1().NotificationDestinations().Informer()}, nil
 
 	}
 

@@ -47,6 +47,9 @@ type AppServiceStatusApplyConfiguration struct {
 	Selector *string `json:"selector,omitempty"`
 	// Canary is where the canary stands.
 	Canary *CanaryStatusApplyConfiguration `json:"canary,omitempty"`
+	// Notifications are the last release's edges and their deliveries
+	// (NotificationDestination).
+	Notifications *NotificationsStatusApplyConfiguration `json:"notifications,omitempty"`
 	// Conditions are Available, Progressing and Degraded.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
@@ -118,6 +121,14 @@ func (b *AppServiceStatusApplyConfiguration) WithSelector(value string) *AppServ
 // If called multiple times, the Canary field is set to the value of the last call.
 func (b *AppServiceStatusApplyConfiguration) WithCanary(value *CanaryStatusApplyConfiguration) *AppServiceStatusApplyConfiguration {
 	b.Canary = value
+	return b
+}
+
+// WithNotifications sets the Notifications field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Notifications field is set to the value of the last call.
+func (b *AppServiceStatusApplyConfiguration) WithNotifications(value *NotificationsStatusApplyConfiguration) *AppServiceStatusApplyConfiguration {
+	b.Notifications = value
 	return b
 }
 

@@ -45,3 +45,11 @@ type AppServiceNamespaceListerExpansion interface{}
 // ClusterAnalysisTemplateListerExpansion allows custom methods to be added to
 // ClusterAnalysisTemplateLister.
 type ClusterAnalysisTemplateListerExpansion interface{}
+
+// NotificationDestinationListerExpansion allows custom methods to be added to
+// NotificationDestinationLister.
+type NotificationDestinationListerExpansion interface{}
+
+// NotificationDestinationNamespaceListerExpansion allows custom methods to be added to
+// NotificationDestinationNamespaceLister.
+type NotificationDestinationNamespaceListerExpansion interface{}

@@ -32,6 +32,8 @@ type Interface interface {
 	AppServices() TypedAppServiceInformer
 	// ClusterAnalysisTemplates returns a ClusterAnalysisTemplateInformer.
 	ClusterAnalysisTemplates() TypedClusterAnalysisTemplateInformer
+	// NotificationDestinations returns a NotificationDestinationInformer.
+	NotificationDestinations() TypedNotificationDestinationInformer
 }
 
 type version struct {
@@ -63,4 +65,9 @@ func (v *version) AppServices() TypedAppServiceInformer {
 // ClusterAnalysisTemplates returns a TypedClusterAnalysisTemplateInformer.
 func (v *version) ClusterAnalysisTemplates() TypedClusterAnalysisTemplateInformer {
 	return &clusterAnalysisTemplateInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// NotificationDestinations returns a TypedNotificationDestinationInformer.
+func (v *version) NotificationDestinations() TypedNotificationDestinationInformer {
+	return &notificationDestinationInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

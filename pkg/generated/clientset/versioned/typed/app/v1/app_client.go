@@ -32,6 +32,7 @@ type AppV1Interface interface {
 	AnalysisTemplatesGetter
 	AppServicesGetter
 	ClusterAnalysisTemplatesGetter
+	NotificationDestinationsGetter
 }
 
 // AppV1Client is used to interact with features provided by the app.example.com group.
@@ -53,6 +54,10 @@ func (c *AppV1Client) AppServices(namespace string) AppServiceInterface {
 
 func (c *AppV1Client) ClusterAnalysisTemplates() ClusterAnalysisTemplateInterface {
 	return newClusterAnalysisTemplates(c)
+}
+
+func (c *AppV1Client) NotificationDestinations(namespace string) NotificationDestinationInterface {
+	return newNotificationDestinations(c, namespace)
 }
 
 // NewForConfig creates a new AppV1Client for the given config.

@@ -25,3 +25,5 @@ type AnalysisTemplateExpansion interface{}
 type AppServiceExpansion interface{}
 
 type ClusterAnalysisTemplateExpansion interface{}
+
+type NotificationDestinationExpansion interface{}

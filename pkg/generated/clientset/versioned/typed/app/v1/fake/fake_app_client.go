@@ -44,6 +44,10 @@ func (c *FakeAppV1) ClusterAnalysisTemplates() v1.ClusterAnalysisTemplateInterfa
 	return newFakeClusterAnalysisTemplates(c)
 }
 
+func (c *FakeAppV1) NotificationDestinations(namespace string) v1.NotificationDestinationInterface {
+	return newFakeNotificationDestinations(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeAppV1) RESTClient() rest.Interface {
