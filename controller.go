@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,7 @@ import (
 	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/configrollout"
+	"example.com/appservice-controller/internal/notify"
 	"example.com/appservice-controller/internal/owner"
 	"example.com/appservice-controller/internal/syncerr"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -106,8 +108,11 @@ type Controller struct {
 	// path (internal/analysis, canary.go).
 	analysis *analysis.Runner
 	// templates reads the analyses' templates (templates.go).
-	templates    *templateWatch
-	cachesSynced []cache.InformerSynced
+	templates *templateWatch
+	// notifications are where a release's edges go, and the leader's
+	// Sender of them (notifications.go).
+	notifications *notifications
+	cachesSynced  []cache.InformerSynced
 	// statusWrites keeps a sync from deciding from an AppService the cache
 	// holds from before the controller's own last status write.
 	statusWrites owner.StatusWrites
@@ -138,6 +143,7 @@ func NewController(
 	recorder record.EventRecorder,
 	maxConfigRollouts int,
 	analysisConfig analysis.Config,
+	notifyConfig notify.Config,
 ) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 	appServiceInformer := appInformers.AppServices()
@@ -163,6 +169,9 @@ func NewController(
 		return nil, err
 	}
 	c.cachesSynced = append(c.cachesSynced, templatesSynced...)
+	var destinationsSynced cache.InformerSynced
+	c.notifications, destinationsSynced = newNotifications(kubeClient, appInformers.NotificationDestinations(), notifyConfig, c.queue.Add)
+	c.cachesSynced = append(c.cachesSynced, destinationsSynced)
 
 	logger.V(4).Info("Setting up event handlers")
 	// Every change of an AppService, and every periodic resync, queues it: a
@@ -234,6 +243,8 @@ func (c *Controller) handleAppService(obj interface{}) {
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer utilruntime.HandleCrash()
 	klog.FromContext(ctx).Info("Starting AppService controller")
+	// The Sender posts while this replica leads: only the leader sends.
+	c.notifications.sender.Start(ctx)
 	synced := c.cachesSynced
 	if c.routes != nil {
 		if routesSynced := c.routes.run(ctx, c.queueRouted); routesSynced != nil {
@@ -278,6 +289,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		logger.V(4).Info("AppService no longer exists")
 		c.configRollouts.Done(key)
 		c.analysis.Forget(key)
+		c.notifications.sender.Forget(key)
 		c.statusWrites.Forget(key)
 		return nil
 	}
@@ -329,7 +341,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		// Any other error is reported, whatever came with it.
 		return syncErr
 	}
-	seen := appstatus.Observed{Deployment: deployment, ConfigQueued: configQueued, MaxConfigRollouts: c.configRollouts.Max(), Canary: s.canary}
+	// The edge the canary's decision makes, for the destinations that hear
+	// of it, and the deliveries' results (notifications.go).
+	notifications, notifyErr := s.recordNotifications(desiredDeployment)
+	syncErr = errors.Join(syncErr, notifyErr)
+	seen := appstatus.Observed{Deployment: deployment, ConfigQueued: configQueued, MaxConfigRollouts: c.configRollouts.Max(), Canary: s.canary,
+		Notifications: notifications}
 	if ingress != nil {
 		seen.URL = children.IngressURL(ingress)
 	}
@@ -339,6 +356,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if err := c.updateStatus(ctx, as, seen, syncErr); err != nil {
 		return errors.Join(syncErr, err)
 	}
+	// Recorded: what it owes may go.
+	c.sendNotifications(key, cmp.Or(notifications, as.Status.Notifications))
 	if s.canary.After > 0 {
 		// The end of a canary's pause, or its deadline: nothing else
 		// would wake the sync then.

@@ -47,6 +47,7 @@ import (
 	"example.com/appservice-controller/internal/appcache"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/fixtures"
+	"example.com/appservice-controller/internal/notify"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 	"example.com/appservice-controller/pkg/generated/clientset/versioned/fake"
 	appinformers "example.com/appservice-controller/pkg/generated/informers/externalversions"
@@ -333,7 +334,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	services := kubeInformers.Core().V1().Services()
 	appServices := appInformers.App().V1().AppServices()
 	c, err := NewController(ctx, f.kubeClient, metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()),
-		f.appClient, kubeInformers, appInformers.App().V1(), nil, f.recorder, f.maxConfigRollouts, f.analysis)
+		f.appClient, kubeInformers, appInformers.App().V1(), nil, f.recorder, f.maxConfigRollouts, f.analysis, notify.DefaultConfig)
 	if err != nil {
 		f.t.Fatalf("NewController: %v", err)
 	}

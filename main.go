@@ -74,6 +74,7 @@ import (
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/leader"
 	"example.com/appservice-controller/internal/metrics"
+	"example.com/appservice-controller/internal/notify"
 	"example.com/appservice-controller/internal/owner"
 	"example.com/appservice-controller/internal/servers"
 	"example.com/appservice-controller/internal/version"
@@ -104,9 +105,13 @@ type options struct {
 	memoryLimitRatio float64
 	// analysis is where the canary analyses' Prometheus is.
 	analysis analysis.Config
-	servers  servers.Options
-	leader   leader.Options
-	logging  *logsapi.LoggingConfiguration
+	// notify is how a release's edges are delivered; notifyAllowed the
+	// entries of --notification-allowed.
+	notify        notify.Config
+	notifyAllowed []string
+	servers       servers.Options
+	leader        leader.Options
+	logging       *logsapi.LoggingConfiguration
 	// logFeatures are component-base's logging feature gates
 	// (-feature-gates=LoggingAlphaOptions=true, ...).
 	logFeatures featuregate.MutableVersionedFeatureGate
@@ -145,6 +150,17 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.analysis.CAFile, "prometheus-ca-file", "", "PEM CA certificates that verify --prometheus-url's certificate (default: the system's).")
 	fs.DurationVar(&o.analysis.Timeout, "prometheus-timeout", 10*time.Second, "How long a canary analysis's query may take; "+
 		"past it, the measurement is an error (the step holds, and errorLimit errors in a row abort the canary).")
+	fs.Func("notification-allowed", "Where the controller may post a release's edges (NotificationDestination): "+
+		"host names (hooks.slack.com, or *.example.com for its subdomains) and CIDRs (203.0.113.0/24), comma-separated or repeated. "+
+		"A post goes to a host named here, or to an address, as dialled, inside a CIDR here; any other is refused. "+
+		"Unset: anywhere, the cluster's own network included (docs/production.md).", func(v string) error {
+		o.notifyAllowed = append(o.notifyAllowed, strings.Split(v, ",")...)
+		return nil
+	})
+	o.notify = notify.DefaultConfig
+	fs.DurationVar(&o.notify.GiveUpAfter, "notification-give-up-after", notify.DefaultConfig.GiveUpAfter,
+		"How long after a release's edge its delivery to a destination is tried (with a jittered backoff that honours Retry-After) "+
+			"before it is given up, as the status, a Warning Event and appservice_notification_deliveries_total say.")
 	fs.StringVar(&o.servers.MetricsAddr, "metrics-bind-address", ":8443", "Address of the Prometheus /metrics endpoint; 0 turns it off.")
 	fs.BoolVar(&o.servers.MetricsSecure, "metrics-secure", true, "Serve /metrics over HTTPS to callers the API server authenticates (TokenReview) "+
 		"and authorizes to get /metrics (SubjectAccessReview). false: plain HTTP, open to anyone who reaches the port.")
@@ -253,7 +269,7 @@ func run(ctx context.Context, o options) error {
 
 	f := newInformerFactories(c, o)
 	controller, err := NewController(ctx, c.kube, c.metadata, c.apps, f.kube, f.apps.App().V1(),
-		&GatewayAPI{Client: c.gateway, Informers: f.gateway}, recorder, o.maxConfigRollouts, o.analysis)
+		&GatewayAPI{Client: c.gateway, Informers: f.gateway}, recorder, o.maxConfigRollouts, o.analysis, o.notify)
 	if err != nil {
 		return err
 	}
@@ -335,6 +351,14 @@ func (o *options) complete() error {
 	if (o.servers.MetricsCertFile == "") != (o.servers.MetricsKeyFile == "") {
 		return errors.New("--metrics-tls-cert-file and --metrics-tls-private-key-file go together")
 	}
+	if o.notify.GiveUpAfter <= 0 {
+		return fmt.Errorf("--notification-give-up-after must be more than 0, not %s", o.notify.GiveUpAfter)
+	}
+	allowed, err := notify.ParseAllowed(o.notifyAllowed)
+	if err != nil {
+		return fmt.Errorf("--notification-allowed: %w", err)
+	}
+	o.notify.Allowed = allowed
 	if o.leader.Namespace == "" {
 		o.leader.Namespace = leader.DefaultNamespace()
 	}

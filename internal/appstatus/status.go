@@ -56,6 +56,9 @@ type Observed struct {
 	MaxConfigRollouts int
 	// Canary is the sync's canary decision (internal/canary).
 	Canary canary.Decision
+	// Notifications are the edges and deliveries to record (nil: as they
+	// are).
+	Notifications *appv1.NotificationsStatus
 }
 
 // New computes an AppService's status from the children the sync saw
@@ -84,6 +87,9 @@ func New(as *appv1.AppService, seen Observed, syncErr error) appv1.AppServiceSta
 	}
 	setSuspendedCondition(&st, as)
 	st.Canary = seen.Canary.Status.DeepCopy()
+	if seen.Notifications != nil {
+		st.Notifications = seen.Notifications.DeepCopy()
+	}
 	return st
 }
 

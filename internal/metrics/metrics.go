@@ -73,6 +73,14 @@ var (
 	// buildInfo is the constant 1, labelled with the version: join it to
 	// other series to see which build produced them (as
 	// kubernetes_build_info does for the Kubernetes components).
+	// notificationDeliveries counts a release's edges delivered to a
+	// NotificationDestination, or given up: by its namespace and name,
+	// never its address.
+	notificationDeliveries = basemetrics.NewCounterVec(&basemetrics.CounterOpts{
+		Name:           "appservice_notification_deliveries_total",
+		Help:           "Deliveries of a release's edges to a NotificationDestination, by its namespace and name and by result (delivered, failed).",
+		StabilityLevel: basemetrics.ALPHA,
+	}, []string{"namespace", "destination", "result"})
 	buildInfo = basemetrics.NewGaugeVec(&basemetrics.GaugeOpts{
 		Name: "appservice_controller_build_info",
 		Help: "A metric with a constant '1' value labelled by the version, commit, tree state, build date, Go version and platform " +
@@ -81,7 +89,7 @@ var (
 )
 
 func init() {
-	legacyregistry.MustRegister(reconcileTotal, reconcileErrors, reconcileTime, buildInfo)
+	legacyregistry.MustRegister(reconcileTotal, reconcileErrors, reconcileTime, notificationDeliveries, buildInfo)
 	// Exposed at 0 from the start, as controller-runtime does, so that
 	// rate() and alerts work before the first error.
 	for _, controller := range controllerNames {
@@ -103,4 +111,10 @@ func ObserveReconcile(controller, result string, took time.Duration) {
 		reconcileErrors.WithLabelValues(controller).Inc()
 	}
 	reconcileTime.WithLabelValues(controller).Observe(took.Seconds())
+}
+
+// ObserveDelivery counts a delivery to the destination namespace/name that
+// ended with result: delivered or failed.
+func ObserveDelivery(namespace, destination, result string) {
+	notificationDeliveries.WithLabelValues(namespace, destination, result).Inc()
 }

@@ -269,6 +269,13 @@ const (
 	ReasonCanaryRequested = "CanaryRequested"
 	// ReasonCanaryRolledBack: a rollback (ReasonCanaryRollingBack) is done.
 	ReasonCanaryRolledBack = "CanaryRolledBack"
+	// ReasonNotificationFailed: a delivery of a release's edge to a
+	// NotificationDestination was given up (a Warning Event).
+	ReasonNotificationFailed = "NotificationFailed"
+	// ReasonNotificationBlocked: a delivery waits for the user (its
+	// destination's Secret missing, say), tried again meanwhile (a
+	// Warning Event).
+	ReasonNotificationBlocked = "NotificationBlocked"
 	// ReasonAnalysisTemplateChanged: a template a running canary pinned
 	// changed; the canary keeps what it pinned, the next one runs the
 	// change (a Normal Event).
