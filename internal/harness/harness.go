@@ -440,6 +440,36 @@ func procStatusBytes(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
 }
 
+// WaitForCRDs is WaitForCRD, then waits until the API server serves the
+// other kinds the controller built from this tree installs after those two
+// (the analysis templates, NotificationDestinations): for tests that create
+// them. An earlier release's controller may not install them all.
+func WaitForCRDs(ctx context.Context, apps clientset.Interface, p *Controller, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	if err := WaitForCRD(ctx, apps, p, timeout); err != nil {
+		return err
+	}
+	one := metav1.ListOptions{Limit: 1}
+	for {
+		_, err := apps.AppV1().AnalysisTemplates(metav1.NamespaceDefault).List(ctx, one)
+		if err == nil {
+			_, err = apps.AppV1().ClusterAnalysisTemplates().List(ctx, one)
+		}
+		if err == nil {
+			_, err = apps.AppV1().NotificationDestinations(metav1.NamespaceDefault).List(ctx, one)
+		}
+		switch {
+		case err == nil:
+			return nil
+		case time.Now().After(deadline):
+			return err
+		case p.Exited() != nil:
+			return p.Exited()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // WaitForCRD waits until the API server serves AppServices and Activities:
 // the controller installs their CRDs when it starts. It gives up early when
 // p exits.

@@ -91,7 +91,7 @@ func NewSender(cfg Config, secrets SecretGetter, destinations listers.Notificati
 	s.client = &retryablehttp.Client{
 		HTTPClient: &http.Client{Transport: Transport(cfg.Allowed), Timeout: cfg.TryTimeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		RetryWaitMin: time.Second, RetryWaitMax: 2 * time.Minute, RetryMax: 1 << 20,
+		RetryWaitMin: time.Second, RetryWaitMax: time.Minute, RetryMax: 1 << 20,
 		Backoff: jitteredBackoff, CheckRetry: checkRetry, PrepareRetry: prepareRetry,
 		RequestLogHook: func(_ retryablehttp.Logger, r *http.Request, _ int) { tryOf(r.Context()).attempts.Add(1) },
 		// A try that fails for good returns its response, which deliver
@@ -140,15 +140,23 @@ func (s *Sender) Settle(key cache.ObjectName, owed []Owed) {
 	}
 }
 
-// Send starts the deliveries owed that are neither in flight nor done.
+// Send starts the deliveries owed (oldest first, as Pending lists them)
+// that are neither in flight nor done: to each destination, one at a time,
+// so that an AppService's edges reach it in order. The next starts once the
+// last is done, at the sync its result wakes.
 func (s *Sender) Send(key cache.ObjectName, owed []Owed) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx == nil || s.ctx.Err() != nil {
 		return
 	}
+	busy := map[string]bool{}
 	for _, o := range owed {
-		if s.inFlight[key][o.ID] || s.results[key][o.ID].Done {
+		if s.results[key][o.ID].Done || busy[o.Destination] {
+			continue
+		}
+		busy[o.Destination] = true
+		if s.inFlight[key][o.ID] {
 			continue
 		}
 		if s.inFlight[key] == nil {
@@ -192,7 +200,16 @@ func (s *Sender) record(key cache.ObjectName, id string, r Result, done bool) {
 // allowed) is recorded at once, and tried again with a backoff meanwhile.
 func (s *Sender) deliver(leading context.Context, key cache.ObjectName, o Owed) {
 	logger := klog.FromContext(leading).WithValues("appService", key, "destination", klog.KRef(key.Namespace, o.Destination), "id", o.ID)
-	ctx, cancel := context.WithDeadline(leading, o.Edge.Time.Add(s.cfg.GiveUpAfter))
+	// Past its bound already (it waited behind earlier edges to the same
+	// destination, or for a leader): one try, no retries.
+	deadline, once := o.Edge.Time.Add(s.cfg.GiveUpAfter), false
+	if time.Until(deadline) <= 0 {
+		deadline, once = s.now().Add(s.cfg.TryTimeout), true
+	}
+	ctx, cancel := context.WithDeadline(leading, deadline)
+	if once {
+		ctx = context.WithValue(ctx, onceKey{}, true)
+	}
 	defer cancel()
 	attempts, problem := int32(0), ""
 	finish := func(delivered bool, why string) {
@@ -207,7 +224,7 @@ func (s *Sender) deliver(leading context.Context, key cache.ObjectName, o Owed) 
 		metrics.ObserveDelivery(key.Namespace, o.Destination, result)
 		s.record(key, o.ID, r, true)
 	}
-	backoff := wait.Backoff{Duration: 5 * time.Second, Factor: 2, Jitter: 0.5, Steps: 1 << 20, Cap: 2 * time.Minute}
+	backoff := wait.Backoff{Duration: 5 * time.Second, Factor: 2, Jitter: 0.5, Steps: 1 << 20, Cap: time.Minute}
 	for {
 		n, err := s.post(ctx, key, o)
 		attempts += n
@@ -219,7 +236,7 @@ func (s *Sender) deliver(leading context.Context, key cache.ObjectName, o Owed) 
 		case errors.As(err, &refused):
 			finish(false, refused.Error())
 			return
-		case leading.Err() == nil && ctx.Err() != nil:
+		case leading.Err() == nil && (ctx.Err() != nil || once):
 			// The bound: given up.
 			why := problem
 			if why == "" {
@@ -321,6 +338,9 @@ type try struct {
 
 type tryKey struct{}
 
+// onceKey marks a delivery past its bound: tried once, not again.
+type onceKey struct{}
+
 func tryOf(ctx context.Context) *try {
 	if t, ok := ctx.Value(tryKey{}).(*try); ok {
 		return t
@@ -382,7 +402,7 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 		t.last.Store(&why)
 	}
 	retry, _ := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
-	return retry, nil
+	return retry && ctx.Value(onceKey{}) == nil, nil
 }
 
 // jitteredBackoff is the client's exponential backoff, or the Retry-After

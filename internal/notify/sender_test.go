@@ -245,3 +245,39 @@ func TestSendNotLeading(t *testing.T) {
 		t.Errorf("%d posts while not leading", n)
 	}
 }
+
+// TestSendInOrder: an AppService's edges reach a destination one at a
+// time, oldest first: the second starts once the first is done.
+func TestSendInOrder(t *testing.T) {
+	f := newSenderFixture(t, DefaultConfig, func(int, http.ResponseWriter) {})
+	first, second := owedAt(time.Now()), owedAt(time.Now())
+	second.ID, second.Edge.ID = "abc-1.promoted-1.ops", "abc-1.promoted-1"
+	f.s.Send(shopCart, []Owed{first, second})
+	f.waitDone(t, 10*time.Second)
+	if posts := f.rcv.received(); len(posts) != 1 || !strings.Contains(posts[0].body, first.ID) {
+		t.Fatalf("posts %v, want the first alone", posts)
+	}
+	f.s.Send(shopCart, []Owed{first, second}) // the sync the result wakes
+	deadline := time.After(10 * time.Second)
+	for !f.s.Results(shopCart)[second.ID].Done {
+		select {
+		case <-f.woken:
+		case <-deadline:
+			t.Fatal("the second edge is not delivered")
+		}
+	}
+	if posts := f.rcv.received(); len(posts) != 2 || !strings.Contains(posts[1].body, second.ID) {
+		t.Errorf("posts %v, want the first then the second", posts)
+	}
+}
+
+// TestSendPastTheBound: a delivery that starts past its bound (it waited
+// behind others, or for a leader) is tried once, then given up.
+func TestSendPastTheBound(t *testing.T) {
+	f := newSenderFixture(t, DefaultConfig, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusBadGateway) })
+	f.s.Send(shopCart, []Owed{owedAt(time.Now().Add(-2 * time.Hour))})
+	r := f.waitDone(t, 10*time.Second)
+	if r.Delivered || r.Attempts != 1 || r.Message != "gave up after 1 attempt in 1h0m0s: the destination answered 502 Bad Gateway" {
+		t.Errorf("result %+v, want given up after one attempt", r)
+	}
+}

@@ -324,6 +324,39 @@ spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}]},
 		})
 	}
 
+	// The NotificationDestination's refusals, each naming its field.
+	destinationCases := []struct {
+		name, manifest, field, message string
+	}{
+		{"type missing", `spec: {secretRef: {name: hook}}`, "spec.type", "Required value"},
+		{"type unknown", `spec: {type: discord, secretRef: {name: hook}}`, "spec.type", "Unsupported value"},
+		{"secret missing", `spec: {type: slack}`, "spec.secretRef", "Required value"},
+		{"secret name empty", `spec: {type: slack, secretRef: {name: ""}}`, "spec.secretRef.name", ""},
+		{"secret name not a name", `spec: {type: slack, secretRef: {name: Hook_1}}`, "spec.secretRef.name", ""},
+		{"edge unknown", `spec: {type: teams, secretRef: {name: hook}, edges: [Started, Paused]}`, "spec.edges[1]", "Unsupported value"},
+		{"edge twice", `spec: {type: teams, secretRef: {name: hook}, edges: [Started, Started]}`, "spec.edges[1]", "Duplicate value"},
+		{"selector operator", `spec: {type: webhook, secretRef: {name: hook}, selector: {matchExpressions: [{key: team, operator: Equals, values: [a]}]}}`,
+			"spec.selector", "In or NotIn with values"},
+		{"selector In without values", `spec: {type: webhook, secretRef: {name: hook}, selector: {matchExpressions: [{key: team, operator: In}]}}`,
+			"spec.selector", "In or NotIn with values"},
+	}
+	for _, tc := range destinationCases {
+		t.Run("NotificationDestination "+tc.name, func(t *testing.T) {
+			manifest := "apiVersion: app.example.com/v1\nkind: NotificationDestination\nmetadata: {name: bad}\n" + tc.manifest + "\n"
+			err := apps.AppV1().RESTClient().Post().Namespace(ns).Resource("notificationdestinations").
+				SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background()).Error()
+			if err == nil {
+				t.Fatalf("admitted:\n%s", manifest)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("refused, but not as invalid: %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.message) {
+				t.Errorf("the error does not name %s (%q):\n%v", tc.field, tc.message, err)
+			}
+		})
+	}
+
 	t.Run("run-time failure is Degraded, not a crash", func(t *testing.T) {
 		// 20000 is a valid port, but outside this cluster's node port range
 		// (30000-32767): only the Service create can tell.

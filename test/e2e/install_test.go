@@ -178,7 +178,7 @@ func TestInstallThenKubectlApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = p.Stop(syscall.SIGTERM) })
-	if err := harness.WaitForCRD(ctx, clientset.NewForConfigOrDie(admin), p, time.Minute); err != nil {
+	if err := harness.WaitForCRDs(ctx, clientset.NewForConfigOrDie(admin), p, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 
@@ -246,7 +246,7 @@ func ownController(t *testing.T, c *localcluster.Cluster, user string, args ...s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = p.Stop(syscall.SIGTERM) })
-	if err := harness.WaitForCRD(context.Background(), apps, p, time.Minute); err != nil {
+	if err := harness.WaitForCRDs(context.Background(), apps, p, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	return p, kube, apps

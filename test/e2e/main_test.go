@@ -230,7 +230,7 @@ func runMain(m *testing.M) (code int) {
 		return 1
 	}
 	defer func() { _, _ = ctrl.Stop(syscall.SIGTERM) }()
-	if err := harness.WaitForCRD(ctx, apps, ctrl, time.Minute); err != nil {
+	if err := harness.WaitForCRDs(ctx, apps, ctrl, time.Minute); err != nil {
 		fmt.Fprintln(os.Stderr, "waiting for the controller to install its CRD:", err)
 		return 1
 	}

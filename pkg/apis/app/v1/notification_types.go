@@ -62,6 +62,7 @@ type NotificationDestinationSpec struct {
 	// Selector chooses the AppServices of the namespace it hears of by
 	// their labels; all of them when it is not set.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn'] ? has(e.values) && size(e.values) > 0 : e.operator in ['Exists', 'DoesNotExist'] && (!has(e.values) || size(e.values) == 0))",message="an expression's operator is In or NotIn with values, or Exists or DoesNotExist without"
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
 	// Edges are the edges it hears of; all of them when empty.
