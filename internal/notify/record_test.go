@@ -71,7 +71,9 @@ func TestRecord(t *testing.T) {
 		c:    base,
 	}, {
 		name: "an edge nobody hears of: nothing",
-		c:    with(func(c *Change) { c.Decision, c.Subscribers = step(canary.Decision{Edge: appv1.EdgeStarted}, 0), onlyAborts }),
+		c: with(func(c *Change) {
+			c.Decision, c.Subscribers = step(canary.Decision{Edge: appv1.EdgeStarted}, 0), onlyAborts
+		}),
 	}, {
 		name: "started: a release of its own, a delivery owed to each destination",
 		c:    with(func(c *Change) { c.Decision = step(canary.Decision{Edge: appv1.EdgeStarted}, 0) }),
@@ -120,7 +122,9 @@ func TestRecord(t *testing.T) {
 			{ID: "old-1.started-1", Deliveries: []appv1.Delivery{{Destination: "ops", Result: appv1.DeliveryDelivered}}},
 			{ID: "old-1.aborted-1", Deliveries: pending("ops")},
 		}},
-		c: with(func(c *Change) { c.Decision, c.Subscribers = step(canary.Decision{Edge: appv1.EdgeStarted}, 0), onlyAborts }),
+		c: with(func(c *Change) {
+			c.Decision, c.Subscribers = step(canary.Decision{Edge: appv1.EdgeStarted}, 0), onlyAborts
+		}),
 		want: &appv1.NotificationsStatus{Release: "old-1", Edges: []appv1.NotificationEdge{
 			{ID: "old-1.started-1", Deliveries: []appv1.Delivery{{Destination: "ops", Result: appv1.DeliveryDelivered}}},
 			{ID: "old-1.aborted-1", Deliveries: pending("ops")},

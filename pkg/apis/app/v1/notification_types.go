@@ -69,6 +69,7 @@ type NotificationDestinationSpec struct {
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:items:Enum=Started;Step;Gated;Promoted;Aborted;ProgressDeadline;RolledBack
 	Edges []ReleaseEdge `json:"edges,omitempty"`
 }
 
@@ -98,8 +99,7 @@ const (
 	SecretKeySigningKey = "signingKey"
 )
 
-// ReleaseEdge is an edge of a release that a destination may hear of.
-// +kubebuilder:validation:Enum=Started;Step;Gated;Promoted;Aborted;ProgressDeadline;RolledBack
+// ReleaseEdge is an edge of a release.
 type ReleaseEdge string
 
 // The edges of a release: a canary started; a step's weight went to the
@@ -153,7 +153,7 @@ type NotificationsStatus struct {
 
 // NotificationEdge is an edge and its deliveries.
 type NotificationEdge struct {
-	// ID is the edge's: its release, its kind and its step.
+	// ID is its release's, its kind and its step.
 	// +required
 	ID string `json:"id"`
 	// +required
@@ -161,7 +161,7 @@ type NotificationEdge struct {
 	// +required
 	Time metav1.Time `json:"time"`
 
-	// Step is the step's index (from 0) of Steps.
+	// Step is its step's index (from 0) of Steps.
 	// +optional
 	Step *int32 `json:"step,omitempty"`
 	// +optional
@@ -173,8 +173,7 @@ type NotificationEdge struct {
 	// +optional
 	ExitCode *int32 `json:"exitCode,omitempty"`
 
-	// Message says what happened (an analysis's value against its bound,
-	// a failed test's last line).
+	// Message says what happened.
 	// +optional
 	Message string `json:"message,omitempty"`
 
@@ -187,18 +186,15 @@ type NotificationEdge struct {
 
 // Delivery is an edge's delivery to a destination.
 type Delivery struct {
-	// Destination is the NotificationDestination's name.
 	// +required
 	Destination string `json:"destination"`
 	// +required
 	Result DeliveryResult `json:"result"`
-	// Attempts is how many posts it took.
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
-	// Time is when it was delivered, or given up.
 	// +optional
 	Time *metav1.Time `json:"time,omitempty"`
-	// Message says why it failed (never the address).
+	// Message says why it failed.
 	// +optional
 	Message string `json:"message,omitempty"`
 }

@@ -28,14 +28,11 @@ import (
 //
 // Delivery is an edge's delivery to a destination.
 type DeliveryApplyConfiguration struct {
-	// Destination is the NotificationDestination's name.
 	Destination *string               `json:"destination,omitempty"`
 	Result      *appv1.DeliveryResult `json:"result,omitempty"`
-	// Attempts is how many posts it took.
-	Attempts *int32 `json:"attempts,omitempty"`
-	// Time is when it was delivered, or given up.
-	Time *metav1.Time `json:"time,omitempty"`
-	// Message says why it failed (never the address).
+	Attempts    *int32                `json:"attempts,omitempty"`
+	Time        *metav1.Time          `json:"time,omitempty"`
+	// Message says why it failed.
 	Message *string `json:"message,omitempty"`
 }
 

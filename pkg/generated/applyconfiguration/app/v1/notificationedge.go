@@ -28,19 +28,18 @@ import (
 //
 // NotificationEdge is an edge and its deliveries.
 type NotificationEdgeApplyConfiguration struct {
-	// ID is the edge's: its release, its kind and its step.
+	// ID is its release's, its kind and its step.
 	ID   *string            `json:"id,omitempty"`
 	Edge *appv1.ReleaseEdge `json:"edge,omitempty"`
 	Time *metav1.Time       `json:"time,omitempty"`
-	// Step is the step's index (from 0) of Steps.
+	// Step is its step's index (from 0) of Steps.
 	Step  *int32 `json:"step,omitempty"`
 	Steps *int32 `json:"steps,omitempty"`
 	// Weight is the canary's percentage of the traffic.
 	Weight *int32 `json:"weight,omitempty"`
 	// ExitCode is a failed test's.
 	ExitCode *int32 `json:"exitCode,omitempty"`
-	// Message says what happened (an analysis's value against its bound,
-	// a failed test's last line).
+	// Message says what happened.
 	Message *string `json:"message,omitempty"`
 	// Deliveries are its deliveries, one per destination.
 	Deliveries []DeliveryApplyConfiguration `json:"deliveries,omitempty"`
