@@ -79,8 +79,8 @@ func TestTransportRefuses(t *testing.T) {
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrNotAllowed)) {
 			t.Errorf("%v, %s: %v, want allowed %v", tc.allowed, tc.url, err, tc.ok)
 		}
-		if err != nil && describe(err) != ErrNotAllowed.Error() {
-			t.Errorf("described as %q", describe(err))
+		if err != nil && Describe(err) != ErrNotAllowed.Error() {
+			t.Errorf("described as %q", Describe(err))
 		}
 	}
 }

@@ -65,6 +65,9 @@ func (m Message) Data() Data {
 	return d
 }
 
+// EdgeTest is the edge of kubectl appservice notify test's message.
+const EdgeTest appv1.ReleaseEdge = "Test"
+
 // EventTypePrefix begins every CloudEvent's type; the edge, in lower case,
 // ends it (com.example.appservice.release.aborted).
 const EventTypePrefix = "com.example.appservice.release."
@@ -91,6 +94,7 @@ func (m Message) Title() string {
 		appv1.EdgeStarted: "started a canary", appv1.EdgeStep: "moved to the next step", appv1.EdgeGated: "waits at a gate",
 		appv1.EdgePromoted: "was promoted", appv1.EdgeAborted: "was aborted",
 		appv1.EdgeProgressDeadline: "was aborted: its Pods missed the progress deadline", appv1.EdgeRolledBack: "was rolled back",
+		EdgeTest: "sends a test message (kubectl appservice notify test)",
 	}[m.Edge.Edge]
 	return fmt.Sprintf("%s/%s %s", m.Namespace, m.AppService, what)
 }
@@ -102,7 +106,7 @@ func (m Message) Facts() [][2]string {
 	if d.Step != nil {
 		f = append(f, [2]string{"Step", fmt.Sprintf("%d of %d", *d.Step, d.Steps)})
 	}
-	if m.Edge.Edge != appv1.EdgeRolledBack {
+	if m.Edge.Edge != appv1.EdgeRolledBack && m.Edge.Edge != EdgeTest {
 		f = append(f, [2]string{"Weight", fmt.Sprintf("%d%%", d.Weight)})
 	}
 	if d.From != "" || d.To != "" {

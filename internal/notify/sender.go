@@ -284,7 +284,7 @@ func (s *Sender) post(ctx context.Context, key cache.ObjectName, o Owed) (int32,
 		return 0, problemError{fmt.Sprintf("reading Secret %s: %s", dest.Spec.SecretRef.Name, apiReason(err))}
 	}
 	m := Message{Namespace: key.Namespace, AppService: key.Name, Owed: o}
-	req, t, err := NewRequest(ctx, dest, secret, m, s.now())
+	req, t, err := newRequest(ctx, dest, secret, m, s.now())
 	if err != nil {
 		return 0, err
 	}
@@ -305,7 +305,7 @@ func (s *Sender) post(ctx context.Context, key cache.ObjectName, o Owed) (int32,
 		if last := t.last.Load(); last != nil {
 			return n, errors.New(*last)
 		}
-		return n, errors.New(describe(err))
+		return n, errors.New(Describe(err))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -349,8 +349,14 @@ func tryOf(ctx context.Context) *try {
 }
 
 // NewRequest is the POST of m to dest, whose Secret is secret, signed at
-// now when dest is a webhook; the plugin's notify test sends it too.
-func NewRequest(ctx context.Context, dest *appv1.NotificationDestination, secret *corev1.Secret, m Message, now time.Time) (*http.Request, *try, error) {
+// now when dest is a webhook: what the Sender posts, for kubectl
+// appservice notify test. Its errors never say the address.
+func NewRequest(ctx context.Context, dest *appv1.NotificationDestination, secret *corev1.Secret, m Message, now time.Time) (*http.Request, error) {
+	req, _, err := newRequest(ctx, dest, secret, m, now)
+	return req, err
+}
+
+func newRequest(ctx context.Context, dest *appv1.NotificationDestination, secret *corev1.Secret, m Message, now time.Time) (*http.Request, *try, error) {
 	address := string(secret.Data[appv1.SecretKeyAddress])
 	if address == "" {
 		return nil, nil, problemError{fmt.Sprintf("Secret %s has no key %q (the URL to post to)", secret.Name, appv1.SecretKeyAddress)}
@@ -395,7 +401,7 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	t := tryOf(ctx)
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
-		why := describe(err)
+		why := Describe(err)
 		t.last.Store(&why)
 	case resp != nil && (resp.StatusCode < 200 || resp.StatusCode >= 300):
 		why := "the destination answered " + resp.Status
@@ -417,9 +423,9 @@ func jitteredBackoff(lo, hi time.Duration, attempt int, resp *http.Response) tim
 	return wait.Jitter(d/2, 1)
 }
 
-// describe says why a post failed without its URL (which holds tokens):
+// Describe says why a post failed without its URL (which holds tokens):
 // Go's errors name it, so only their kind is told.
-func describe(err error) string {
+func Describe(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
 	var unknownAuthority x509.UnknownAuthorityError

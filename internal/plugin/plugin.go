@@ -49,8 +49,8 @@ limitations under the License.
 // around them read and write through Clients.
 //
 // It imports of this repository only internal/analysis, internal/canary,
-// internal/children, internal/dashboard, internal/version, pkg/apis/app/v1
-// and pkg/generated/...; the controller
+// internal/children, internal/dashboard, internal/notify, internal/version,
+// pkg/apis/app/v1 and pkg/generated/...; the controller
 // never links it.
 package plugin
 
@@ -153,7 +153,7 @@ says more.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &Error{Code: ExitUsage, Err: err} })
 	flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(newGetCommand(o), newListCommand(o), newPromoteCommand(o), newAbortCommand(o), newRetryCommand(o),
-		newSuspendCommand(o, true), newSuspendCommand(o, false), newRestartCommand(o), newDashboardCommand(o), newAnalysisCommand(o))
+		newSuspendCommand(o, true), newSuspendCommand(o, false), newRestartCommand(o), newDashboardCommand(o), newAnalysisCommand(o), newNotifyCommand(o))
 	return root
 }
 

@@ -62,8 +62,10 @@ var mayImport = map[string][]string{
 	"hack/localcluster":      {"internal/localcluster"},
 	"hack/krew":              {},
 	"cmd/kubectl-appservice": {"internal/plugin"},
-	"internal/plugin":        {"internal/analysis", "internal/canary", "internal/children", "internal/dashboard", "internal/version", "pkg/apis/app/v1", "pkg/generated/..."},
-	"internal/dashboard":     {},
+	"internal/plugin": {"internal/analysis", "internal/canary", "internal/children", "internal/dashboard", "internal/notify", "internal/version",
+		"pkg/apis/app/v1", "pkg/generated/..."},
+	"internal/notify":    {"internal/canary", "internal/metrics", "internal/plural", "pkg/apis/app/v1", "pkg/generated/..."},
+	"internal/dashboard": {},
 }
 
 // testHelpers are packages for tests and tools only: the controller's
