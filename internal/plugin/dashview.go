@@ -58,16 +58,19 @@ type ListItem struct {
 
 // DetailView is the page of one AppService.
 type DetailView struct {
-	Namespace  string          `json:"namespace"`
-	Name       string          `json:"name"`
-	State      State           `json:"state"`
-	Symbol     string          `json:"symbol"`
-	Message    string          `json:"message,omitempty"`
-	Image      string          `json:"image"`
-	Replicas   string          `json:"replicas"`
-	Canary     *CanaryView     `json:"canary,omitempty"`
-	Route      string          `json:"route"`
-	Analysis   []MetricView    `json:"analysis,omitempty"`
+	Namespace string       `json:"namespace"`
+	Name      string       `json:"name"`
+	State     State        `json:"state"`
+	Symbol    string       `json:"symbol"`
+	Message   string       `json:"message,omitempty"`
+	Image     string       `json:"image"`
+	Replicas  string       `json:"replicas"`
+	Canary    *CanaryView  `json:"canary,omitempty"`
+	Route     string       `json:"route"`
+	Analysis  []MetricView `json:"analysis,omitempty"`
+	// Deliveries are the last release's edges, each to each destination
+	// that hears of it (status.notifications).
+	Deliveries []DeliveryView  `json:"deliveries,omitempty"`
 	Tree       []TreeRow       `json:"tree"`
 	Conditions []ConditionView `json:"conditions,omitempty"`
 	Events     []EventView     `json:"events,omitempty"`
@@ -96,6 +99,18 @@ type CanaryView struct {
 	// Templates are the analysis's templates as the canary pinned them
 	// (get's Analysis line).
 	Templates string `json:"templates,omitempty"`
+}
+
+// DeliveryView is an edge's delivery to a NotificationDestination.
+type DeliveryView struct {
+	Edge        string `json:"edge"`
+	Destination string `json:"destination"`
+	Result      string `json:"result"`
+	Attempts    int32  `json:"attempts"`
+	// Age is the edge's; When when it was delivered or given up.
+	Age     string `json:"age"`
+	When    string `json:"when,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // StepView is one step; Current marks the canary's.
@@ -217,6 +232,7 @@ func NewDetailView(s *Snapshot, events []corev1.Event, now time.Time) DetailView
 	if st := as.Status.Canary; st != nil {
 		v.Analysis = metricViews(as, st.Analysis, now)
 	}
+	v.Deliveries = deliveryViews(as.Status.Notifications, now)
 	for _, r := range treeRows(s, state, c, now) {
 		v.Tree = append(v.Tree, TreeRow{Depth: r.depth, Name: r.name, Kind: r.kind, Status: r.status, Age: r.age, Info: r.info})
 	}
@@ -425,4 +441,27 @@ func sortedConditions(conds []metav1.Condition) []metav1.Condition {
 	}
 	slices.SortStableFunc(sorted, func(a, b metav1.Condition) int { return cmp.Compare(rank(a.Type), rank(b.Type)) })
 	return sorted
+}
+
+// deliveryViews are the deliveries of st's edges, oldest first.
+func deliveryViews(st *appv1.NotificationsStatus, now time.Time) []DeliveryView {
+	if st == nil {
+		return nil
+	}
+	var out []DeliveryView
+	for _, e := range st.Edges {
+		edge := string(e.Edge)
+		if e.Step != nil {
+			edge = fmt.Sprintf("%s (step %d of %d)", e.Edge, *e.Step+1, e.Steps)
+		}
+		for _, d := range e.Deliveries {
+			dv := DeliveryView{Edge: edge, Destination: d.Destination, Result: string(d.Result), Attempts: d.Attempts,
+				Age: shortDuration(now.Sub(e.Time.Time)), Message: d.Message}
+			if d.Time != nil {
+				dv.When = shortDuration(d.Time.Sub(e.Time.Time)) + " after"
+			}
+			out = append(out, dv)
+		}
+	}
+	return out
 }

@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -238,5 +239,18 @@ func TestDashboardWithoutEvents(t *testing.T) {
 	if !ok || len(d.Tree) != 9 || len(d.Events) != 0 ||
 		d.EventsProblem != `forbidden: cannot watch events in namespace "shop": the ClusterRole appservice-viewer grants it (docs/plugin.md#rbac)` {
 		t.Errorf("view: %d tree rows, events %v, problem %q", len(d.Tree), d.Events, d.EventsProblem)
+	}
+}
+
+func TestDeliveryViews(t *testing.T) {
+	st := &appv1.NotificationsStatus{Edges: []appv1.NotificationEdge{{Edge: appv1.EdgeStep, Step: new(int32(1)), Steps: 3, Time: ago(time.Minute),
+		Deliveries: []appv1.Delivery{{Destination: "ops", Result: appv1.DeliveryDelivered, Attempts: 2, Time: new(ago(50 * time.Second))}}}}}
+	got := deliveryViews(st, now)
+	want := []DeliveryView{{Edge: "Step (step 2 of 3)", Destination: "ops", Result: "Delivered", Attempts: 2, Age: "60s", When: "10s after"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("deliveryViews = %+v, want %+v", got, want)
+	}
+	if deliveryViews(nil, now) != nil {
+		t.Error("no notifications: want no deliveries")
 	}
 }

@@ -91,6 +91,9 @@ func Render(w io.Writer, s *Snapshot, now time.Time) error {
 			}
 		}
 		field("  Steps", stepsLine(as, c))
+		if n := as.Status.Notifications; n != nil && len(n.Edges) > 0 {
+			field("  Notifications", notificationsLine(n))
+		}
 	}
 	field("Route", routeLine(as, s))
 	if st := as.Status.Canary; st != nil && len(st.Analysis) > 0 {
@@ -739,4 +742,30 @@ func pinsLine(pins []appv1.PinnedTemplate) string {
 		}
 	}
 	return "templates pinned at the canary's start: " + strings.Join(parts, ", ")
+}
+
+// notificationsLine counts the deliveries of the last release's edges by
+// result, with why the first owed or given up one is: "release abc-1: 5
+// delivered, 1 owed (ops, Aborted: Secret x not found)".
+func notificationsLine(st *appv1.NotificationsStatus) string {
+	counts := map[appv1.DeliveryResult]int{}
+	why := ""
+	for _, e := range st.Edges {
+		for _, d := range e.Deliveries {
+			counts[d.Result]++
+			if why == "" && d.Message != "" && d.Result != appv1.DeliveryDelivered {
+				why = fmt.Sprintf(" (%s, %s: %s)", d.Destination, e.Edge, d.Message)
+			}
+		}
+	}
+	var parts []string
+	for _, r := range []struct {
+		result appv1.DeliveryResult
+		word   string
+	}{{appv1.DeliveryDelivered, "delivered"}, {appv1.DeliveryPending, "owed"}, {appv1.DeliveryFailed, "given up"}} {
+		if n := counts[r.result]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, r.word))
+		}
+	}
+	return "release " + orNone(st.Release) + ": " + strings.Join(parts, ", ") + why
 }

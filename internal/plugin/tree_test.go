@@ -353,3 +353,13 @@ func TestCanaryLineAwaitingAnalysis(t *testing.T) {
 		t.Errorf("pinsLine = %q, want %q", got, want)
 	}
 }
+
+func TestNotificationsLine(t *testing.T) {
+	st := &appv1.NotificationsStatus{Release: "abc-1", Edges: []appv1.NotificationEdge{
+		{Edge: appv1.EdgeStarted, Deliveries: []appv1.Delivery{{Destination: "ops", Result: appv1.DeliveryDelivered}, {Destination: "team", Result: appv1.DeliveryFailed, Message: "gave up"}}},
+		{Edge: appv1.EdgeAborted, Deliveries: []appv1.Delivery{{Destination: "ops", Result: appv1.DeliveryPending}}},
+	}}
+	if got, want := notificationsLine(st), "release abc-1: 1 delivered, 1 owed, 1 given up (team, Started: gave up)"; got != want {
+		t.Errorf("notificationsLine = %q, want %q", got, want)
+	}
+}

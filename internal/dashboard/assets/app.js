@@ -136,6 +136,11 @@
         ["Metric", "Result", "Value", "Bounds", "Failures", "Errors", { text: "Measured", wide: true }, { text: "Message", msg: true }],
         v.analysis.map((a) => [a.name, a.symbol + " " + a.result, a.value, a.bounds, a.failures, a.errors, a.measured, a.message || ""]), "analysis")));
     }
+    if (v.deliveries) {
+      out.push(section("deliveries", v.deliveries, el("h2", {}, "Notifications"), table("The last release's edges, to each NotificationDestination that hears of them",
+        ["Edge", "Destination", "Result", "Attempts", { text: "Age", wide: true }, { text: "Delivered", wide: true }, { text: "Message", msg: true }],
+        v.deliveries.map((d) => [d.edge, d.destination, d.result, d.attempts, d.age, d.when || "", d.message || ""]), "deliveries")));
+    }
     out.push(section("objects", v.tree, el("h2", {}, "Objects"), table("The AppService's Deployments, ReplicaSets, Pods, tests and route",
       ["Name", "Kind", "Status", { text: "Age", wide: true }, { text: "Info", msg: true }],
       v.tree.map((r) => [el("span", { "data-depth": r.depth }, "\u00a0\u00a0".repeat(r.depth * 2) + (r.depth ? "└ " : "") + r.name), r.kind, r.status, r.age, r.info || ""]), "tree")));
