@@ -69,6 +69,7 @@ var translations = map[string]string{
 	"docs/canary.md":             "docs/zh-CN/canary.md",
 	"docs/monitoring.md":         "docs/zh-CN/monitoring.md",
 	"docs/plugin.md":             "docs/zh-CN/plugin.md",
+	"docs/notifications.md":      "docs/zh-CN/notifications.md",
 }
 
 // docFiles are the Markdown files a user reads: the top level's and docs/.
@@ -145,6 +146,7 @@ var docPackages = map[string]string{
 	"leader":           "example.com/appservice-controller/internal/leader",
 	"servers":          "example.com/appservice-controller/internal/servers",
 	"appv1":            "example.com/appservice-controller/pkg/apis/app/v1",
+	"notify":           "example.com/appservice-controller/internal/notify",
 }
 
 func TestDocsNames(t *testing.T) {

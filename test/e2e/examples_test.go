@@ -131,6 +131,16 @@ func TestExamples(t *testing.T) {
 			t.Errorf("kubectl apply -f artifacts/examples/analysis-templates did not create %s:\n%s", name, out)
 		}
 	}
+	// Where releases are heard of: admitted as shipped.
+	out, err = kubectl("apply", "-n", ns, "-f", filepath.Join(repoRoot, "artifacts", "examples", "notifications"))
+	if err != nil {
+		t.Fatalf("kubectl apply -f artifacts/examples/notifications: %v\n%s", err, out)
+	}
+	for _, name := range []string{"releases-slack", "releases-webhook"} {
+		if !strings.Contains(out, "notificationdestination.app.example.com/"+name+" created") {
+			t.Errorf("kubectl apply -f artifacts/examples/notifications did not create %s:\n%s", name, out)
+		}
+	}
 	if as := waitAvailable(t, ns, "storefront", 2); as.Status.Canary == nil || as.Status.Canary.StableTemplateHash == "" ||
 		!as.Spec.Canary.Steps[0].Gate || as.Spec.Canary.RollbackWindow != 2 || len(as.Spec.Canary.TesterHeaders) != 1 {
 		t.Errorf("storefront's canary: spec %+v, status %+v", as.Spec.Canary, as.Status.Canary)
