@@ -290,6 +290,8 @@ type tour struct {
 	// gateway is the stand-in gateway's metrics, which the Prometheus of
 	// the tour's own controller scrapes (nil: it uses one already running).
 	gateway *promtest.Exporter
+	// receiver is the notifications step's webhook (receiver.go).
+	receiver *receiver
 }
 
 func newTour(kubectlPath, lang string, out io.Writer, interactive bool) (*tour, error) {

@@ -63,6 +63,8 @@ var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "apps
 var (
 	readsMetrics = text{"it reads the tour's own controller, and this tour uses one already running",
 		"这一步读取演示自己运行的控制器，而这次演示用的是已经在运行的控制器"}
+	localReceiver = text{"the receiver runs on this machine, which a controller in a cluster may not reach",
+		"接收方运行在本机，集群里的控制器未必能访问到它"}
 	setsPrometheus = text{"the analysis measures what the Prometheus of the controller already running scrapes, which the tour cannot set",
 		"分析测量的是已在运行的控制器所用 Prometheus 抓取的数据，演示无法设定它们"}
 )
@@ -548,6 +550,30 @@ func tourSteps() []step {
 			"不经金丝雀回滚到 nginx:1.27（一条 Normal Event CanaryRolledBack），storefront-canary 不存在",
 		},
 		check: rolledBack,
+	}, {
+		title: text{"Hear about a release: a signed webhook", "发布通知：签名的 webhook"},
+		say: text{
+			"A NotificationDestination posts each edge of the releases of the AppServices it selects, here those labelled\n" +
+				"team=shop, as a signed CloudEvent: started, each step, promoted. The tour runs the receiver on this machine; it checks\n" +
+				"each post's signature with the Secret's key and prints what arrived. The status records each delivery with its edge.",
+			"NotificationDestination 把它选中的 AppService（这里是带 team=shop 标签的）每次发布的每个边沿，以签名的 CloudEvent\n" +
+				"投递出去：开始、每一步、晋升。演示在本机运行接收方；它用 Secret 里的密钥校验每次投递的签名，并打印收到的内容。\n" +
+				"status 随边沿一起记录每次投递。",
+		},
+		ownController: &localReceiver,
+		before:        serveReceiver,
+		cmds: []command{
+			kubectl("apply", "-f", ordersManifest),
+			kubectl("wait", "--for=condition=Ready", "appsvc/orders", "--timeout=2m"),
+			kubectl("patch", "appsvc", "orders", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`),
+			kubectl("wait", "--for=jsonpath={.status.notifications.edges[3].deliveries[0].result}=Delivered", "appsvc/orders", "--timeout=2m"),
+			kubectl("appservice", "get", "orders"),
+		},
+		expect: text{
+			"each edge once, in order, signed: Started, step 1, step 2, Promoted; the status counts 4 deliveries",
+			"每个边沿一次，按顺序，带签名：开始、第 1 步、第 2 步、晋升；status 记录了 4 次投递",
+		},
+		check: heardOnce,
 	}, {
 		title: text{"Edit the Deployment by hand", "手动修改 Deployment"},
 		say: text{

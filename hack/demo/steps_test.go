@@ -54,7 +54,7 @@ func hasHan(s string) bool {
 // The manifests the tour applies exist (make demo runs at the root).
 func TestTourManifests(t *testing.T) {
 	for _, m := range []string{seedManifest, otherManifest, badManifest, activityManifest, canaryManifest, analysisManifest, releaseManifest,
-		templateManifest, cartManifest} {
+		templateManifest, cartManifest, ordersManifest} {
 		if _, err := os.Stat(filepath.Join("../..", m)); err != nil {
 			t.Error(err)
 		}

@@ -57,7 +57,7 @@ var mayImport = map[string][]string{
 	"pkg/apis/app":           {},
 	"pkg/apis/app/v1":        {"pkg/apis/app"},
 	"hack/crdtrim":           {"pkg/apis/app/v1"},
-	"hack/demo":              {"internal/promtest"},
+	"hack/demo":              {"internal/notify", "internal/promtest"},
 	"hack/image":             {},
 	"hack/localcluster":      {"internal/localcluster"},
 	"hack/krew":              {},
