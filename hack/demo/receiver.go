@@ -63,7 +63,7 @@ func serveReceiver(ctx context.Context, t *tour) error {
 	}
 	r := &receiver{url: "http://" + l.Addr().String() + "/releases"}
 	go func() {
-		_ = http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.serve(t, w, req) }))
+		_ = http.Serve(l, http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) { r.serve(t, req) }))
 	}()
 	t.receiver = r
 	if out, err := t.run(ctx, "create", "secret", "generic", "releases-webhook", "--from-literal=address="+r.url,
@@ -77,8 +77,9 @@ func serveReceiver(ctx context.Context, t *tour) error {
 	return nil
 }
 
-// serve checks a post's signature, prints what it says, and answers 200.
-func (r *receiver) serve(t *tour, w http.ResponseWriter, req *http.Request) {
+// serve checks a post's signature and prints what it says (the answer:
+// 200).
+func (r *receiver) serve(t *tour, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	signed := notify.Verify([]byte(receiverKey), req.Header.Get(notify.SignatureHeader), body, time.Now(), 5*time.Minute) == nil
 	var e struct {

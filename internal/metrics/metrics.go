@@ -80,7 +80,7 @@ var (
 		Name:           "appservice_notification_deliveries_total",
 		Help:           "Deliveries of a release's edges to a NotificationDestination, by its namespace and name and by result (delivered, failed).",
 		StabilityLevel: basemetrics.ALPHA,
-	}, []string{"namespace", "destination", "result"})
+	}, []string{nameLabels[0], "destination", "result"})
 	buildInfo = basemetrics.NewGaugeVec(&basemetrics.GaugeOpts{
 		Name: "appservice_controller_build_info",
 		Help: "A metric with a constant '1' value labelled by the version, commit, tree state, build date, Go version and platform " +

@@ -142,34 +142,76 @@ func (m Message) Body(typ appv1.DestinationType) (string, []byte, error) {
 		for _, f := range m.Facts() {
 			facts = append(facts, fmt.Sprintf("*%s:* %s", f[0], slackEscape(f[1])))
 		}
-		text := "*" + slackEscape(m.Title()) + "*"
-		b, err := json.Marshal(map[string]any{
-			"text": m.Title() + ": " + m.Edge.Message,
-			"blocks": []any{
-				map[string]any{"type": "section", "text": map[string]string{"type": "mrkdwn", "text": text + "\n" + slackEscape(m.Edge.Message)}},
-				map[string]any{"type": "context", "elements": []any{map[string]string{"type": "mrkdwn", "text": strings.Join(facts, "   ")}}},
-			},
-		})
+		b, err := json.Marshal(slackMessage{Text: m.Title() + ": " + m.Edge.Message, Blocks: []slackBlock{
+			{Type: "section", Text: &slackText{Type: "mrkdwn", Text: "*" + slackEscape(m.Title()) + "*\n" + slackEscape(m.Edge.Message)}},
+			{Type: "context", Elements: []slackText{{Type: "mrkdwn", Text: strings.Join(facts, "   ")}}},
+		}})
 		return "application/json", b, err
 	case appv1.DestinationTeams:
-		var facts []map[string]string
+		var facts []cardFact
 		for _, f := range m.Facts() {
-			facts = append(facts, map[string]string{"title": f[0], "value": f[1]})
+			facts = append(facts, cardFact{Title: f[0], Value: f[1]})
 		}
-		card := map[string]any{
-			"$schema": "http://adaptivecards.io/schemas/adaptive-card.json", "type": "AdaptiveCard", "version": "1.4",
-			"body": []any{
-				map[string]any{"type": "TextBlock", "size": "Medium", "weight": "Bolder", "wrap": true, "text": m.Title()},
-				map[string]any{"type": "TextBlock", "wrap": true, "text": m.Edge.Message},
-				map[string]any{"type": "FactSet", "facts": facts},
-			},
-		}
-		b, err := json.Marshal(map[string]any{"type": "message", "attachments": []any{
-			map[string]any{"contentType": "application/vnd.microsoft.card.adaptive", "content": card},
-		}})
+		card := adaptiveCard{Schema: "http://adaptivecards.io/schemas/adaptive-card.json", Type: "AdaptiveCard", Version: "1.4",
+			Body: []cardElement{
+				{Type: "TextBlock", Size: "Medium", Weight: "Bolder", Wrap: true, Text: m.Title()},
+				{Type: "TextBlock", Wrap: true, Text: m.Edge.Message},
+				{Type: "FactSet", Facts: facts},
+			}}
+		b, err := json.Marshal(teamsMessage{Type: "message", Attachments: []teamsAttachment{
+			{ContentType: "application/vnd.microsoft.card.adaptive", Content: card}}})
 		return "application/json", b, err
 	}
 	return "", nil, fmt.Errorf("unknown destination type %q", typ)
+}
+
+// A Slack incoming webhook's message: a fallback text, and blocks.
+type slackMessage struct {
+	Text   string       `json:"text"`
+	Blocks []slackBlock `json:"blocks"`
+}
+
+type slackBlock struct {
+	Type     string      `json:"type"`
+	Text     *slackText  `json:"text,omitempty"`
+	Elements []slackText `json:"elements,omitempty"`
+}
+
+type slackText struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// A Teams workflow webhook's message: an Adaptive Card attached.
+type teamsMessage struct {
+	Type        string            `json:"type"`
+	Attachments []teamsAttachment `json:"attachments"`
+}
+
+type teamsAttachment struct {
+	ContentType string       `json:"contentType"`
+	Content     adaptiveCard `json:"content"`
+}
+
+type adaptiveCard struct {
+	Schema  string        `json:"$schema"`
+	Type    string        `json:"type"`
+	Version string        `json:"version"`
+	Body    []cardElement `json:"body"`
+}
+
+type cardElement struct {
+	Type   string     `json:"type"`
+	Size   string     `json:"size,omitempty"`
+	Weight string     `json:"weight,omitempty"`
+	Wrap   bool       `json:"wrap,omitempty"`
+	Text   string     `json:"text,omitempty"`
+	Facts  []cardFact `json:"facts,omitempty"`
+}
+
+type cardFact struct {
+	Title string `json:"title"`
+	Value string `json:"value"`
 }
 
 // slackEscape escapes what Slack's mrkdwn reads as markup.

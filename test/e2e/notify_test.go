@@ -217,15 +217,15 @@ func (r *hookReceiver) waitAccepted(t *testing.T, timeout time.Duration, ns, nam
 	return posts
 }
 
-// createDestination creates a webhook NotificationDestination that posts
-// to r (its Secret, named secret, too, unless r is nil).
-func createDestination(t *testing.T, ns, name, secret string, r *hookReceiver) {
+// createDestination creates the webhook NotificationDestination "ops" that
+// posts to r (its Secret, named secret, too, unless r is nil).
+func createDestination(t *testing.T, ns, secret string, r *hookReceiver) {
 	t.Helper()
 	ctx := context.Background()
 	if r != nil {
 		createHookSecret(t, ns, secret, r)
 	}
-	d := &appv1.NotificationDestination{ObjectMeta: metav1.ObjectMeta{Name: name},
+	d := &appv1.NotificationDestination{ObjectMeta: metav1.ObjectMeta{Name: "ops"},
 		Spec: appv1.NotificationDestinationSpec{Type: appv1.DestinationWebhook, SecretRef: appv1.SecretReference{Name: secret}}}
 	if _, err := apps.AppV1().NotificationDestinations(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -298,7 +298,7 @@ func testNotifyEdges(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "heard"
 	rcv := newHookReceiver(t, "ok")
-	createDestination(t, ns, "ops", "ops-hook", rcv)
+	createDestination(t, ns, "ops-hook", rcv)
 	createAppService(t, ns, name, threeStepsGated())
 	waitAvailable(t, ns, name, 2)
 	rec := recordCanary(t, ns, name)
@@ -348,7 +348,7 @@ func testNotifyReceiverDown(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "unheard"
 	rcv := newHookReceiver(t, "down")
-	createDestination(t, ns, "ops", "ops-hook", rcv)
+	createDestination(t, ns, "ops-hook", rcv)
 	createAppService(t, ns, name, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
 	waitAvailable(t, ns, name, 2)
 	down := time.Now()
@@ -383,7 +383,7 @@ func testNotifySecretMissing(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "secretless"
 	rcv := newHookReceiver(t, "ok")
-	createDestination(t, ns, "ops", "absent", nil)
+	createDestination(t, ns, "absent", nil)
 	createAppService(t, ns, name, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
 	waitAvailable(t, ns, name, 2)
 	rec := recordCanary(t, ns, name)
@@ -422,7 +422,7 @@ func testNotifyGivenUp(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "ignored"
 	rcv := newHookReceiver(t, "500")
-	createDestination(t, ns, "ops", "ops-hook", rcv)
+	createDestination(t, ns, "ops-hook", rcv)
 	createAppService(t, ns, name, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
 	waitAvailable(t, ns, name, 2)
 	rec := recordCanary(t, ns, name)
@@ -484,7 +484,7 @@ func testNotifyKilled(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "interrupted"
 	rcv := newHookReceiver(t, "hold")
-	createDestination(t, ns, "ops", "ops-hook", rcv)
+	createDestination(t, ns, "ops-hook", rcv)
 	createAppService(t, ns, name, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
 	waitAvailable(t, ns, name, 2)
 	rec := recordCanary(t, ns, name)
@@ -538,7 +538,7 @@ func testNotifyReplicas(t *testing.T, args []string) {
 		t.Fatal(err)
 	}
 	rcv := newHookReceiver(t, "ok")
-	createDestination(t, ns, "ops", "ops-hook", rcv)
+	createDestination(t, ns, "ops-hook", rcv)
 	createAppService(t, ns, name, threeStepsGated())
 	waitAvailable(t, ns, name, 2)
 	rec := recordCanary(t, ns, name)
