@@ -174,8 +174,9 @@ func main() {
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
 		"convergence (the limit, convergence and backlog runs, with the steady state and the restart), "+
 		"limits (the backlog against the limit, minimal and realistic, at 1000 and 5000, with where the time goes), "+
-		"steady, latency, unrelated, config, crd, activities, throttle, canary, analysis, templates, slow-prometheus, peer, flood, capacity (for quick tuning runs, "+
-		"or to run the peer alone: -skip convergence,latency,unrelated,config,crd,activities,throttle,canary,analysis,templates,slow-prometheus,flood; "+
+		"steady, latency, unrelated, config, crd, activities, throttle, canary, notify, analysis, templates, slow-prometheus, peer, flood, capacity "+
+		"(for quick tuning runs, or to run the peer alone: "+
+		"-skip convergence,latency,unrelated,config,crd,activities,throttle,canary,notify,analysis,templates,slow-prometheus,flood; "+
 		"the floods alone, both controllers: the same with peer in place of flood).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
@@ -291,7 +292,10 @@ type Results struct {
 	Analysis Analysis `json:"analysis"`
 	// Templates: the same analysis inline and in a template
 	// (test/bench/templates.go).
-	Templates      []TemplatesRun `json:"templates,omitempty"`
+	Templates []TemplatesRun `json:"templates,omitempty"`
+	// Notifications: releases without and with a slow destination
+	// (test/bench/notify.go).
+	Notifications  []NotifyRun    `json:"notifications,omitempty"`
 	SlowPrometheus SlowPrometheus `json:"slowPrometheus"`
 	// Peer: this controller and the peer side by side, per N, this one
 	// first (measurePeer).
@@ -563,6 +567,14 @@ func run(o options) (*Results, error) {
 		if res.CanariesByPods, err = measureCanaries(o, 100, true); err != nil {
 			return nil, err
 		}
+	}
+	if !o.skip["notify"] {
+		logf("notifications")
+		runs, err := measureNotifications(o, 100, 10*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		res.Notifications = runs
 	}
 	if err := measureAnalyses(o, res); err != nil {
 		return nil, err
@@ -2486,6 +2498,7 @@ func (r *Results) markdown() string {
 			a.WindowSeconds, strings.Join(writes, ", "), a.WritesPerSecond, a.FirstRoundSeconds)
 	}
 	m.WriteString(templatesMarkdown(r.Templates))
+	m.WriteString(notifyMarkdown(r.Notifications))
 	if sp := r.SlowPrometheus; sp.N > 0 {
 		fmt.Fprintf(&m, "| convergence of %d AppServices without an analysis, median of %d: -prometheus-url a Prometheus answering after %.0f s "+
 			"vs none (writes / AppService; queries it received) | %.2f s vs %.2f s (%.2f×; %.2f vs %.2f; %d) |\n",

@@ -339,6 +339,16 @@ func testNotifyEdges(t *testing.T) {
 		}
 	}
 	checkNoAddress(t, ns, name, rcv)
+	// All recorded, the steady state writes nothing, across syncs and a
+	// resync, and posts nothing more.
+	since, posted := time.Now(), len(rcv.wait(t, time.Second, func([]hookPost) error { return nil }))
+	waitSyncs(t, ns, name)
+	if writes := controllerWrites(t, since, ns); len(writes) != 0 {
+		t.Errorf("%d writes in the steady state after the deliveries: %s", len(writes), summarize(writes))
+	}
+	if n := len(rcv.wait(t, time.Second, func([]hookPost) error { return nil })); n != posted {
+		t.Errorf("%d posts in the steady state, want none", n-posted)
+	}
 }
 
 // testNotifyReceiverDown: with the receiver down for 30 s from the
