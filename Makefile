@@ -302,7 +302,7 @@ docker-push: ## Push the image IMG.
 BASELINE ?= 5bdf953
 
 .PHONY: bench
-bench: build ## Benchmarks against a local control plane, beside BASELINE's controller and side by side with a kubebuilder-style peer (~140 min): results in _output/bench, see BENCHMARKS.md.
+bench: build ## Benchmarks against a local control plane, beside BASELINE's controller and side by side with a kubebuilder-style peer (~145 min): results in _output/bench, see BENCHMARKS.md.
 	go build -o bin/peer ./test/bench/peer
 	baseline=$$($(if $(BASELINE),./hack/build-baseline.sh $(BASELINE))) && \
 	  APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go run ./test/bench -controller $(BIN) -peer bin/peer -out _output/bench \
