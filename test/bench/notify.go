@@ -114,13 +114,14 @@ func measureNotifyRun(o options, mode string, n int, delay time.Duration) (Notif
 		rcv = newSlowReceiver(delay)
 		defer rcv.Close()
 		res.ReceiverDelaySeconds = delay.Seconds()
-		if _, err := e.kube.CoreV1().Secrets(benchNamespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "hook"},
+		const hook = "hook" // the destination, and its Secret
+		if _, err := e.kube.CoreV1().Secrets(benchNamespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: hook},
 			StringData: map[string]string{appv1.SecretKeyAddress: rcv.URL, appv1.SecretKeySigningKey: "bench"}}, metav1.CreateOptions{}); err != nil {
 			return res, err
 		}
 		if _, err := e.apps.AppV1().NotificationDestinations(benchNamespace).Create(ctx, &appv1.NotificationDestination{
-			ObjectMeta: metav1.ObjectMeta{Name: "hook"},
-			Spec:       appv1.NotificationDestinationSpec{Type: appv1.DestinationWebhook, SecretRef: appv1.SecretReference{Name: "hook"}},
+			ObjectMeta: metav1.ObjectMeta{Name: hook},
+			Spec:       appv1.NotificationDestinationSpec{Type: appv1.DestinationWebhook, SecretRef: appv1.SecretReference{Name: hook}},
 		}, metav1.CreateOptions{}); err != nil {
 			return res, err
 		}
