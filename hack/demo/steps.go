@@ -566,7 +566,7 @@ func tourSteps() []step {
 			kubectl("apply", "-f", ordersManifest),
 			kubectl("wait", "--for=condition=Ready", "appsvc/orders", "--timeout=2m"),
 			kubectl("patch", "appsvc", "orders", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`),
-			kubectl("wait", "--for=jsonpath={.status.notifications.edges[3].deliveries[0].result}=Delivered", "appsvc/orders", "--timeout=2m"),
+			kubectl("wait", `--for=jsonpath={.status.notifications.edges[?(@.edge=="Promoted")].deliveries[0].result}=Delivered`, "appsvc/orders", "--timeout=2m"),
 			kubectl("appservice", "get", "orders"),
 		},
 		expect: text{

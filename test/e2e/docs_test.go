@@ -61,7 +61,7 @@ func TestDocsNamesRunning(t *testing.T) {
 	})
 
 	t.Run("kubectl flags", func(t *testing.T) {
-		k := &kubectlFlags{help: map[string]map[string]bool{}}
+		k := &kubectlFlags{help: map[string]map[string]bool{}, names: map[string]string{}}
 		for _, d := range docs {
 			var cmds [][]string
 			for _, span := range d.Spans {
@@ -250,6 +250,9 @@ type kubectlFlags struct {
 	// names and shorthands, each to whether it takes a value (is not a
 	// bool); "" holds the global ones (kubectl options).
 	help map[string]map[string]bool
+	// names maps the words asked about ("get pods web") to the command
+	// their help names ("get"): each is asked once.
+	names map[string]string
 }
 
 var (
@@ -264,6 +267,9 @@ var (
 )
 
 func (k *kubectlFlags) flags(t *testing.T, args ...string) (string, map[string]bool) {
+	if name, ok := k.names[strings.Join(args, " ")]; ok {
+		return name, k.help[name]
+	}
 	out, err := kubectl(append(append([]string(nil), args...), "--help")...)
 	if err != nil {
 		t.Fatalf("kubectl %s --help: %v: %s", strings.Join(args, " "), err, out)
@@ -276,6 +282,7 @@ func (k *kubectlFlags) flags(t *testing.T, args ...string) (string, map[string]b
 		}
 		name = m[1]
 	}
+	k.names[strings.Join(args, " ")] = name
 	if f, ok := k.help[name]; ok {
 		return name, f
 	}
@@ -306,8 +313,8 @@ func parseFlags(help string) map[string]bool {
 }
 
 // check reports a flag kubectl's command does not have. The command is the
-// longest run of leading words that kubectl's help names as one (get,
-// rollout status, create deployment).
+// longest run of leading words, three at most, that kubectl's help names as
+// one (get, rollout status, create secret generic, appservice notify test).
 func (k *kubectlFlags) check(t *testing.T, args []string) string {
 	if _, ok := k.help[""]; !ok {
 		out, err := kubectl("options")
@@ -331,7 +338,7 @@ func (k *kubectlFlags) check(t *testing.T, args []string) string {
 	}
 	var words []string
 	for _, a := range args {
-		if strings.HasPrefix(a, "-") || len(words) == 2 {
+		if strings.HasPrefix(a, "-") || len(words) == 3 {
 			break
 		}
 		words = append(words, a)

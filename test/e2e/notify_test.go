@@ -36,6 +36,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"example.com/appservice-controller/internal/localcluster"
 	"example.com/appservice-controller/internal/notify"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -340,10 +341,18 @@ func testNotifyEdges(t *testing.T) {
 	}
 	checkNoAddress(t, ns, name, rcv)
 	// All recorded, the steady state writes nothing, across syncs and a
-	// resync, and posts nothing more.
+	// resync, and posts nothing more. (The release's own Events may still
+	// trail it under load, as client-go's broadcaster sends them one at a
+	// time: they are not counted; TestNoWritesInSteadyState counts them.)
 	since, posted := time.Now(), len(rcv.wait(t, time.Second, func([]hookPost) error { return nil }))
 	waitSyncs(t, ns, name)
-	if writes := controllerWrites(t, since, ns); len(writes) != 0 {
+	var writes []localcluster.AuditEvent
+	for _, w := range controllerWrites(t, since, ns) {
+		if w.ObjectRef == nil || w.ObjectRef.Resource != "events" {
+			writes = append(writes, w)
+		}
+	}
+	if len(writes) != 0 {
 		t.Errorf("%d writes in the steady state after the deliveries: %s", len(writes), summarize(writes))
 	}
 	if n := len(rcv.wait(t, time.Second, func([]hookPost) error { return nil })); n != posted {
