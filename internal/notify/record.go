@@ -160,6 +160,10 @@ func edge(old *appv1.NotificationsStatus, c Change) (*appv1.NotificationEdge, re
 			}
 		}
 	}
+	if d.Edge == appv1.EdgePromoted {
+		// Every Pod runs it: the status has no canary weight any more.
+		e.Weight = 100
+	}
 	switch {
 	case d.Edge == appv1.EdgeStarted:
 		e.Message = fmt.Sprintf("Canary %s started: step 1 of %d", c.Hash, c.Steps)

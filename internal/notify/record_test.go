@@ -93,6 +93,16 @@ func TestRecord(t *testing.T) {
 			ID: release + ".step-2", Edge: appv1.EdgeStep, Time: metav1.Time{Time: now.Add(time.Minute)}, Step: new(int32(1)), Steps: 3, Weight: 20,
 			Message: "Canary new at step 2 of 3: 20%", Deliveries: pending("ops", "team")}}},
 	}, {
+		name: "promoted: all of the traffic",
+		old:  afterStart,
+		c: with(func(c *Change) {
+			c.Decision = canary.Decision{Edge: appv1.EdgePromoted, EdgeStep: 2, Status: &appv1.CanaryStatus{StableTemplateHash: "new"},
+				Event: &canary.Event{Message: "Canary new promoted"}}
+		}),
+		want: &appv1.NotificationsStatus{Release: release, From: "app:1", To: "app:2", Edges: []appv1.NotificationEdge{started, {
+			ID: release + ".promoted-3", Edge: appv1.EdgePromoted, Time: metav1.Time{Time: now}, Step: new(int32(2)), Steps: 3, Weight: 100,
+			Message: "Canary new promoted", Deliveries: pending("ops", "team")}}},
+	}, {
 		name: "an edge recorded already (a gate waits): nothing new",
 		old: &appv1.NotificationsStatus{Release: release, Edges: []appv1.NotificationEdge{{ID: release + ".gated-2", Edge: appv1.EdgeGated,
 			Deliveries: pending("ops")}}},

@@ -321,6 +321,9 @@ func testNotifyEdges(t *testing.T) {
 	if w := posts[2].data.Weight; w != 50 {
 		t.Errorf("step 2's weight %d, want 50", w)
 	}
+	if w := posts[len(posts)-1].data.Weight; w != 100 {
+		t.Errorf("the promotion's weight %d, want 100", w)
+	}
 	// Recorded: each delivery Delivered, at the first attempt.
 	vs := rec.app.wait(t, time.Minute, func(vs []version[*appv1.AppService]) error {
 		got := deliveries(vs[len(vs)-1].obj)
