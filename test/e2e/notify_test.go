@@ -290,6 +290,7 @@ func TestNotifications(t *testing.T) {
 	t.Run("each edge once, in order, signed", func(t *testing.T) { t.Parallel(); testNotifyEdges(t) })
 	t.Run("receiver down", func(t *testing.T) { t.Parallel(); testNotifyReceiverDown(t) })
 	t.Run("secret missing", func(t *testing.T) { t.Parallel(); testNotifySecretMissing(t) })
+	t.Run("aborted by hand, rolled back, chosen", func(t *testing.T) { t.Parallel(); testNotifyChosen(t) })
 }
 
 // testNotifyEdges: each edge of a three-step canary with a gate arrives
@@ -423,6 +424,57 @@ func testNotifySecretMissing(t *testing.T) {
 	})
 	createHookSecret(t, ns, "absent", rcv)
 	rcv.waitAccepted(t, 2*time.Minute, ns, name, "Started 1", "Step 1", "Step 2", "Promoted 2")
+}
+
+// testNotifyChosen: a destination that hears of Aborted and RolledBack,
+// for the AppServices labelled team=shop: an abort by hand and a rollback
+// reach it (the edges the anchors' users found missing), a promotion does
+// not, and an AppService without the label releases unheard.
+func testNotifyChosen(t *testing.T) {
+	ns := newNamespace(t)
+	const name, other = "chosen", "unchosen"
+	rcv := newHookReceiver(t, "ok")
+	createHookSecret(t, ns, "ops-hook", rcv)
+	d := &appv1.NotificationDestination{ObjectMeta: metav1.ObjectMeta{Name: "ops"}, Spec: appv1.NotificationDestinationSpec{
+		Type: appv1.DestinationWebhook, SecretRef: appv1.SecretReference{Name: "ops-hook"},
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "shop"}},
+		Edges:    []appv1.ReleaseEdge{appv1.EdgeAborted, appv1.EdgeRolledBack},
+	}}
+	if _, err := apps.AppV1().NotificationDestinations(ns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	spec := podsSpec(2, appv1.CanaryStep{Weight: 25, Gate: true}, appv1.CanaryStep{Weight: 100})
+	spec.Canary.RollbackWindow = 2
+	createAppService(t, ns, name, spec)
+	updateAppService(t, ns, name, func(a *appv1.AppService) { a.Labels = map[string]string{"team": "shop"} })
+	createAppService(t, ns, other, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
+	waitAvailable(t, ns, name, 2)
+	waitAvailable(t, ns, other, 2)
+	rec := recordCanary(t, ns, name)
+	for _, n := range []string{name, other} {
+		updateAppService(t, ns, n, func(a *appv1.AppService) { a.Spec.Image = "nginx:1.28" })
+	}
+	p := &plugin{t: t, kubeconfig: cluster.Kubeconfig, ns: ns}
+	rec.waitAtGate(t, 0)
+	p.expect(0, "", "", "abort", name)
+	rcv.waitAccepted(t, time.Minute, ns, name, "Aborted 1")
+	p.expect(0, "", "", "retry", name)
+	rec.waitAtGate(t, 0)
+	p.expect(0, "", "", "promote", name)
+	waitCanaryDone(t, ns, name)
+	updateAppService(t, ns, name, func(a *appv1.AppService) { a.Spec.Image = "nginx:1.27" })
+	waitEvent(t, ns, name, corev1.EventTypeNormal, appv1.ReasonCanaryRolledBack, "Rolled back to")
+	posts := rcv.waitAccepted(t, time.Minute, ns, name, "Aborted 1", "RolledBack")
+	if rb := posts[len(posts)-1].data; rb.From != "nginx:1.28" || rb.To != "nginx:1.27" {
+		t.Errorf("the rollback's images: from %q to %q, want nginx:1.28 to nginx:1.27", rb.From, rb.To)
+	}
+	if !strings.Contains(posts[0].data.Message, "aborted on request") {
+		t.Errorf("the abort's message %q does not say it was by hand", posts[0].data.Message)
+	}
+	waitCanaryDone(t, ns, other)
+	if as, err := getAppService(ns, other); err != nil || as.Status.Notifications != nil {
+		t.Errorf("%s, not chosen: status.notifications %+v (%v), want none", other, as.Status.Notifications, err)
+	}
 }
 
 // TestNotificationFaults: a controller that gives a delivery 20 s, and
