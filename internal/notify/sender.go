@@ -49,7 +49,8 @@ type Config struct {
 	Allowed *Allowed
 	// GiveUpAfter bounds a delivery, from its edge: then it is given up.
 	GiveUpAfter time.Duration
-	// Parallel is how many posts may be in flight at once.
+	// Parallel is how many posts may be in flight at once (a delivery
+	// waiting out its backoff holds none).
 	Parallel int
 	// TryTimeout bounds one post.
 	TryTimeout time.Duration
@@ -89,7 +90,7 @@ func NewSender(cfg Config, secrets SecretGetter, destinations listers.Notificati
 	// 501), without a limit of tries: a delivery is bounded by time
 	// (GiveUpAfter). Its backoff is jittered, and honours Retry-After.
 	s.client = &retryablehttp.Client{
-		HTTPClient: &http.Client{Transport: Transport(cfg.Allowed), Timeout: cfg.TryTimeout,
+		HTTPClient: &http.Client{Transport: limited{next: Transport(cfg.Allowed), slots: s.slots}, Timeout: cfg.TryTimeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		RetryWaitMin: time.Second, RetryWaitMax: time.Minute, RetryMax: 1 << 20,
 		Backoff: jitteredBackoff, CheckRetry: checkRetry, PrepareRetry: prepareRetry,
@@ -293,12 +294,6 @@ func (s *Sender) post(ctx context.Context, key cache.ObjectName, o Owed) (int32,
 		return 0, err
 	}
 	rreq = rreq.WithContext(context.WithValue(ctx, tryKey{}, t))
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
 	resp, err := s.client.Do(rreq)
 	n := t.attempts.Load()
 	if err != nil {
@@ -317,6 +312,25 @@ func (s *Sender) post(ctx context.Context, key cache.ObjectName, o Owed) (int32,
 	default:
 		return n, errors.New("the destination answered " + resp.Status)
 	}
+}
+
+// limited is a transport that holds one of slots for each request in
+// flight: the posts at once are bounded, not the deliveries, so that
+// deliveries waiting out a backoff (a destination down) never keep others
+// from posting.
+type limited struct {
+	next  http.RoundTripper
+	slots chan struct{}
+}
+
+func (l limited) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	defer func() { <-l.slots }()
+	return l.next.RoundTrip(req)
 }
 
 // refusedError: the delivery cannot succeed by trying again.

@@ -281,3 +281,35 @@ func TestSendPastTheBound(t *testing.T) {
 		t.Errorf("result %+v, want given up after one attempt", r)
 	}
 }
+
+// TestSendBackoffHoldsNoSlot: with one slot, a delivery to a destination
+// that keeps failing waits out its backoff without the slot, and another
+// AppService's delivery goes meanwhile.
+func TestSendBackoffHoldsNoSlot(t *testing.T) {
+	cfg := DefaultConfig
+	cfg.Parallel = 1
+	f := newSenderFixture(t, cfg, func(n int, w http.ResponseWriter) {
+		if n == 1 {
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	f.s.Send(shopCart, []Owed{owedAt(time.Now())})
+	deadline := time.After(10 * time.Second)
+	for len(f.rcv.received()) == 0 {
+		select {
+		case <-deadline:
+			t.Fatal("no first post")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	other := cache.ObjectName{Namespace: "shop", Name: "basket"}
+	f.s.Send(other, []Owed{owedAt(time.Now())})
+	for !f.s.Results(other)["abc-1.aborted-1.ops"].Done {
+		select {
+		case <-f.woken:
+		case <-deadline:
+			t.Fatal("the other delivery waited for the first's backoff")
+		}
+	}
+}
