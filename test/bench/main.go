@@ -1571,22 +1571,11 @@ func measureConfigRollouts(o options, n, maxRollouts int) (ConfigRollouts, error
 // Canaries).
 func measureCanaries(o options, n int, byPods bool) (Canaries, error) {
 	res := Canaries{N: n, ByPods: byPods}
-	e, err := newEnvWith(o, "canaries", localcluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2})
+	e, closeAll, err := startRouted(o, "canaries")
 	if err != nil {
 		return res, err
 	}
-	defer e.cluster.Stop()
-	if err := localcluster.InstallGatewayAPI(context.Background(), e.cfg); err != nil {
-		return res, err
-	}
-	ctrl, err := startController(o, e)
-	if err != nil {
-		return res, err
-	}
-	defer func() { stop(ctrl) }()
-	if _, err := waitReady(ctrl); err != nil {
-		return res, err
-	}
+	defer closeAll()
 	ctx := context.Background()
 	routes, err := watchRoutes(e)
 	if err != nil {
@@ -1654,6 +1643,33 @@ func measureCanaries(o options, n int, byPods bool) (Canaries, error) {
 	res.WritesPerCanary = float64(total) / float64(n)
 	res.ChildWritesPerCanary = float64(toChildren) / float64(n)
 	return res, nil
+}
+
+// startRouted starts a control plane that runs Pods (a controller manager,
+// a scheduler, two nodes) and serves the Gateway API, and the controller on
+// it, ready; closeAll stops both.
+func startRouted(o options, label string) (e *env, closeAll func(), err error) {
+	if e, err = newEnvWith(o, label, localcluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2}); err != nil {
+		return nil, nil, err
+	}
+	closeAll = e.cluster.Stop
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	if err = localcluster.InstallGatewayAPI(context.Background(), e.cfg); err != nil {
+		return nil, nil, err
+	}
+	ctrl, err := startController(o, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	closeAll = func() { stop(ctrl); e.cluster.Stop() }
+	if _, err = waitReady(ctrl); err != nil {
+		return nil, nil, err
+	}
+	return e, closeAll, nil
 }
 
 // createCanaried creates n AppServices named name(i), of two replicas

@@ -28,7 +28,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -92,23 +91,12 @@ func newSlowReceiver(delay time.Duration) *slowReceiver {
 
 func measureNotifyRun(o options, mode string, n int, delay time.Duration) (NotifyRun, error) {
 	res := NotifyRun{Mode: mode, N: n}
-	e, err := newEnvWith(o, "notify-"+mode, localcluster.Options{ControllerManager: true, Scheduler: true, Nodes: 2})
+	e, closeAll, err := startRouted(o, "notify-"+mode)
 	if err != nil {
 		return res, err
 	}
-	defer e.cluster.Stop()
+	defer closeAll()
 	ctx := context.Background()
-	if err := localcluster.InstallGatewayAPI(ctx, e.cfg); err != nil {
-		return res, err
-	}
-	ctrl, err := startController(o, e)
-	if err != nil {
-		return res, err
-	}
-	defer func() { stop(ctrl) }()
-	if _, err := waitReady(ctrl); err != nil {
-		return res, err
-	}
 	var rcv *slowReceiver
 	if mode == "with" {
 		rcv = newSlowReceiver(delay)

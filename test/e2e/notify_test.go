@@ -284,6 +284,23 @@ func threeStepsGated() appv1.AppServiceSpec {
 
 var threeStepsEdges = []string{"Started 1", "Step 1", "Step 2", "Gated 2", "Step 3", "Promoted 3"}
 
+// twoSteps is an AppService of 2 Pods with a canary by Pods of two steps.
+func twoSteps() appv1.AppServiceSpec {
+	return podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100})
+}
+
+// startRelease creates the AppService ns/name of spec, waits until its 2 Pods
+// are available, then gives it nginx:1.28: a release, recorded from its
+// start.
+func startRelease(t *testing.T, ns, name string, spec appv1.AppServiceSpec) *canaryRecord {
+	t.Helper()
+	createAppService(t, ns, name, spec)
+	waitAvailable(t, ns, name, 2)
+	rec := recordCanary(t, ns, name)
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	return rec
+}
+
 func TestNotifications(t *testing.T) {
 	parallel(t)
 	installGatewayAPI(t)
@@ -301,10 +318,7 @@ func testNotifyEdges(t *testing.T) {
 	const name = "heard"
 	rcv := newHookReceiver(t, "ok")
 	createDestination(t, ns, "ops-hook", rcv)
-	createAppService(t, ns, name, threeStepsGated())
-	waitAvailable(t, ns, name, 2)
-	rec := recordCanary(t, ns, name)
-	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	rec := startRelease(t, ns, name, threeStepsGated())
 
 	rec.waitAtGate(t, 1)
 	rcv.waitAccepted(t, time.Minute, ns, name, threeStepsEdges[:4]...)
@@ -372,10 +386,8 @@ func testNotifyReceiverDown(t *testing.T) {
 	const name = "unheard"
 	rcv := newHookReceiver(t, "down")
 	createDestination(t, ns, "ops-hook", rcv)
-	createAppService(t, ns, name, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
-	waitAvailable(t, ns, name, 2)
-	down := time.Now()
-	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	startRelease(t, ns, name, twoSteps())
+	down := time.Now() // the release's start: down for 30 s from it
 	waitCanaryDone(t, ns, name)
 	tried := rcv.wait(t, time.Minute, func(posts []hookPost) error {
 		if len(posts) == 0 {
@@ -407,10 +419,7 @@ func testNotifySecretMissing(t *testing.T) {
 	const name = "secretless"
 	rcv := newHookReceiver(t, "ok")
 	createDestination(t, ns, "absent", nil)
-	createAppService(t, ns, name, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
-	waitAvailable(t, ns, name, 2)
-	rec := recordCanary(t, ns, name)
-	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	rec := startRelease(t, ns, name, twoSteps())
 	waitEvent(t, ns, name, corev1.EventTypeWarning, appv1.ReasonNotificationBlocked,
 		"waits to be delivered to NotificationDestination ops: Secret absent (spec.secretRef of NotificationDestination ops) not found")
 	waitCanaryDone(t, ns, name)
@@ -447,7 +456,7 @@ func testNotifyChosen(t *testing.T) {
 	spec.Canary.RollbackWindow = 2
 	createAppService(t, ns, name, spec)
 	updateAppService(t, ns, name, func(a *appv1.AppService) { a.Labels = map[string]string{"team": "shop"} })
-	createAppService(t, ns, other, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
+	createAppService(t, ns, other, twoSteps())
 	waitAvailable(t, ns, name, 2)
 	waitAvailable(t, ns, other, 2)
 	rec := recordCanary(t, ns, name)
@@ -497,10 +506,7 @@ func testNotifyGivenUp(t *testing.T) {
 	const name = "ignored"
 	rcv := newHookReceiver(t, "500")
 	createDestination(t, ns, "ops-hook", rcv)
-	createAppService(t, ns, name, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
-	waitAvailable(t, ns, name, 2)
-	rec := recordCanary(t, ns, name)
-	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	rec := startRelease(t, ns, name, twoSteps())
 	waitCanaryDone(t, ns, name)
 	// Promoted while the first delivery was still tried: the release did
 	// not wait for it.
@@ -559,10 +565,7 @@ func testNotifyKilled(t *testing.T) {
 	const name = "interrupted"
 	rcv := newHookReceiver(t, "hold")
 	createDestination(t, ns, "ops-hook", rcv)
-	createAppService(t, ns, name, podsSpec(2, appv1.CanaryStep{Weight: 50}, appv1.CanaryStep{Weight: 100}))
-	waitAvailable(t, ns, name, 2)
-	rec := recordCanary(t, ns, name)
-	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	rec := startRelease(t, ns, name, twoSteps())
 	held := rcv.wait(t, time.Minute, func(posts []hookPost) error {
 		if len(posts) == 0 {
 			return fmt.Errorf("no post yet")
@@ -613,10 +616,7 @@ func testNotifyReplicas(t *testing.T, args []string) {
 	}
 	rcv := newHookReceiver(t, "ok")
 	createDestination(t, ns, "ops-hook", rcv)
-	createAppService(t, ns, name, threeStepsGated())
-	waitAvailable(t, ns, name, 2)
-	rec := recordCanary(t, ns, name)
-	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	rec := startRelease(t, ns, name, threeStepsGated())
 	rec.waitAtGate(t, 1)
 	rcv.waitAccepted(t, time.Minute, ns, name, threeStepsEdges[:4]...)
 
