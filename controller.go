@@ -170,7 +170,8 @@ func NewController(
 	}
 	c.cachesSynced = append(c.cachesSynced, templatesSynced...)
 	var destinationsSynced cache.InformerSynced
-	c.notifications, destinationsSynced = newNotifications(kubeClient, appInformers.NotificationDestinations(), notifyConfig, c.queue.Add)
+	c.notifications, destinationsSynced = newNotifications(kubeClient, appInformers.NotificationDestinations(), notifyConfig,
+		func(key cache.ObjectName) { c.queue.AddAfter(key, deliveryRecordDelay) })
 	c.cachesSynced = append(c.cachesSynced, destinationsSynced)
 
 	logger.V(4).Info("Setting up event handlers")

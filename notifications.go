@@ -44,6 +44,13 @@ import (
 // which the next sync records. An AppService no destination hears of has
 // no status.notifications, and none of this costs it anything.
 
+// deliveryRecordDelay is how long a delivery's result waits before it
+// wakes its AppService's sync to record it: the syncs of a release under
+// way record the results they find with their own status writes, and a
+// release's deliveries cost few writes of their own. The next edge to the
+// same destination does not wait for it: the Sender knows the result.
+const deliveryRecordDelay = 2 * time.Second
+
 // notifications are the NotificationDestinations and the Sender.
 type notifications struct {
 	destinations listers.NotificationDestinationLister
@@ -52,14 +59,15 @@ type notifications struct {
 
 // newNotifications reads the destinations from their informer (nothing to
 // queue on their changes: an edge goes to those there at the edge) and
-// reads their Secrets with a GET at each delivery.
+// reads their Secrets with a GET at each delivery; wake queues an
+// AppService whose delivery has a result.
 func newNotifications(kubeClient kubernetes.Interface, destinations informers.NotificationDestinationInformer, cfg notify.Config,
-	enqueue func(cache.ObjectName)) (*notifications, cache.InformerSynced) {
+	wake func(cache.ObjectName)) (*notifications, cache.InformerSynced) {
 	secrets := func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 		return kubeClient.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 	}
 	lister := destinations.Lister()
-	return &notifications{destinations: lister, sender: notify.NewSender(cfg, secrets, lister, enqueue)},
+	return &notifications{destinations: lister, sender: notify.NewSender(cfg, secrets, lister, wake)},
 		destinations.Informer().HasSynced
 }
 
