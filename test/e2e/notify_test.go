@@ -255,15 +255,16 @@ func deliveries(as *appv1.AppService) []string {
 	return out
 }
 
-// checkNoAddress fails if the address, or its token, shows in the
-// AppService's status or Events.
-func checkNoAddress(t *testing.T, ns, name string, r *hookReceiver) {
+// checkNoAddress fails if the address, or its token, shows in any version
+// of the AppService's status its watch recorded, in its Events or in the
+// controller's log.
+func checkNoAddress(t *testing.T, ns string, rec *canaryRecord, r *hookReceiver) {
 	t.Helper()
-	as, err := getAppService(ns, name)
-	if err != nil {
-		t.Fatal(err)
+	var b []byte
+	for _, v := range rec.app.snapshot() {
+		st, _ := json.Marshal(v.obj.Status)
+		b = append(b, st...)
 	}
-	b, _ := json.Marshal(as.Status)
 	list, err := kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -273,6 +274,9 @@ func checkNoAddress(t *testing.T, ns, name string, r *hookReceiver) {
 	}
 	if strings.Contains(string(b), "T0KEN") || strings.Contains(string(b), r.url) {
 		t.Errorf("the address shows in the status or an Event: %s", b)
+	}
+	if ctrl.LogContains("T0KEN") {
+		t.Error("the address shows in the controller's log")
 	}
 }
 
@@ -357,7 +361,7 @@ func testNotifyEdges(t *testing.T) {
 			t.Errorf("%s: %d attempts, want 1", e.ID, e.Deliveries[0].Attempts)
 		}
 	}
-	checkNoAddress(t, ns, name, rcv)
+	checkNoAddress(t, ns, rec, rcv)
 	// All recorded, the steady state writes nothing, across syncs and a
 	// resync, and posts nothing more. (The release's own Events may still
 	// trail it under load, as client-go's broadcaster sends them one at a
@@ -554,7 +558,7 @@ func testNotifyGivenUp(t *testing.T) {
 	if v, ok := metricValue(body, `appservice_notification_deliveries_total{destination="ops",namespace="`+ns+`",result="failed"}`); !ok || v != 4 {
 		t.Errorf("appservice_notification_deliveries_total of the failed deliveries: %v (found %v), want 4", v, ok)
 	}
-	checkNoAddress(t, ns, name, rcv)
+	checkNoAddress(t, ns, rec, rcv)
 }
 
 // testNotifyKilled: the controller SIGKILLed after an edge's status write
