@@ -344,7 +344,14 @@ func listEvents(client kubernetes.Interface, ns, name, reason string) ([]corev1.
 // waitEvent waits for an Event with the reason whose message contains msg.
 func waitEvent(t *testing.T, ns, name, eventType, reason, msg string) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() error {
+	waitEventWithin(t, 30*time.Second, ns, name, eventType, reason, msg)
+}
+
+// waitEventWithin is waitEvent for an Event that may trail its cause longer
+// under load (client-go's broadcaster sends Events one at a time).
+func waitEventWithin(t *testing.T, timeout time.Duration, ns, name, eventType, reason, msg string) {
+	t.Helper()
+	eventually(t, timeout, func() error {
 		for _, e := range events(t, ns, name, reason) {
 			if e.Type == eventType && strings.Contains(e.Message, msg) {
 				return nil
