@@ -57,7 +57,6 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/component-base/logs"
@@ -264,8 +263,8 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("installing the CRDs: %w", err)
 		}
 	}
-	recorder, broadcaster := newRecorder(ctx, c.kube, o.namespace)
-	defer shutdownBroadcaster(broadcaster, o.shutdownWait)
+	recorder := newRecorder(ctx, c.kube, o.namespace)
+	defer shutdownRecorder(recorder, o.shutdownWait)
 
 	f := newInformerFactories(c, o)
 	controller, err := NewController(ctx, c.kube, c.metadata, c.apps, f.kube, f.apps.App().V1(),
@@ -468,17 +467,16 @@ func newClients(o options, identity string) (*clients, error) {
 	return c, nil
 }
 
-// newRecorder starts the Event broadcaster and returns a recorder on it.
-// The broadcaster is not cancelled with ctx, so that Events recorded during
-// shutdown are still sent: stop it with shutdownBroadcaster.
-func newRecorder(ctx context.Context, kube kubernetes.Interface, namespace string) (record.EventRecorder, record.EventBroadcaster) {
+// newRecorder starts the Event broadcasters (owner.Recorder: several, so
+// that Events keep up with a backlog's writes) and returns a recorder on
+// them. They are not cancelled with ctx, so that Events recorded during
+// shutdown are still sent: stop them with shutdownRecorder.
+func newRecorder(ctx context.Context, kube kubernetes.Interface, namespace string) *owner.Recorder {
 	// Events are recorded against AppServices, so the scheme the recorder
 	// uses must know their kind.
 	utilruntime.Must(appscheme.AddToScheme(scheme.Scheme))
-	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)), record.WithCorrelatorOptions(owner.CorrelatorOptions()))
-	broadcaster.StartStructuredLogging(0)
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(namespace)})
-	return broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: controllerAgentName}), broadcaster
+	return owner.NewRecorder(ctx, &typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(namespace)}, scheme.Scheme,
+		corev1.EventSource{Component: controllerAgentName}, owner.EventShards)
 }
 
 // informerFactories feed the controller's caches.
@@ -572,9 +570,9 @@ func buildConfig(masterURL, kubeconfig string) (*rest.Config, error) {
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 }
 
-// shutdownBroadcaster stops the event broadcaster, which sends the Events it
-// still holds first, without letting a slow API server hold the exit up.
-func shutdownBroadcaster(b record.EventBroadcaster, timeout time.Duration) {
+// shutdownRecorder stops the Event broadcasters, which send the Events they
+// still hold first, without letting a slow API server hold the exit up.
+func shutdownRecorder(b *owner.Recorder, timeout time.Duration) {
 	done := make(chan struct{})
 	go func() { b.Shutdown(); close(done) }()
 	select {
