@@ -373,3 +373,10 @@ func (s *appSync) pruneCanary(ctx context.Context, desired *appsv1.Deployment, c
 		services.Prune(ctx, &s.Sync, service, s.canaryService()),
 	)
 }
+
+// analysisValue is the value an AppService's canary metric had in its last
+// round, which /metrics reports (appservice_canary_metric_analysis) though
+// the status records it only when the round changes what it shows.
+func (c *Controller) analysisValue(namespace, name, metric string) (float64, bool) {
+	return c.analysis.Value(cache.ObjectName{Namespace: namespace, Name: name}, metric)
+}

@@ -284,7 +284,8 @@ func run(ctx context.Context, o options) error {
 		AppServices: appcache.NewLister(appServices.Informer().GetIndexer()), Activities: acts.Lister(), Logger: klog.FromContext(ctx),
 		Active: func() bool {
 			return leading.Load() && appServices.Informer().HasSynced() && acts.Informer().HasSynced()
-		}})
+		},
+		Value: controller.analysisValue})
 	f.kube.Start(ctx.Done())
 	f.jobs.Start(ctx.Done())
 	f.apps.Start(ctx.Done())

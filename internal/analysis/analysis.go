@@ -27,10 +27,13 @@ limitations under the License.
 // when it ends the AppService's key goes back to the queue, whose next
 // sync reads the results (Runner.Results) and decides on them
 // (internal/canary). So a slow or unreachable Prometheus holds no worker,
-// and AppServices without an analysis never wait for it. Results live
-// here only until the status records them; a restart loses a round in
-// flight, and the status, which says when the last one was taken, makes
-// the next sync start it again.
+// and AppServices without an analysis never wait for it. The last round's
+// results live here until the next round's replace them: the status
+// records a round only when it changes what the status shows, so the
+// decision reads when the last round was taken from here, and /metrics
+// the last value (Value). A restart loses them, and a round in flight:
+// the next sync, finding the status's last change older than an
+// interval, starts one again.
 //
 // Of this repository it may import internal/canary and the API's types
 // (pkg/apis/app/v1).
@@ -46,6 +49,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,6 +58,7 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"example.com/appservice-controller/internal/canary"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -192,6 +197,23 @@ func (r *Runner) Results(key cache.ObjectName) []canary.Measurement {
 	return r.results[key]
 }
 
+// Value is the value key's metric had in its last round that ended, which
+// the status records only when it changes what the status shows (false:
+// no such round in memory, or it returned no value).
+func (r *Runner) Value(key cache.ObjectName, metric string) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.results[key] {
+		if m.Metric == metric && m.Err == "" && !m.NoData && !math.IsNaN(m.Value) {
+			return m.Value, true
+		}
+	}
+	return 0, false
+}
+
 // Forget drops what the runner holds of key (its AppService is gone).
 func (r *Runner) Forget(key cache.ObjectName) {
 	if r == nil {
@@ -238,9 +260,30 @@ func (r *Runner) Start(key cache.ObjectName, as *appv1.AppService, a *appv1.Cana
 		}
 		r.mu.Unlock()
 		if ctx.Err() == nil {
+			// The status records a round only when it changes what the
+			// status shows: the log says that each round was taken.
+			klog.FromContext(ctx).V(2).Info("Measured", "appservice", klog.KRef(key.Namespace, key.Name),
+				"template", round.Hash, "step", round.Step+1, "results", summary(results))
 			r.done(key)
 		}
 	}()
+}
+
+// summary is a round's results in a few words: "success-rate=0.998
+// latency=no-data".
+func summary(results []canary.Measurement) string {
+	parts := make([]string, len(results))
+	for i, m := range results {
+		switch {
+		case m.Err != "":
+			parts[i] = m.Metric + "=error"
+		case m.NoData || math.IsNaN(m.Value):
+			parts[i] = m.Metric + "=no-data"
+		default:
+			parts[i] = m.Metric + "=" + strconv.FormatFloat(m.Value, 'g', 6, 64)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // measure runs one metric's query, waiting for a free slot first.

@@ -199,9 +199,18 @@ func TestRunner(t *testing.T) {
 		t.Error("the second Start of a round under way took a round of its own")
 	case <-time.After(300 * time.Millisecond):
 	}
+	// The last round's value, for /metrics: a number only.
+	for metric, want := range map[string]bool{"errors": true, "empty": false, "many": false, "typo": false, "other": false} {
+		if v, ok := r.Value(key, metric); ok != want || (ok && v != 0.125) {
+			t.Errorf("Value(%s) = %v, %t; want a value: %t", metric, v, ok, want)
+		}
+	}
 	r.Forget(key)
 	if got := r.Results(key); got != nil {
 		t.Errorf("results after Forget: %v", got)
+	}
+	if v, ok := r.Value(key, "errors"); ok {
+		t.Errorf("Value after Forget: %v", v)
 	}
 }
 

@@ -34,11 +34,17 @@ import (
 // serves. The controller measures (internal/analysis queries Prometheus,
 // off the sync's path) when a Decision says a round is due, and hands the
 // results back to the next decision as Measurements; the decision folds
-// them into the status, which keeps, per metric, the last result and the
-// counts. From the status alone it knows when the next round is due, how
-// many failures and errors there were, and whether each metric passed
-// during the current step: a restarted controller resumes, it neither
-// forgets a failure nor judges a step twice.
+// them into the status, which keeps, per metric, the last change of what
+// it shows (the result, the step it passed in, the counts) and the
+// counts. A round that changes none of it is not written: a canary that
+// passes round after round writes its status once a step, not once a
+// round. From the status alone it knows how many failures and errors
+// there were, and whether each metric passed during the current step: a
+// restarted controller resumes, it neither forgets a failure nor judges a
+// step twice. When the next round is due it knows from the last round's
+// results, which the runner keeps; a restarted controller, which has
+// none, measures at once if the status's last change is older than an
+// interval.
 //
 // The rules:
 //   - Rounds run while a step's weight is routed, every interval, the
@@ -211,11 +217,23 @@ func fold(a *appv1.CanaryAnalysis, measurements []Measurement, st *appv1.CanaryS
 		if ms == nil || r.Hash != hash || r.Step != step || r.Time.Before(routedAt) || !r.Time.After(ms.Time.Time) {
 			continue
 		}
-		if e := measure(a, metric(a, r.Metric), ms, r); e != nil {
-			events = append(events, *e)
-		}
 		if r.Time.After(last) {
 			last = r.Time
+		}
+		// A round that changes nothing the entry shows (its result, the
+		// step it passed in, its counts, its message) is not recorded: the
+		// entry keeps the last change, and the status is not written for
+		// it. So a canary that passes round after round writes nothing
+		// until its step ends. An entry from before the weight was routed
+		// (again) is not the step's: the round is recorded.
+		next := ms.DeepCopy()
+		e := measure(a, metric(a, r.Metric), next, r)
+		if !ms.Time.IsZero() && !ms.Time.Time.Before(routedAt) && sameShown(ms, next) {
+			continue
+		}
+		*ms = *next
+		if e != nil {
+			events = append(events, *e)
 		}
 		changed = true
 	}
@@ -232,6 +250,16 @@ func fold(a *appv1.CanaryAnalysis, measurements []Measurement, st *appv1.CanaryS
 	next := st.DeepCopy()
 	next.Analysis = measured
 	return next, events, last
+}
+
+// sameShown reports whether two entries of a metric show the same: what
+// the decision judges by (the result, the step it passed in, the counts)
+// and why it did not pass. The value and the time of a round that passes
+// again are not among it: the controller's /metrics has the last round's
+// value (Runner.Value).
+func sameShown(a, b *appv1.MetricStatus) bool {
+	return a.Result == b.Result && ptr.Equal(a.PassedStep, b.PassedStep) && a.Failures == b.Failures &&
+		a.Errors == b.Errors && a.Message == b.Message
 }
 
 // analysisAbort says why the analysis in st aborts the canary ("": it

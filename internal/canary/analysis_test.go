@@ -102,6 +102,41 @@ func TestDecideAnalysis(t *testing.T) {
 		want: want{phase: Running, reason: appv1.ReasonCanaryProgressing, message: "pauses", after: 29 * time.Second,
 			metrics: []appv1.MetricStatus{passed("errors", 0, time.Second)}},
 	}, {
+		name: "a pass again in the step: not recorded (no write), the next round one interval after it",
+		in:   in(analysis(nil), routed(0, 50*time.Second, passed("errors", 0, 20*time.Second)), measured("errors", 0, time.Second, 0.02)),
+		want: want{phase: Running, reason: appv1.ReasonCanaryProgressing, message: "pauses", after: 10 * time.Second,
+			metrics: []appv1.MetricStatus{passed("errors", 0, 20*time.Second)}},
+	}, {
+		name: "a pass again in the step, the pause over: the step passes on its recorded pass",
+		in:   in(analysis(nil), routed(0, 61*time.Second, passed("errors", 0, 31*time.Second)), measured("errors", 0, time.Second, 0.02)),
+		want: want{phase: Running, step: 1, reason: appv1.ReasonCanaryProgressing, message: "waits for its Pods", after: 10 * time.Minute,
+			metrics: []appv1.MetricStatus{passed("errors", 0, 31*time.Second)}},
+	}, {
+		name: "a pass recorded before the weight was routed again: the new pass is recorded",
+		in:   in(analysis(nil), routed(0, 40*time.Second, passed("errors", 0, 50*time.Second)), measured("errors", 0, time.Second, 0.02)),
+		want: want{phase: Running, reason: appv1.ReasonCanaryProgressing, message: "pauses", after: 20 * time.Second,
+			metrics: []appv1.MetricStatus{{Name: "errors", Result: appv1.MetricPassed, Value: "0.02", Time: at(time.Second), PassedStep: new(int32(0))}}},
+	}, {
+		name: "a restart after rounds that were not recorded: a round at once, the last change being older than an interval",
+		in:   in(analysis(nil), routed(0, 50*time.Second, passed("errors", 0, 40*time.Second))),
+		want: want{phase: Running, reason: appv1.ReasonCanaryProgressing, message: "pauses", round: true, after: 10 * time.Second,
+			metrics: []appv1.MetricStatus{passed("errors", 0, 40*time.Second)}},
+	}, {
+		name: "no data again under Hold: not recorded, no second Warning",
+		in: in(analysis(nil), routed(0, 2*time.Minute, appv1.MetricStatus{Name: "errors", Result: appv1.MetricNoData, Message: "the query returned no data", Time: at(time.Minute)}),
+			Measurement{Metric: "errors", Hash: "new", Time: now.Add(-time.Second), NoData: true}),
+		want: want{phase: Running, reason: appv1.ReasonCanaryProgressing, message: "holds: errors returned no data", after: 29 * time.Second,
+			metrics: []appv1.MetricStatus{{Name: "errors", Result: appv1.MetricNoData, Message: "the query returned no data", Time: at(time.Minute)}}},
+	}, {
+		name: "a failure again: recorded (its count), a Warning",
+		in: in(analysis(func(a *appv1.CanaryAnalysis) { a.FailureLimit = 3 }), routed(0, 2*time.Minute,
+			appv1.MetricStatus{Name: "errors", Result: appv1.MetricFailed, Value: "0.2", Message: "value 0.2 is above max 0.05", Time: at(time.Minute), Failures: 1}),
+			measured("errors", 0, time.Second, 0.2)),
+		want: want{phase: Running, reason: appv1.ReasonCanaryProgressing, message: "holds: errors failed", after: 29 * time.Second,
+			events: []string{appv1.ReasonCanaryMeasurementFailed},
+			metrics: []appv1.MetricStatus{{Name: "errors", Result: appv1.MetricFailed, Value: "0.2", Message: "value 0.2 is above max 0.05",
+				Time: at(time.Second), Failures: 2}}},
+	}, {
 		name: "pause over, passed during the step: the next step",
 		in:   in(analysis(nil), routed(0, 61*time.Second, passed("errors", 0, 31*time.Second))),
 		want: want{phase: Running, step: 1, reason: appv1.ReasonCanaryProgressing, message: "waits for its Pods", after: 10 * time.Minute,

@@ -112,6 +112,10 @@ type Objects struct {
 	// caches have synced and it leads (a standby reports none, so that
 	// replicas do not report each object twice).
 	Active func() bool
+	// Value is the value a canary's metric had in its last round, when
+	// this process has it (nil, or false: the status's, that of the
+	// round that last changed what the status shows).
+	Value func(namespace, name, metric string) (float64, bool)
 	// Logger logs what a scrape could not read.
 	Logger klog.Logger
 }
@@ -166,6 +170,14 @@ func (c *objectCollector) CollectWithStability(ch chan<- basemetrics.Metric) {
 }
 
 // collect sends the series of the objects of o.
+// value is Value's, when there is one.
+func (o *Objects) value(namespace, name, metric string) (float64, bool) {
+	if o.Value == nil {
+		return 0, false
+	}
+	return o.Value(namespace, name, metric)
+}
+
 func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 	gauge := func(d *basemetrics.Desc, v float64, labelValues ...string) {
 		ch <- basemetrics.NewLazyConstMetric(d, basemetrics.GaugeValue, v, labelValues...)
@@ -188,9 +200,12 @@ func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 			gauge(appServiceCanaryWeight, float64(share), ns, name)
 			for i := range c.Analysis {
 				m := &c.Analysis[i]
-				// The status keeps the value as a decimal string, empty
-				// when the measurement had none.
-				if v, err := strconv.ParseFloat(m.Value, 64); err == nil {
+				// The last round's value, which the status records only
+				// when the round changes what it shows; else the status's,
+				// a decimal string, empty when the measurement had none.
+				if v, ok := o.value(ns, name, m.Name); ok {
+					gauge(appServiceCanaryMetricAnalysis, v, ns, name, m.Name)
+				} else if v, err := strconv.ParseFloat(m.Value, 64); err == nil {
 					gauge(appServiceCanaryMetricAnalysis, v, ns, name, m.Name)
 				}
 				gauge(appServiceCanaryMetricResult, 1, ns, name, m.Name, string(m.Result))

@@ -220,12 +220,21 @@ func TestObjectsCanary(t *testing.T) {
 	c.source.Store(&Objects{
 		AppServices: appcache.NewLister(index), Activities: listers.NewActivityLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
 		Active: func() bool { return true }, Logger: klog.Background(),
+		// The last round of cart's success-rate, which passed again
+		// (the status keeps the pass it recorded), and of its
+		// saturation, which erred: the status's, none.
+		Value: func(namespace, name, metric string) (float64, bool) {
+			if namespace == "shop" && name == "cart" && metric == "success-rate" {
+				return 0.997, true
+			}
+			return 0, false
+		},
 	})
 	want := `
 # HELP appservice_canary_metric_analysis [ALPHA] The last value a query of an AppService's canary analysis returned, per metric (as Flagger's flagger_canary_metric_analysis); none while the last measurement has no value (no data, an error).
 # TYPE appservice_canary_metric_analysis gauge
 appservice_canary_metric_analysis{metric="latency-p99",name="cart",namespace="shop"} 0.512
-appservice_canary_metric_analysis{metric="success-rate",name="cart",namespace="shop"} 0.998
+appservice_canary_metric_analysis{metric="success-rate",name="cart",namespace="shop"} 0.997
 appservice_canary_metric_analysis{metric="success-rate",name="checkout",namespace="shop"} 0.9
 # HELP appservice_canary_metric_failures [ALPHA] How many measurements of a metric of an AppService's canary analysis failed in this canary.
 # TYPE appservice_canary_metric_failures gauge

@@ -133,7 +133,7 @@ type MetricView struct {
 	Bounds   string `json:"bounds"`
 	Failures int32  `json:"failures"`
 	Errors   int32  `json:"errors"`
-	Measured string `json:"measured"`
+	Changed  string `json:"changed"`
 	Message  string `json:"message,omitempty"`
 }
 
@@ -303,7 +303,7 @@ func metricViews(as *appv1.AppService, ms []appv1.MetricStatus, now time.Time) [
 	out := make([]MetricView, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, MetricView{Name: m.Name, Symbol: metricSymbol(m.Result), Result: string(m.Result), Value: orNone(m.Value),
-			Bounds: cmp.Or(bounds[m.Name], "-"), Failures: m.Failures, Errors: m.Errors, Measured: age(m.Time.Time, now) + " ago", Message: m.Message})
+			Bounds: cmp.Or(bounds[m.Name], "-"), Failures: m.Failures, Errors: m.Errors, Changed: age(m.Time.Time, now) + " ago", Message: m.Message})
 	}
 	return out
 }

@@ -319,7 +319,7 @@ func replicasLine(as *appv1.AppService) string {
 
 func renderAnalysis(b *strings.Builder, ms []appv1.MetricStatus, now time.Time) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  METRIC\tRESULT\tVALUE\tFAILURES\tERRORS\tMEASURED\tMESSAGE")
+	fmt.Fprintln(tw, "  METRIC\tRESULT\tVALUE\tFAILURES\tERRORS\tCHANGED\tMESSAGE")
 	for _, m := range ms {
 		fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%d\t%d\t%s ago\t%s\n", metricSymbol(m.Result), m.Name, m.Result, orNone(m.Value), m.Failures, m.Errors,
 			age(m.Time.Time, now), m.Message)

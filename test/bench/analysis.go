@@ -431,7 +431,7 @@ func measureSlowPrometheus(o options, n, runs int, delay time.Duration) (SlowPro
 func measureAnalyses(o options, res *Results) error {
 	if !o.skip["analysis"] {
 		logf("canary analyses")
-		a, err := measureAnalysis(o, 100, 10, time.Minute)
+		a, err := measureAnalysis(o, 1000, 10, time.Minute)
 		if err != nil {
 			return err
 		}

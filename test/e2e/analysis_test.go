@@ -192,14 +192,35 @@ func testAnalysisNoData(t *testing.T) {
 	rec := recordCanary(t, ns, name)
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 
-	// No traffic: three measurements without data, the step held.
+	// No traffic: a measurement without data, recorded with a Warning, the
+	// step held. The rounds after it change nothing the status shows: the
+	// controller logs three more, and neither writes the status nor sends
+	// a second Warning for them.
 	rec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
-		if n := len(measurements(vs, appv1.MetricNoData)); n < 3 {
-			return fmt.Errorf("%d measurements without data recorded, want 3", n)
+		if n := len(measurements(vs, appv1.MetricNoData)); n < 1 {
+			return fmt.Errorf("no measurement without data recorded yet")
 		}
 		return nil
 	})
 	waitEvent(t, ns, name, corev1.EventTypeWarning, appv1.ReasonCanaryMeasurementNoData, "the step holds until there is data (noData: Hold)")
+	since := time.Now()
+	rounds := len(loggedRounds(t, ns, name))
+	eventually(t, time.Minute, func() error {
+		if n := len(loggedRounds(t, ns, name)) - rounds; n < 3 {
+			return fmt.Errorf("%d rounds logged since the first without data, want 3", n)
+		}
+		return nil
+	})
+	// The audit log: no status write, and no Event (the Warning came
+	// before: Events leave one process in order).
+	for _, w := range controllerWrites(t, since, ns) {
+		if r := w.ObjectRef; r != nil && (r.Resource == "appservices" || r.Resource == "events") {
+			t.Errorf("%s %s/%s of a canary whose rounds changed nothing the status shows", w.Verb, r.Resource, r.Subresource)
+		}
+	}
+	if n := len(measurements(rec.app.snapshot(), appv1.MetricNoData)); n != 1 {
+		t.Errorf("%d measurements without data recorded, want the first only", n)
+	}
 	for _, v := range rec.app.snapshot() {
 		for _, m := range analysisOf(v.obj) {
 			if m.Failures != 0 || m.Result == appv1.MetricPassed {

@@ -198,6 +198,20 @@ func before[O any](versions []version[O], rv int64) (version[O], bool) {
 // ("I1127 15:04:05.000000 ...", local time, no year).
 func loggedSyncs(t *testing.T, ns, name string) []time.Time {
 	t.Helper()
+	return loggedTimes(t, ns, name, "Synced")
+}
+
+// loggedRounds are the times at which the suite's controller logged that it
+// had taken a round of the AppService's analysis ("Measured", at -v=2).
+func loggedRounds(t *testing.T, ns, name string) []time.Time {
+	t.Helper()
+	return loggedTimes(t, ns, name, "Measured")
+}
+
+// loggedTimes are the times of the suite's controller's log lines of
+// message msg about the AppService.
+func loggedTimes(t *testing.T, ns, name, msg string) []time.Time {
+	t.Helper()
 	f, err := os.Open(ctrl.Log)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +224,7 @@ func loggedSyncs(t *testing.T, ns, name string) []time.Time {
 	s.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for s.Scan() {
 		line := s.Text()
-		if !strings.Contains(line, `"Synced"`) || !strings.Contains(line, key) || len(line) < 21 {
+		if !strings.Contains(line, strconv.Quote(msg)) || !strings.Contains(line, key) || len(line) < 21 {
 			continue
 		}
 		at, err := time.ParseInLocation("0102 15:04:05.000000", line[1:21], time.Local)

@@ -133,8 +133,8 @@
     if (v.actions) out.push(drawActions(v));
     if (v.analysis) {
       out.push(section("analysis", v.analysis, el("h2", {}, "Analysis"), table("Each metric's last measurement against its bounds",
-        ["Metric", "Result", "Value", "Bounds", "Failures", "Errors", { text: "Measured", wide: true }, { text: "Message", msg: true }],
-        v.analysis.map((a) => [a.name, a.symbol + " " + a.result, a.value, a.bounds, a.failures, a.errors, a.measured, a.message || ""]), "analysis")));
+        ["Metric", "Result", "Value", "Bounds", "Failures", "Errors", { text: "Changed", wide: true }, { text: "Message", msg: true }],
+        v.analysis.map((a) => [a.name, a.symbol + " " + a.result, a.value, a.bounds, a.failures, a.errors, a.changed, a.message || ""]), "analysis")));
     }
     if (v.deliveries) {
       out.push(section("deliveries", v.deliveries, el("h2", {}, "Notifications"), table("The last release's edges, to each NotificationDestination that hears of them",

@@ -780,7 +780,7 @@ type CanaryStatus struct {
 	// +optional
 	AbortedTemplateHash string `json:"abortedTemplateHash,omitempty"`
 
-	// Analysis is each metric's last measurement.
+	// Analysis is each metric's last change.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -898,7 +898,8 @@ const (
 	CanaryRetry       CanaryAction = "Retry"
 )
 
-// MetricStatus is the last measurement of a metric, and its counts.
+// MetricStatus is a metric's last change (a round that changes only its
+// value and time is not written), and its counts.
 type MetricStatus struct {
 	// +required
 	Name string `json:"name"`
@@ -907,6 +908,7 @@ type MetricStatus struct {
 	// +required
 	Result MetricResult `json:"result"`
 
+	// Value is what the round that last changed the entry returned.
 	// +optional
 	Value string `json:"value,omitempty"`
 
@@ -914,6 +916,7 @@ type MetricStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
+	// Time is that round's: since when the entry shows what it shows.
 	// +required
 	Time metav1.Time `json:"time"`
 

@@ -55,7 +55,7 @@ type CanaryStatusApplyConfiguration struct {
 	// AbortedTemplateHash names the last template aborted at its deadline
 	// or by its analysis.
 	AbortedTemplateHash *string `json:"abortedTemplateHash,omitempty"`
-	// Analysis is each metric's last measurement.
+	// Analysis is each metric's last change.
 	Analysis []MetricStatusApplyConfiguration `json:"analysis,omitempty"`
 	// Templates are the analysis's templates as the canary resolved them
 	// at its start: it runs these, whatever edits they get meanwhile.

@@ -26,15 +26,18 @@ import (
 // MetricStatusApplyConfiguration represents a declarative configuration of the MetricStatus type for use
 // with apply.
 //
-// MetricStatus is the last measurement of a metric, and its counts.
+// MetricStatus is a metric's last change (a round that changes only its
+// value and time is not written), and its counts.
 type MetricStatusApplyConfiguration struct {
 	Name *string `json:"name,omitempty"`
 	// Result is Passed, Failed, NoData or Error.
 	Result *appv1.MetricResult `json:"result,omitempty"`
-	Value  *string             `json:"value,omitempty"`
+	// Value is what the round that last changed the entry returned.
+	Value *string `json:"value,omitempty"`
 	// Message says why it did not pass.
-	Message *string      `json:"message,omitempty"`
-	Time    *metav1.Time `json:"time,omitempty"`
+	Message *string `json:"message,omitempty"`
+	// Time is that round's: since when the entry shows what it shows.
+	Time *metav1.Time `json:"time,omitempty"`
 	// PassedStep is the step during which it last passed.
 	PassedStep *int32 `json:"passedStep,omitempty"`
 	// Failures counts its failures in this canary.
