@@ -174,9 +174,10 @@ func main() {
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
 		"convergence (the limit, convergence and backlog runs, with the steady state and the restart), "+
 		"limits (the backlog against the limit, minimal and realistic, at 1000 and 5000, with where the time goes), "+
-		"steady, latency, unrelated, config, crd, activities, throttle, canary, notify, analysis, templates, slow-prometheus, peer, flood, capacity "+
+		"steady, latency, unrelated, config, crd, activities, throttle, canary, notify, analysis, templates, slow-prometheus, peer, flood, capacity, "+
+		"events "+
 		"(for quick tuning runs, or to run the peer alone: "+
-		"-skip convergence,latency,unrelated,config,crd,activities,throttle,canary,notify,analysis,templates,slow-prometheus,flood; "+
+		"-skip convergence,latency,unrelated,config,crd,activities,throttle,canary,notify,analysis,templates,slow-prometheus,flood,capacity,events; "+
 		"the floods alone, both controllers: the same with peer in place of flood).")
 	flag.Parse()
 	if specKind != specRealistic && specKind != specMinimal && specKind != specEveryChild && specKind != specSidecar {
@@ -296,6 +297,9 @@ type Results struct {
 	// Notifications: releases without and with a slow destination
 	// (test/bench/notify.go).
 	Notifications  []NotifyRun    `json:"notifications,omitempty"`
+	// EventsLags: how far a backlog's Events trail its writes
+	// (test/bench/events.go).
+	EventsLags []EventsLag `json:"eventsLags,omitempty"`
 	SlowPrometheus SlowPrometheus `json:"slowPrometheus"`
 	// Peer: this controller and the peer side by side, per N, this one
 	// first (measurePeer).
@@ -575,6 +579,14 @@ func run(o options) (*Results, error) {
 			return nil, err
 		}
 		res.Notifications = runs
+	}
+	if !o.skip["events"] {
+		logf("events")
+		lags, err := measureEventsLags(o)
+		if err != nil {
+			return nil, err
+		}
+		res.EventsLags = lags
 	}
 	if err := measureAnalyses(o, res); err != nil {
 		return nil, err
@@ -2515,6 +2527,7 @@ func (r *Results) markdown() string {
 	}
 	m.WriteString(templatesMarkdown(r.Templates))
 	m.WriteString(notifyMarkdown(r.Notifications))
+	m.WriteString(eventsMarkdown(r.EventsLags))
 	if sp := r.SlowPrometheus; sp.N > 0 {
 		fmt.Fprintf(&m, "| convergence of %d AppServices without an analysis, median of %d: -prometheus-url a Prometheus answering after %.0f s "+
 			"vs none (writes / AppService; queries it received) | %.2f s vs %.2f s (%.2f×; %.2f vs %.2f; %d) |\n",
