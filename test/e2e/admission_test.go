@@ -357,6 +357,43 @@ spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}]},
 		})
 	}
 
+	// Both kinds of analysis template refuse the same, each naming its
+	// field.
+	templateCases := []struct {
+		name, manifest, field, message string
+	}{
+		{"argument unknown", `spec: {args: [{name: service}], metrics: [{name: rate, query: 'up{service="{{ args.svc }}"}', min: "1"}]}`,
+			"spec.metrics", "a query uses an argument that spec.args does not declare"},
+		{"argument declared twice", `spec: {args: [{name: service}, {name: service}], metrics: [{name: rate, query: up, min: "1"}]}`,
+			"spec.args[1]", "Duplicate value"},
+		{"two metrics of one name", `spec: {metrics: [{name: rate, query: up, min: "1"}, {name: rate, query: down, max: "1"}]}`,
+			"spec.metrics[1]", "Duplicate value"},
+		{"no metric", `spec: {metrics: []}`, "spec.metrics", "should have at least 1 items"},
+	}
+	for _, kind := range []struct{ kind, resource, namespace string }{
+		{"AnalysisTemplate", "analysistemplates", ns}, {"ClusterAnalysisTemplate", "clusteranalysistemplates", ""},
+	} {
+		for _, tc := range templateCases {
+			t.Run(kind.kind+" "+tc.name, func(t *testing.T) {
+				manifest := "apiVersion: app.example.com/v1\nkind: " + kind.kind + "\nmetadata: {name: bad-" + ns + "}\n" + tc.manifest + "\n"
+				req := apps.AppV1().RESTClient().Post().Resource(kind.resource)
+				if kind.namespace != "" {
+					req = req.Namespace(kind.namespace)
+				}
+				err := req.SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background()).Error()
+				if err == nil {
+					t.Fatalf("admitted:\n%s", manifest)
+				}
+				if !apierrors.IsInvalid(err) {
+					t.Fatalf("refused, but not as invalid: %v", err)
+				}
+				if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.message) {
+					t.Errorf("the error does not name %s (%q):\n%v", tc.field, tc.message, err)
+				}
+			})
+		}
+	}
+
 	t.Run("run-time failure is Degraded, not a crash", func(t *testing.T) {
 		// 20000 is a valid port, but outside this cluster's node port range
 		// (30000-32767): only the Service create can tell.
