@@ -310,17 +310,7 @@ spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}]},
 			if !strings.Contains(tc.manifest, "metadata:") {
 				manifest = "apiVersion: app.example.com/v1\nkind: Activity\nmetadata: {name: bad}\n" + tc.manifest + "\n"
 			}
-			err := apps.AppV1().RESTClient().Post().Namespace(ns).Resource("activities").
-				SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background()).Error()
-			if err == nil {
-				t.Fatalf("admitted:\n%s", manifest)
-			}
-			if !apierrors.IsInvalid(err) {
-				t.Fatalf("refused, but not as invalid: %v", err)
-			}
-			if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.message) {
-				t.Errorf("the error does not name %s (%q):\n%v", tc.field, tc.message, err)
-			}
+			refusedAsInvalid(t, "activities", ns, manifest, tc.field, tc.message)
 		})
 	}
 
@@ -343,17 +333,7 @@ spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}]},
 	for _, tc := range destinationCases {
 		t.Run("NotificationDestination "+tc.name, func(t *testing.T) {
 			manifest := "apiVersion: app.example.com/v1\nkind: NotificationDestination\nmetadata: {name: bad}\n" + tc.manifest + "\n"
-			err := apps.AppV1().RESTClient().Post().Namespace(ns).Resource("notificationdestinations").
-				SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background()).Error()
-			if err == nil {
-				t.Fatalf("admitted:\n%s", manifest)
-			}
-			if !apierrors.IsInvalid(err) {
-				t.Fatalf("refused, but not as invalid: %v", err)
-			}
-			if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.message) {
-				t.Errorf("the error does not name %s (%q):\n%v", tc.field, tc.message, err)
-			}
+			refusedAsInvalid(t, "notificationdestinations", ns, manifest, tc.field, tc.message)
 		})
 	}
 
@@ -376,20 +356,7 @@ spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}]},
 		for _, tc := range templateCases {
 			t.Run(kind.kind+" "+tc.name, func(t *testing.T) {
 				manifest := "apiVersion: app.example.com/v1\nkind: " + kind.kind + "\nmetadata: {name: bad-" + ns + "}\n" + tc.manifest + "\n"
-				req := apps.AppV1().RESTClient().Post().Resource(kind.resource)
-				if kind.namespace != "" {
-					req = req.Namespace(kind.namespace)
-				}
-				err := req.SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background()).Error()
-				if err == nil {
-					t.Fatalf("admitted:\n%s", manifest)
-				}
-				if !apierrors.IsInvalid(err) {
-					t.Fatalf("refused, but not as invalid: %v", err)
-				}
-				if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), tc.message) {
-					t.Errorf("the error does not name %s (%q):\n%v", tc.field, tc.message, err)
-				}
+				refusedAsInvalid(t, kind.resource, kind.namespace, manifest, tc.field, tc.message)
 			})
 		}
 	}
@@ -407,4 +374,25 @@ spec: {image: nginx, ports: [{port: 80}], httpRoute: {parentRefs: [{name: gw}]},
 			t.Error(err)
 		}
 	})
+}
+
+// refusedAsInvalid posts manifest (YAML) to our API's resource, in
+// namespace ns ("": a cluster-scoped kind), and checks that the API server
+// refuses it as invalid, naming field and saying message.
+func refusedAsInvalid(t *testing.T, resource, ns, manifest, field, message string) {
+	t.Helper()
+	req := apps.AppV1().RESTClient().Post().Resource(resource)
+	if ns != "" {
+		req = req.Namespace(ns)
+	}
+	err := req.SetHeader("Content-Type", "application/yaml").Body([]byte(manifest)).Do(context.Background()).Error()
+	if err == nil {
+		t.Fatalf("admitted:\n%s", manifest)
+	}
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("refused, but not as invalid: %v", err)
+	}
+	if !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), message) {
+		t.Errorf("the error does not name %s (%q):\n%v", field, message, err)
+	}
 }
