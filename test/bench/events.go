@@ -54,6 +54,20 @@ type EventsLag struct {
 	PeakWritesPerSecond int `json:"peakWritesPerSecond"`
 }
 
+// eventsResource is the Events' resource in the audit log.
+const eventsResource = "events"
+
+// measureEvents runs the Events row unless -skip leaves it out.
+func measureEvents(o options, res *Results) error {
+	if o.skip["events"] {
+		return nil
+	}
+	logf("events")
+	lags, err := measureEventsLags(o)
+	res.EventsLags = lags
+	return err
+}
+
 // eventsTurns are the backlogs the row measures, and how many turns each
 // (a turn: one run under each controller).
 var eventsTurns = []struct{ n, turns int }{{1000, 3}, {5000, 1}}
@@ -128,7 +142,7 @@ func followEvents(c *localcluster.Cluster, since time.Time, n int, timeout time.
 		return err
 	}
 	defer tail.Close()
-	written := map[string]map[string]bool{"deployments": {}, "services": {}, "appservices/status": {}, "events": {}}
+	written := map[string]map[string]bool{"deployments": {}, "services": {}, "appservices/status": {}, eventsResource: {}}
 	perSecond := map[int64]int{}
 	var lastObject, lastEvent time.Time
 	deadline := time.Now().Add(timeout)
@@ -138,9 +152,7 @@ func followEvents(c *localcluster.Cluster, since time.Time, n int, timeout time.
 			return err
 		}
 		for _, ev := range events {
-			if ev.Stage != "ResponseComplete" || ev.User.Username != controllerUser || ev.RequestReceivedTimestamp.Before(since) ||
-				ev.Verb != "create" && ev.Verb != "update" && ev.Verb != "patch" ||
-				ev.ObjectRef == nil || ev.ResponseStatus == nil || ev.ResponseStatus.Code >= 300 {
+			if !wroteSince(ev, controllerUser, since) {
 				continue
 			}
 			at := ev.StageTimestamp
@@ -150,7 +162,7 @@ func followEvents(c *localcluster.Cluster, since time.Time, n int, timeout time.
 			if ev.ObjectRef.Subresource != "" {
 				what += "/" + ev.ObjectRef.Subresource
 			}
-			if what == "events" {
+			if what == eventsResource {
 				res.EventWrites++
 				if i := strings.LastIndexByte(name, '.'); i > 0 {
 					name = name[:i]
@@ -161,12 +173,12 @@ func followEvents(c *localcluster.Cluster, since time.Time, n int, timeout time.
 			}
 			if names, ok := written[what]; ok && !names[name] {
 				names[name] = true
-				if what != "events" && at.After(lastObject) {
+				if what != eventsResource && at.After(lastObject) {
 					lastObject = at
 				}
 			}
 		}
-		res.WithEvent = len(written["events"])
+		res.WithEvent = len(written[eventsResource])
 		d, s, st := len(written["deployments"]), len(written["services"]), len(written["appservices/status"])
 		if d >= n && s >= n && st >= n && res.WithEvent >= n {
 			res.ObjectSeconds, res.EventSeconds = lastObject.Sub(since).Seconds(), lastEvent.Sub(since).Seconds()

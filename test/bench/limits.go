@@ -401,9 +401,7 @@ func waitWritten(c *localcluster.Cluster, user string, since time.Time, n int, t
 			return last, err
 		}
 		for _, ev := range events {
-			if ev.Stage != "ResponseComplete" || ev.User.Username != user || ev.RequestReceivedTimestamp.Before(since) ||
-				ev.Verb != "create" && ev.Verb != "update" && ev.Verb != "patch" ||
-				ev.ObjectRef == nil || ev.ResponseStatus == nil || ev.ResponseStatus.Code >= 300 {
+			if !wroteSince(ev, user, since) {
 				continue
 			}
 			what := ev.ObjectRef.Resource
@@ -426,6 +424,14 @@ func waitWritten(c *localcluster.Cluster, user string, since time.Time, n int, t
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// wroteSince reports whether ev is a write of user's, received from since
+// on, that the API server answered with success.
+func wroteSince(ev localcluster.AuditEvent, user string, since time.Time) bool {
+	return ev.Stage == "ResponseComplete" && ev.User.Username == user && !ev.RequestReceivedTimestamp.Before(since) &&
+		(ev.Verb == "create" || ev.Verb == "update" || ev.Verb == "patch") &&
+		ev.ObjectRef != nil && ev.ResponseStatus != nil && ev.ResponseStatus.Code < 300
 }
 
 // watcherUser runs the floor's informers (watchAsTheController).

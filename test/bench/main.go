@@ -296,10 +296,10 @@ type Results struct {
 	Templates []TemplatesRun `json:"templates,omitempty"`
 	// Notifications: releases without and with a slow destination
 	// (test/bench/notify.go).
-	Notifications  []NotifyRun    `json:"notifications,omitempty"`
+	Notifications []NotifyRun `json:"notifications,omitempty"`
 	// EventsLags: how far a backlog's Events trail its writes
 	// (test/bench/events.go).
-	EventsLags []EventsLag `json:"eventsLags,omitempty"`
+	EventsLags     []EventsLag    `json:"eventsLags,omitempty"`
 	SlowPrometheus SlowPrometheus `json:"slowPrometheus"`
 	// Peer: this controller and the peer side by side, per N, this one
 	// first (measurePeer).
@@ -580,13 +580,8 @@ func run(o options) (*Results, error) {
 		}
 		res.Notifications = runs
 	}
-	if !o.skip["events"] {
-		logf("events")
-		lags, err := measureEventsLags(o)
-		if err != nil {
-			return nil, err
-		}
-		res.EventsLags = lags
+	if err := measureEvents(o, res); err != nil {
+		return nil, err
 	}
 	if err := measureAnalyses(o, res); err != nil {
 		return nil, err
@@ -1643,7 +1638,7 @@ func measureCanaries(o options, n int, byPods bool) (Canaries, error) {
 	res.Writes = map[string]int{}
 	total, toChildren := 0, 0
 	for _, w := range writes {
-		if w.ObjectRef == nil || w.ObjectRef.Resource == "events" {
+		if w.ObjectRef == nil || w.ObjectRef.Resource == eventsResource {
 			continue
 		}
 		res.Writes[w.Verb+" "+strings.TrimSuffix(w.ObjectRef.Resource+"/"+w.ObjectRef.Subresource, "/")]++
