@@ -169,7 +169,6 @@ func (c *objectCollector) CollectWithStability(ch chan<- basemetrics.Metric) {
 	}
 }
 
-// collect sends the series of the objects of o.
 // value is Value's, when there is one.
 func (o *Objects) value(namespace, name, metric string) (float64, bool) {
 	if o.Value == nil {
@@ -178,6 +177,7 @@ func (o *Objects) value(namespace, name, metric string) (float64, bool) {
 	return o.Value(namespace, name, metric)
 }
 
+// collect sends the series of the objects of o.
 func (o *Objects) collect(ch chan<- basemetrics.Metric) {
 	gauge := func(d *basemetrics.Desc, v float64, labelValues ...string) {
 		ch <- basemetrics.NewLazyConstMetric(d, basemetrics.GaugeValue, v, labelValues...)

@@ -132,7 +132,7 @@
     if (v.canary) out.push(drawCanary(v.canary));
     if (v.actions) out.push(drawActions(v));
     if (v.analysis) {
-      out.push(section("analysis", v.analysis, el("h2", {}, "Analysis"), table("Each metric's last measurement against its bounds",
+      out.push(section("analysis", v.analysis, el("h2", {}, "Analysis"), table("Each metric's last change against its bounds",
         ["Metric", "Result", "Value", "Bounds", "Failures", "Errors", { text: "Changed", wide: true }, { text: "Message", msg: true }],
         v.analysis.map((a) => [a.name, a.symbol + " " + a.result, a.value, a.bounds, a.failures, a.errors, a.changed, a.message || ""]), "analysis")));
     }
