@@ -30,6 +30,10 @@ import (
 // EventShards is how many broadcasters a Recorder sends Events through.
 const EventShards = 8
 
+// correlatorCacheSize is the entries of each of client-go's correlator
+// caches for one broadcaster (its default): a Recorder's shards share it.
+const correlatorCacheSize = 4096
+
 // Recorder is an EventRecorder that sends Events through several of
 // client-go's broadcasters instead of one. A broadcaster writes its Events
 // one at a time, each waiting for the API server's answer, from a queue
@@ -57,8 +61,14 @@ var _ record.EventRecorder = (*Recorder)(nil)
 // still sent.
 func NewRecorder(ctx context.Context, sink record.EventSink, scheme *runtime.Scheme, source corev1.EventSource, shards int) *Recorder {
 	r := &Recorder{}
-	for range max(shards, 1) {
-		b := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)), record.WithCorrelatorOptions(CorrelatorOptions()))
+	shards = max(shards, 1)
+	// Each shard's correlator remembers its share of the Events' keys: the
+	// shards together hold what one broadcaster's caches hold (client-go's
+	// 4096 entries each), not eight times as much.
+	opts := CorrelatorOptions()
+	opts.LRUCacheSize = max(correlatorCacheSize/shards, 1)
+	for range shards {
+		b := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)), record.WithCorrelatorOptions(opts))
 		b.StartStructuredLogging(0)
 		b.StartRecordingToSink(sink)
 		r.broadcasters = append(r.broadcasters, b)
