@@ -140,3 +140,17 @@ func TestShard(t *testing.T) {
 		t.Error("an object without a UID and its reference: shards differ")
 	}
 }
+
+// TestShardOptions: the shards' correlator caches together are one
+// broadcaster's, and keep the edges' keys (CorrelatorOptions).
+func TestShardOptions(t *testing.T) {
+	for shards, want := range map[int]int{1: 4096, EventShards: 512} {
+		opts := shardOptions(shards)
+		if opts.LRUCacheSize != want {
+			t.Errorf("%d shards: each caches %d entries, want %d", shards, opts.LRUCacheSize, want)
+		}
+		if opts.KeyFunc == nil || opts.SpamKeyFunc == nil {
+			t.Errorf("%d shards: the edges' keys are lost", shards)
+		}
+	}
+}
