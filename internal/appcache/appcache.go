@@ -18,9 +18,10 @@ limitations under the License.
 // each AppService encoded, and a lister that decodes it for whoever reads
 // it.
 //
-// The cache keeps an AppService's metadata decoded, as the informer's keys,
-// the handlers and label selectors read it, and the rest (spec, status,
-// annotations) as CBOR, in a children.Cached (children.Encode). A realistic
+// The cache keeps an AppService's metadata decoded, as the informer's keys
+// and the handlers read it, and the rest (spec, status, labels,
+// annotations) as compressed CBOR, in a children.Cached
+// (children.EncodeLabelled). A label selector is matched once decoded. A realistic
 // AppService takes 5254 bytes of Go heap decoded and 2511 so: the Go
 // structs of a spec are mostly empty fields and pointers. What reads an
 // AppService whole decodes it: Lister, which the sync and the per-object
@@ -53,7 +54,7 @@ import (
 func Transform(obj any) (any, error) {
 	if as, ok := obj.(*appv1.AppService); ok {
 		as.ManagedFields = nil
-		return children.Encode(as)
+		return children.EncodeLabelled(as)
 	}
 	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
@@ -87,7 +88,7 @@ func NewLister(indexer cache.Indexer) Lister {
 
 // List returns the AppServices whose labels selector matches.
 func (l Lister) List(selector labels.Selector) ([]*appv1.AppService, error) {
-	return decodeAll(func(add cache.AppendFunc) error { return cache.ListAll(l.indexer, selector, add) })
+	return decodeAll(selector, func(add cache.AppendFunc) error { return cache.ListAll(l.indexer, labels.Everything(), add) })
 }
 
 // Each calls visit with each AppService, decoded for that call alone, so
@@ -116,8 +117,8 @@ type namespaceLister struct {
 
 // List returns the namespace's AppServices whose labels selector matches.
 func (l namespaceLister) List(selector labels.Selector) ([]*appv1.AppService, error) {
-	return decodeAll(func(add cache.AppendFunc) error {
-		return cache.ListAllByNamespace(l.indexer, l.namespace, selector, add)
+	return decodeAll(selector, func(add cache.AppendFunc) error {
+		return cache.ListAllByNamespace(l.indexer, l.namespace, labels.Everything(), add)
 	})
 }
 
@@ -133,9 +134,10 @@ func (l namespaceLister) Get(name string) (*appv1.AppService, error) {
 	return Decode(obj)
 }
 
-// decodeAll decodes the AppServices list hands to its function, stopping at
-// the first that does not decode.
-func decodeAll(list func(cache.AppendFunc) error) ([]*appv1.AppService, error) {
+// decodeAll decodes the AppServices list hands to its function, and
+// returns those whose labels selector matches (the labels are encoded with
+// the rest), stopping at the first that does not decode.
+func decodeAll(selector labels.Selector, list func(cache.AppendFunc) error) ([]*appv1.AppService, error) {
 	var (
 		ret       []*appv1.AppService
 		decodeErr error
@@ -149,7 +151,9 @@ func decodeAll(list func(cache.AppendFunc) error) ([]*appv1.AppService, error) {
 			decodeErr = err
 			return
 		}
-		ret = append(ret, as)
+		if selector.Empty() || selector.Matches(labels.Set(as.Labels)) {
+			ret = append(ret, as)
+		}
 	})
 	if err != nil {
 		return nil, err

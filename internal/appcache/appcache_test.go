@@ -84,7 +84,7 @@ func TestLister(t *testing.T) {
 	}
 
 	// An AppService that does not decode (only a bug could cache one).
-	fixtures.MustAdd(t, indexer, &children.Cached{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "broken"}, Data: []byte("not CBOR")})
+	fixtures.MustAdd(t, indexer, children.NewCached(metav1.ObjectMeta{Namespace: "elsewhere", Name: "broken"}, []byte("not CBOR")))
 	if got, err := lister.List(labels.Everything()); err == nil {
 		t.Errorf("List over an AppService that does not decode: %d AppServices and no error", len(got))
 	}

@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -30,7 +31,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -68,25 +68,6 @@ import (
 // create that met an existing one, an adoption) goes through the same
 // Update and Patch functions whole.
 
-// Cached is a child as the informers' caches keep it: its trimmed metadata,
-// and the rest of the trimmed object encoded (protobuf for the built-in
-// kinds; for HTTPRoutes and AppServices, which have no protobuf form, the
-// API machinery's CBOR, which the API server also speaks: 16% smaller than
-// their JSON and decoded in half the time).
-type Cached struct {
-	metav1.TypeMeta
-	metav1.ObjectMeta
-	// Data is the trimmed object without its metadata, encoded.
-	Data []byte
-}
-
-// DeepCopyObject makes Cached a runtime.Object, as informers need.
-func (c *Cached) DeepCopyObject() runtime.Object {
-	out := &Cached{TypeMeta: c.TypeMeta, Data: slices.Clone(c.Data)}
-	c.DeepCopyInto(&out.ObjectMeta)
-	return out
-}
-
 // protoMessage is what the built-in kinds' generated protobuf code offers.
 type protoMessage interface {
 	Marshal() ([]byte, error)
@@ -94,53 +75,63 @@ type protoMessage interface {
 }
 
 // Decode returns the trimmed child c holds, as a T (a pointer to one of the
-// child kinds). Its metadata is c's, shared: like every cached object, it
-// must not be modified.
+// child kinds). What of its metadata c keeps decoded is c's, shared: like
+// every cached object, it must not be modified.
 func Decode[T metav1.Object](c *Cached) (T, error) {
 	var none T
 	obj := reflect.New(reflect.TypeFor[T]().Elem())
-	var err error
-	if m, ok := obj.Interface().(protoMessage); ok {
-		err = m.Unmarshal(c.Data)
-	} else {
-		err = direct.Unmarshal(c.Data, obj.Interface())
-	}
+	err := decompressed(c.Data, func(data []byte) error {
+		if m, ok := obj.Interface().(protoMessage); ok {
+			return m.Unmarshal(data)
+		}
+		return direct.Unmarshal(data, obj.Interface())
+	})
 	if err != nil {
-		return none, fmt.Errorf("decoding the cached %s %s/%s: %w", reflect.TypeFor[T]().Elem().Name(), c.Namespace, c.Name, err)
+		return none, fmt.Errorf("decoding the cached %s %s/%s: %w", reflect.TypeFor[T]().Elem().Name(), c.namespace, c.name, err)
 	}
 	field := obj.Elem().FieldByName("ObjectMeta")
-	encoded := field.Interface().(metav1.ObjectMeta)
-	metadata := c.ObjectMeta
-	metadata.Annotations = encoded.Annotations
-	if encoded.Labels != nil {
-		metadata.Labels = encoded.Labels
-	}
-	field.Set(reflect.ValueOf(metadata))
+	field.Set(reflect.ValueOf(c.metadata(field.Interface().(metav1.ObjectMeta))))
 	return obj.Interface().(T), nil
 }
 
-// Encode keeps an object, a trimmed child or a whole AppService, as a
-// Cached one. Of its metadata, the
-// annotations, and the labels of a child with a controller, are encoded
-// with the rest: the handlers and indexes find the owner of such a child
-// by its controller reference (internal/owner's Kind.Key), and a map of one
-// label costs some 300 bytes decoded, three times a whole Service encoded.
+// Encode keeps a trimmed child as a Cached one. Of its metadata, what the
+// informer's keys, the indexes and the handlers read stays decoded (the
+// name, namespace, UID, resourceVersion, generation, deletion time and
+// owner references), and so do the labels of a child without a controller:
+// the handlers find the owner of one with a controller by its controller
+// reference (internal/owner's Kind.Key), and of one without by our label.
+// The rest is encoded with the object: a map of one label costs some 300
+// bytes decoded, more than a whole Service encoded.
 func Encode(obj metav1.Object) (*Cached, error) {
-	c := &Cached{}
+	return encode(obj, metav1.GetControllerOf(obj) != nil)
+}
+
+// EncodeLabelled is Encode with the labels encoded too, whatever the
+// object: for a kind whose labels no handler or index reads (the
+// AppServices, internal/appcache), whose readers decode it to match a
+// selector.
+func EncodeLabelled(obj metav1.Object) (*Cached, error) {
+	return encode(obj, true)
+}
+
+func encode(obj metav1.Object, labels bool) (*Cached, error) {
 	field := reflect.ValueOf(obj).Elem().FieldByName("ObjectMeta")
-	c.ObjectMeta = field.Interface().(metav1.ObjectMeta)
-	encoded := metav1.ObjectMeta{Annotations: c.Annotations}
-	c.Annotations = nil
-	if metav1.GetControllerOf(obj) != nil {
-		encoded.Labels, c.Labels = c.Labels, nil
-	}
-	field.Set(reflect.ValueOf(encoded))
-	var err error
+	rest := field.Interface().(metav1.ObjectMeta)
+	c := newCached(&rest, labels)
+	field.Set(reflect.ValueOf(rest))
+	var (
+		data []byte
+		err  error
+	)
 	if m, ok := obj.(protoMessage); ok {
-		c.Data, err = m.Marshal()
+		data, err = m.Marshal()
 	} else {
-		c.Data, err = direct.Marshal(obj)
+		data, err = direct.Marshal(obj)
 	}
+	if err != nil {
+		return nil, err
+	}
+	c.Data, err = compress(data)
 	return c, err
 }
 
@@ -225,12 +216,46 @@ func trimMetaFor(m *metav1.ObjectMeta, label string) metav1.ObjectMeta {
 	owned := recordedKeys(m.Annotations[appv1.AnnotationAnnotations])
 	return metav1.ObjectMeta{
 		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp, OwnerReferences: m.OwnerReferences,
+		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp, OwnerReferences: ownerReferences(m.OwnerReferences, m.Name),
 		Labels: keep(m.Labels, func(k string) bool { return k == label }),
 		Annotations: keep(m.Annotations, func(k string) bool {
 			return strings.HasPrefix(k, appv1.SchemeGroupVersion.Group+"/") || slices.Contains(owned, k)
 		}),
 	}
+}
+
+// ownerReferences returns refs with the words every child repeats shared:
+// the owner's API version and kind, and the flags. A watch decodes each
+// child's anew, some 80 bytes a reference that 10,000 children would hold
+// 10,000 times. An owner's name that is the child's, name, shares its
+// string.
+func ownerReferences(refs []metav1.OwnerReference, name string) []metav1.OwnerReference {
+	if refs == nil {
+		return nil
+	}
+	out := make([]metav1.OwnerReference, len(refs))
+	for i, r := range refs {
+		r.APIVersion, r.Kind = unique.Make(r.APIVersion).Value(), unique.Make(r.Kind).Value()
+		r.Controller, r.BlockOwnerDeletion = sharedBool(r.Controller), sharedBool(r.BlockOwnerDeletion)
+		if r.Name == name {
+			r.Name = name
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// The flags' shared values: like everything cached, never to be modified.
+var sharedTrue, sharedFalse = new(true), new(false)
+
+func sharedBool(b *bool) *bool {
+	switch {
+	case b == nil:
+		return nil
+	case *b:
+		return sharedTrue
+	}
+	return sharedFalse
 }
 
 // keep returns the entries of m whose keys ours reports, nil for none.
