@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -157,11 +158,43 @@ func (k ChildKind[T]) remove(ctx context.Context, s *Sync, obj, desired T) error
 // (children.Cached): reading one decodes it.
 type ChildCache[T metav1.Object] struct {
 	indexer cache.Indexer
+	owner   Kind
 }
 
 // controllerIndex indexes children by the UID of the owner (AppService or
-// Activity) that controls them.
+// Activity) that controls them, hashed into one of controllerBuckets
+// buckets. An index of client-go keeps a set for each value: one set of
+// one child per owner cost about 230 bytes a child, 4.6 MB of the
+// controller's heap at 10,000 AppServices with a Deployment and a Service
+// each, and a bucket of many children about 25 (BENCHMARKS.md, issue 74).
+// ControlledBy reads a bucket's children's controller references (kept
+// decoded, children.Cached) to find an owner's: some 40 per kind at 10,000.
 const controllerIndex = "appservice-controller"
+
+// controllerBuckets is how many buckets controllerIndex hashes owners
+// into.
+const controllerBuckets = 256
+
+// bucketNames are the buckets' index values, made once: an index value is
+// kept as long as the child.
+var bucketNames = func() []string {
+	names := make([]string, controllerBuckets)
+	for i := range names {
+		names[i] = strconv.Itoa(i)
+	}
+	return names
+}()
+
+// controllerBucket is the bucket of an owner's children: FNV-1a of its
+// UID.
+func controllerBucket(uid types.UID) string {
+	h := uint32(2166136261)
+	for i := 0; i < len(uid); i++ {
+		h ^= uint32(uid[i])
+		h *= 16777619
+	}
+	return bucketNames[h%controllerBuckets]
+}
 
 // NewChildCache adds the controller index to an informer (before it
 // starts) and returns its cache.
@@ -172,11 +205,11 @@ func NewChildCache[T metav1.Object](informer cache.SharedIndexInformer, owner Ki
 			return nil, err
 		}
 		if ref := metav1.GetControllerOf(object); ref != nil && owner.Is(ref) {
-			return []string{string(ref.UID)}, nil
+			return []string{controllerBucket(ref.UID)}, nil
 		}
 		return nil, nil
 	}})
-	return ChildCache[T]{indexer: informer.GetIndexer()}, err
+	return ChildCache[T]{indexer: informer.GetIndexer(), owner: owner}, err
 }
 
 // Get returns the cached object of this name, and whether there is one.
@@ -206,12 +239,19 @@ func decode[T metav1.Object](item any) (T, error) {
 
 // ControlledBy returns the cached objects the owner of this UID controls.
 func (c ChildCache[T]) ControlledBy(owner types.UID) ([]T, error) {
-	items, err := c.indexer.ByIndex(controllerIndex, string(owner))
+	items, err := c.indexer.ByIndex(controllerIndex, controllerBucket(owner))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]T, 0, len(items))
+	var out []T
 	for _, item := range items {
+		object, err := meta.Accessor(item)
+		if err != nil {
+			return nil, err
+		}
+		if ref := metav1.GetControllerOf(object); ref == nil || ref.UID != owner || !c.owner.Is(ref) {
+			continue // another owner's, in the same bucket
+		}
 		obj, err := decode[T](item)
 		if err != nil {
 			return nil, err
