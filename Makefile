@@ -309,3 +309,4 @@ bench: build ## Benchmarks against a local control plane, beside BASELINE's cont
 	  $${baseline:+-baseline "$$baseline" -baseline-name $(BASELINE)} $(BENCH_FLAGS)
 	go test -run '^$$' -bench '^Benchmark(Objects|Scrape)$$' -benchmem ./internal/metrics
 	go test -run '^$$' -bench '^BenchmarkDecode$$' -benchmem ./internal/appcache
+	go test -run '^$$' -bench '^BenchmarkCachesHeld$$' -benchtime 3x .

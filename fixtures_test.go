@@ -242,7 +242,7 @@ type reactor struct {
 }
 
 type fixture struct {
-	t *testing.T
+	t testing.TB
 
 	kubeClient *k8sfake.Clientset
 	appClient  *fake.Clientset
@@ -250,6 +250,8 @@ type fixture struct {
 	// kubeInformers are the controller's (not started): a test may change
 	// what their caches hold mid-sync.
 	kubeInformers kubeinformers.SharedInformerFactory
+	// appInformers are the AppServices' and Activities' (not started).
+	appInformers appinformers.SharedInformerFactory
 
 	// Objects in the informers' caches and in the fake API servers.
 	appServices []*appv1.AppService
@@ -282,7 +284,7 @@ type fixture struct {
 	events      []string
 }
 
-func newFixture(t *testing.T, as ...*appv1.AppService) *fixture {
+func newFixture(t testing.TB, as ...*appv1.AppService) *fixture {
 	return &fixture{t: t, appServices: as}
 }
 
@@ -330,6 +332,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 	kubeInformers := kubeinformers.NewSharedInformerFactory(f.kubeClient, 0)
 	f.kubeInformers = kubeInformers
 	appInformers := appinformers.NewSharedInformerFactory(f.appClient, 0)
+	f.appInformers = appInformers
 	deployments := kubeInformers.Apps().V1().Deployments()
 	services := kubeInformers.Core().V1().Services()
 	appServices := appInformers.App().V1().AppServices()
@@ -369,7 +372,7 @@ func (f *fixture) newController(ctx context.Context) *Controller {
 }
 
 // trimmed is obj as the children's informers cache it (children.Trim).
-func trimmed(t *testing.T, obj any) any {
+func trimmed(t testing.TB, obj any) any {
 	t.Helper()
 	out, err := children.Trim(obj)
 	if err != nil {
@@ -458,7 +461,7 @@ func (f *fixture) expectStatusUpdate(as *appv1.AppService) {
 	f.appActions = append(f.appActions, core.NewUpdateSubresourceAction(appServicesResource, "status", fixtures.Namespace, as))
 }
 
-func resourceOf(t *testing.T, obj runtime.Object) schema.GroupVersionResource {
+func resourceOf(t testing.TB, obj runtime.Object) schema.GroupVersionResource {
 	switch obj.(type) {
 	case *appsv1.Deployment:
 		return deploymentsResource
@@ -560,7 +563,7 @@ func (f *fixture) checkPatchedTo(want patchedTo, got core.Action, base runtime.O
 
 // checkAction compares an action by verb, resource, subresource, namespace
 // and, depending on the verb, its object, name or delete options.
-func checkAction(t *testing.T, want, got core.Action) {
+func checkAction(t testing.TB, want, got core.Action) {
 	t.Helper()
 	if want.GetVerb() != got.GetVerb() || want.GetResource() != got.GetResource() ||
 		want.GetSubresource() != got.GetSubresource() || want.GetNamespace() != got.GetNamespace() {
@@ -607,7 +610,7 @@ func checkAction(t *testing.T, want, got core.Action) {
 
 // checkFieldManager fails unless a create, update or patch names the
 // controller as its field manager, so that managedFields tell who wrote what.
-func checkFieldManager(t *testing.T, a core.Action) {
+func checkFieldManager(t testing.TB, a core.Action) {
 	t.Helper()
 	var manager string
 	switch a := a.(type) {
@@ -625,7 +628,7 @@ func checkFieldManager(t *testing.T, a core.Action) {
 	}
 }
 
-func checkObject(t *testing.T, what string, want, got runtime.Object) {
+func checkObject(t testing.TB, what string, want, got runtime.Object) {
 	t.Helper()
 	if w, ok := want.(*appv1.AppService); ok {
 		if g, ok := got.(*appv1.AppService); ok {
@@ -640,7 +643,7 @@ func checkObject(t *testing.T, what string, want, got runtime.Object) {
 // matchTransitionTimes returns a copy of got in which every condition whose
 // expected lastTransitionTime is zero ("any time") carries the zero time
 // too, after checking that got's is set.
-func matchTransitionTimes(t *testing.T, want, got *appv1.AppService) *appv1.AppService {
+func matchTransitionTimes(t testing.TB, want, got *appv1.AppService) *appv1.AppService {
 	t.Helper()
 	out := got.DeepCopy()
 	for _, w := range want.Status.Conditions {
