@@ -105,6 +105,14 @@ for group in "${groups[@]}"; do
     rc=0
     run "$group" ${flags[@]+"${flags[@]}"} || rc=$?
     echo $((SECONDS - s)) > "$out/$group.seconds"
+    # The CPU of the group's process and of all it started and waited for
+    # (its control planes, controllers, Prometheus, browser): the second
+    # line of times, its children's user and system time.
+    times | awk 'NR == 2 {
+        n = 0
+        for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
+        printf "%.0f\n", n
+      }' > "$out/$group.cpu"
     exit "$rc"
   ) &
   pids[$group]=$!
@@ -120,6 +128,23 @@ for group in "${groups[@]}"; do
   fi
 done
 echo "e2e: $((SECONDS - start)) s (all groups; logs in ${out#"$ROOT"/})"
+# The CPU each group used, its processes and all they started: what the
+# suite costs the machine, whatever runs beside it (docs/testing.md).
+cpu=0
+parts=()
+for group in "${groups[@]}"; do
+  c=$(cat "$out/$group.cpu" 2> /dev/null || echo 0)
+  cpu=$((cpu + c))
+  parts+=("$group $c s")
+done
+echo "e2e: CPU $cpu s ($(IFS=,; echo "${parts[*]}" | sed 's/,/, /g'))"
+# The serial tests' own CPU (each runs alone on its group's control plane:
+# the "cpu:" line it logs when it ends, test/e2e/cpu_test.go).
+echo "e2e: the ten serial tests that used the most CPU"
+for group in serial-1 serial-2; do cat "$out/$group.log"; done |
+  awk '/^=== RUN   Test/ { split($3, name, "/"); cur = name[1] }
+       / cpu: [0-9.]+ s / && cur != "" { for (i = 1; i <= NF; i++) if ($i == "cpu:") { sub(/^ +/, ""); sub(/^[^ ]+ cpu: /, ""); printf "%8.1f s  %s  %s\n", $0 + 0, cur, $0; break } }' |
+  sed -E 's/  [0-9.]+ s \((.*)\)$/  (\1)/' | sort -rn | head -10
 # The ten slowest tests, from go test's "--- PASS: TestX (12.34s)" lines. A
 # test whose subtests run in parallel reports its own function's time only:
 # it counts as long as its slowest subtest. Parallel tests overlap, so the

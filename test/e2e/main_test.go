@@ -278,6 +278,7 @@ func serial(t *testing.T, lane int) {
 	case group != "" && group != "serial" && group != mine:
 		t.Skipf("in the group %s, which another process runs (hack/test-e2e.sh)", mine)
 	}
+	cpuReport(t)
 }
 
 // alone marks a test that runs in no group of hack/test-e2e.sh but by

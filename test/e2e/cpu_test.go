@@ -1,0 +1,92 @@
+//go:build e2e
+
+/*
+Copyright The appservice-controller Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"example.com/appservice-controller/internal/localcluster"
+)
+
+// What each test costs the machine: a serial test runs alone on its
+// group's control plane, so the CPU its processes used while it ran is its
+// own. cpuReport logs it when the test ends, one line that
+// hack/test-e2e.sh sums up ("e2e: the serial tests' CPU"):
+//
+//	cpu: 12.3 s (kube-apiserver 6.1, etcd 1.2, kube-controller-manager 0.8, controller 2.0, test 2.2)
+//
+// Control planes of a test's own are counted in the group's CPU
+// (hack/test-e2e.sh times each group's process and all it started), not
+// here.
+
+// cpuProcesses are the group's processes a test's CPU is read from, by the
+// name the line gives them.
+var cpuProcesses = []string{"kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler", "kwok"}
+
+// cpuNow reads the CPU seconds of the group's processes, the controller's
+// and the test binary's own; a process not running reads as absent.
+func cpuNow() map[string]float64 {
+	out := map[string]float64{}
+	if cluster != nil {
+		for _, name := range cpuProcesses {
+			if s, err := cluster.CPUSeconds(name); err == nil {
+				out[name] = s
+			}
+		}
+	}
+	if ctrl != nil {
+		if _, s, err := ctrl.Usage(); err == nil {
+			out["controller"] = s
+		}
+	}
+	if s, err := localcluster.ProcessCPUSeconds(os.Getpid()); err == nil {
+		out["test"] = s
+	}
+	return out
+}
+
+// cpuReport logs, when t ends, the CPU the group's processes used since
+// now. A process restarted meanwhile (a fault test's) counts from its
+// restart.
+func cpuReport(t *testing.T) {
+	before := cpuNow()
+	t.Cleanup(func() {
+		after := cpuNow()
+		total := 0.0
+		var parts []string
+		for _, name := range append(cpuProcesses, "controller", "test") {
+			a, ok := after[name]
+			if !ok {
+				continue
+			}
+			d := a - before[name]
+			if b, ok := before[name]; !ok || a < b {
+				d = a // restarted: its CPU since
+			}
+			total += d
+			if d >= 0.05 {
+				parts = append(parts, fmt.Sprintf("%s %.1f", name, d))
+			}
+		}
+		t.Logf("cpu: %.1f s (%s)", total, strings.Join(parts, ", "))
+	})
+}
