@@ -96,8 +96,8 @@ func Decode[T metav1.Object](c *Cached) (T, error) {
 
 // Encode keeps a trimmed child as a Cached one. Of its metadata, what the
 // informer's keys, the indexes and the handlers read stays decoded (the
-// name, namespace, UID, resourceVersion, generation, deletion time and
-// owner references), and so do the labels of a child without a controller:
+// name, namespace, UID, resourceVersion, deletion time and owner
+// references), and so do the labels of a child without a controller:
 // the handlers find the owner of one with a controller by its controller
 // reference (internal/owner's Kind.Key), and of one without by our label.
 // The rest is encoded with the object: a map of one label costs some 300

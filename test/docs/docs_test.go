@@ -147,6 +147,7 @@ var docPackages = map[string]string{
 	"servers":          "example.com/appservice-controller/internal/servers",
 	"appv1":            "example.com/appservice-controller/pkg/apis/app/v1",
 	"notify":           "example.com/appservice-controller/internal/notify",
+	"unique":           "unique",
 }
 
 func TestDocsNames(t *testing.T) {
