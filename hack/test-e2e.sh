@@ -107,12 +107,14 @@ for group in "${groups[@]}"; do
     echo $((SECONDS - s)) > "$out/$group.seconds"
     # The CPU of the group's process and of all it started and waited for
     # (its control planes, controllers, Prometheus, browser): the second
-    # line of times, its children's user and system time.
-    times | awk 'NR == 2 {
+    # line of times, its children's user and system time (times itself
+    # in this shell: in a pipeline's subshell it would count none).
+    times > "$out/$group.times"
+    awk 'NR == 2 {
         n = 0
         for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
         printf "%.0f\n", n
-      }' > "$out/$group.cpu"
+      }' "$out/$group.times" > "$out/$group.cpu"
     exit "$rc"
   ) &
   pids[$group]=$!
@@ -138,6 +140,9 @@ for group in "${groups[@]}"; do
   parts+=("$group $c s")
 done
 echo "e2e: CPU $cpu s ($(IFS=,; echo "${parts[*]}" | sed 's/,/, /g'))"
+for group in "${groups[@]}"; do
+  sed -n "s/^e2e group cpu: /e2e: $group's shared processes, seconds of CPU: /p" "$out/$group.log"
+done
 # The serial tests' own CPU (each runs alone on its group's control plane:
 # the "cpu:" line it logs when it ends, test/e2e/cpu_test.go).
 echo "e2e: the ten serial tests that used the most CPU"
@@ -145,6 +150,13 @@ for group in serial-1 serial-2; do cat "$out/$group.log"; done |
   awk '/^=== RUN   Test/ { split($3, name, "/"); cur = name[1] }
        / cpu: [0-9.]+ s / && cur != "" { for (i = 1; i <= NF; i++) if ($i == "cpu:") { sub(/^ +/, ""); sub(/^[^ ]+ cpu: /, ""); printf "%8.1f s  %s  %s\n", $0 + 0, cur, $0; break } }' |
   sed -E 's/  [0-9.]+ s \((.*)\)$/  (\1)/' | sort -rn | head -10
+# The control planes tests start for themselves ("own control plane cpu:",
+# when such a test ends), whatever their group.
+echo "e2e: the control planes of tests' own"
+for group in "${groups[@]}"; do cat "$out/$group.log"; done |
+  awk '/^=== (RUN|CONT|NAME|PAUSE) / { split($3, name, "/"); cur = name[1]; next }
+       / own control plane cpu: / && cur != "" { sub(/^.* own control plane cpu: /, ""); printf "%8.1f s  %s  %s\n", $0 + 0, cur, $0 }' |
+  sed -E 's/  [0-9.]+ s \((.*)\)$/  (\1)/' | sort -rn
 # The ten slowest tests, from go test's "--- PASS: TestX (12.34s)" lines. A
 # test whose subtests run in parallel reports its own function's time only:
 # it counts as long as its slowest subtest. Parallel tests overlap, so the

@@ -34,9 +34,9 @@ import (
 //
 //	cpu: 12.3 s (kube-apiserver 6.1, etcd 1.2, kube-controller-manager 0.8, controller 2.0, test 2.2)
 //
-// Control planes of a test's own are counted in the group's CPU
-// (hack/test-e2e.sh times each group's process and all it started), not
-// here.
+// A test of the parallel group shares its control plane with the others:
+// its own CPU is not told apart. A control plane of a test's own is, when
+// the test ends (ownCPUReport): "own control plane cpu: ...".
 
 // cpuProcesses are the group's processes a test's CPU is read from, by the
 // name the line gives them.
@@ -89,4 +89,34 @@ func cpuReport(t *testing.T) {
 		}
 		t.Logf("cpu: %.1f s (%s)", total, strings.Join(parts, ", "))
 	})
+}
+
+// ownCPUReport logs, when t ends (before c stops: cleanups run last
+// first), the CPU the processes of c, a control plane of t's own, used.
+func ownCPUReport(t *testing.T, c *localcluster.Cluster) {
+	t.Cleanup(func() {
+		total := 0.0
+		var parts []string
+		for _, name := range cpuProcesses {
+			if s, err := c.CPUSeconds(name); err == nil {
+				total += s
+				parts = append(parts, fmt.Sprintf("%s %.1f", name, s))
+			}
+		}
+		t.Logf("own control plane cpu: %.1f s (%s)", total, strings.Join(parts, ", "))
+	})
+}
+
+// groupCPU is a line of the CPU each of the group's processes used since it
+// (last) started, for hack/test-e2e.sh's summary: where a group's CPU
+// goes.
+func groupCPU() string {
+	now := cpuNow()
+	var parts []string
+	for _, name := range append(cpuProcesses, "controller", "test") {
+		if s, ok := now[name]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.0f", name, s))
+		}
+	}
+	return "e2e group cpu: " + strings.Join(parts, ", ")
 }

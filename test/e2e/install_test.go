@@ -218,6 +218,7 @@ func startBareCluster(t *testing.T) *localcluster.Cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Stop)
+	ownCPUReport(t, c)
 	return c
 }
 
@@ -270,6 +271,7 @@ func startFreshCluster(t *testing.T) *freshCluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Stop)
+	ownCPUReport(t, c)
 	admin, err := localcluster.RESTConfig(c.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -234,7 +234,9 @@ func runMain(m *testing.M) (code int) {
 		fmt.Fprintln(os.Stderr, "waiting for the controller to install its CRD:", err)
 		return 1
 	}
-	return m.Run()
+	exit := m.Run()
+	fmt.Println(groupCPU())
+	return exit
 }
 
 // deployAndGetToken applies artifacts/deploy with kubectl (namespace,
