@@ -486,14 +486,22 @@ func testByPodsShrink(t *testing.T) {
 		gone = vs[len(vs)-1].rv
 		return nil
 	})
-	back, shrunk := int64(-1), false
-	for _, v := range rec.stable.snapshot()[mark:] {
-		d := v.obj
-		shrunk = shrunk || *d.Spec.Replicas < 4
-		if shrunk && back < 0 && *d.Spec.Replicas == 4 && d.Status.AvailableReplicas == 4 && d.Status.ObservedGeneration >= d.Generation {
-			back = v.rv
+	// The stable's versions come on a watch of their own, which may not
+	// have brought the last of them yet: wait for the version that is back
+	// at 4 available, then compare when each happened.
+	back := int64(-1)
+	rec.stable.wait(t, 2*time.Minute, func(vs []version[*appsv1.Deployment]) error {
+		shrunk := false
+		for _, v := range vs[mark:] {
+			d := v.obj
+			shrunk = shrunk || *d.Spec.Replicas < 4
+			if shrunk && *d.Spec.Replicas == 4 && d.Status.AvailableReplicas == 4 && d.Status.ObservedGeneration >= d.Generation {
+				back = v.rv
+				return nil
+			}
 		}
-	}
+		return fmt.Errorf("the stable not back at 4 available Pods yet")
+	})
 	if back < 0 || back > gone {
 		t.Errorf("the canary's Deployment deleted at resourceVersion %d, the stable back at 4 available Pods at %d: want it back first", gone, back)
 	}
