@@ -108,10 +108,17 @@ func holdSeedPort(t *testing.T) {
 
 // eventually polls f until it returns nil, failing the test with f's last
 // error after timeout. It also fails at once if the controller died.
+//
+// Between two calls it waits 200 ms, or four times as long as the call
+// took: a check that lists a thousand objects every 200 ms keeps the API
+// server serializing them, and costs the machine, and the tests beside
+// it, more than the work it waits for. So a poll spends at most a fifth of
+// its wait reading.
 func eventually(t *testing.T, timeout time.Duration, f func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
+		start := time.Now()
 		err := f()
 		if err == nil {
 			return
@@ -122,8 +129,14 @@ func eventually(t *testing.T, timeout time.Duration, f func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %s: %v", timeout, err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(pollInterval(time.Since(start)))
 	}
+}
+
+// pollInterval is the wait after a check that took took: 200 ms, or four
+// times took.
+func pollInterval(took time.Duration) time.Duration {
+	return max(200*time.Millisecond, 4*took)
 }
 
 // kubectl runs the cluster's kubectl as the admin.

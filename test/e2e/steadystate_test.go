@@ -46,9 +46,10 @@ import (
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// 6. Zero writes: a restart of the controller over a few hundred AppServices
-// in sync (a hundred with every field, rolloutOnConfigChange, an init
-// container and a sidecar among them; thirty suspended) and Activities in every state (finished, running, pending, blocked),
+// 6. Zero writes: a restart of the controller over 120 AppServices in sync,
+// every shape of everyShape twice (forty with every field,
+// rolloutOnConfigChange, an init container and a sidecar among them; twelve
+// suspended) and Activities in every state (finished, running, pending, blocked),
 // then nothing changing while the controller syncs every one of them at
 // least four times (the start, and three resyncs: its reconcile counts say
 // when), and the audit log shows not one write by the controller but the
@@ -61,7 +62,7 @@ func TestNoWritesInSteadyState(t *testing.T) {
 	}
 	ns := newNamespace(t)
 	setUpEveryShape(t, ns)
-	createEveryShape(t, ns, 300, everyShape)
+	createEveryShape(t, ns, 120, everyShape)
 
 	// An autoscaled Deployment at a count the autoscaler chose (set here
 	// through the scale subresource, as it does): the restarted controller

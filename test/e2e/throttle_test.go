@@ -22,6 +22,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,21 +31,23 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"example.com/appservice-controller/internal/harness"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// TestConfigRolloutThrottle: 200 AppServices read one ConfigMap, under a
-// cap of 20 config rollouts. One edit of it: sampled from the Deployments,
-// never more than 20 are mid-way through rolling out the new digest; the others say ConfigRolloutQueued;
-// all 200 end with the new digest, and the controller writes each
+// TestConfigRolloutThrottle: 100 AppServices read one ConfigMap, under a
+// cap of 10 config rollouts (ten waves). One edit of it: sampled from the
+// Deployments, never more than 10 are mid-way through rolling out the new
+// digest; the others say ConfigRolloutQueued; all 100 end with the new
+// digest, and the controller writes each
 // Deployment once. A control plane and a controller of its own: the cap is
 // the whole controller's.
 func TestConfigRolloutThrottle(t *testing.T) {
 	parallel(t)
-	const n, maxRollouts = 200, 20
+	const n, maxRollouts = 100, 10
 	ctx := context.Background()
 	fresh := startFreshCluster(t)
 	const user = "throttled-controller"
@@ -66,14 +70,25 @@ func TestConfigRolloutThrottle(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// All running on the first digest.
+	// All running on the first digest, and the Deployment controller done
+	// with each (its last status write of a rollout says
+	// NewReplicaSetAvailable): a patch of the controller's that met that
+	// write would conflict, and be written twice.
 	var first string
 	waitDeployments(t, p, kube, ns, func(list []appsv1.Deployment) error {
 		if len(list) == 0 {
 			return errors.New("no Deployment yet")
 		}
 		first = list[0].Spec.Template.Annotations[appv1.AnnotationConfigDigest]
-		return allOn(list, n, first)
+		if err := allOn(list, n, first); err != nil {
+			return err
+		}
+		for _, d := range list {
+			if c := deploymentCondition(&d, appsv1.DeploymentProgressing); c == nil || c.Reason != "NewReplicaSetAvailable" {
+				return fmt.Errorf("Deployment %s: the Deployment controller not done with its rollout (Progressing %+v)", d.Name, c)
+			}
+		}
+		return nil
 	})
 
 	since := time.Now()
@@ -113,7 +128,7 @@ func TestConfigRolloutThrottle(t *testing.T) {
 		}
 		return allOn(list, n, list[0].Spec.Template.Annotations[appv1.AnnotationConfigDigest])
 	})
-	t.Logf("200 config rollouts under a cap of %d took %s; at most %d at once", maxRollouts, time.Since(since).Round(time.Second), peak)
+	t.Logf("%d config rollouts under a cap of %d took %s; at most %d at once", n, maxRollouts, time.Since(since).Round(time.Second), peak)
 	if !queuedSeen {
 		t.Error("no AppService was seen waiting its turn (ConfigRolloutQueued)")
 	}
@@ -154,30 +169,82 @@ func updateEvents(kube kubernetes.Interface, ns, name string) string {
 	return strings.Join(out, "; ")
 }
 
-// waitDeployments polls the namespace's Deployments (as the controller's
-// caches cannot be) until check passes, failing if the controller dies.
+// waitDeployments watches the namespace's Deployments (as the controller's
+// caches cannot be) and calls check with all of them, sorted by name, after
+// each change the watch brings, until check passes; it fails if the
+// controller dies. So check sees every state the Deployments pass
+// through, not samples of them, and the API server sends each change once
+// instead of every Deployment ten times a second.
 // The deadline is for a controller that stopped rolling out: 200
-// AppServices on a control plane of their own took over 4 minutes to roll
-// out on a machine the other groups load.
+// AppServices on a control plane of their own (this test's count until
+// 2026-12-02) took over 4 minutes to roll out on a machine the other
+// groups load.
 func waitDeployments(t *testing.T, p *harness.Controller, kube kubernetes.Interface, ns string, check func([]appsv1.Deployment) error) {
 	t.Helper()
-	deadline := time.Now().Add(8 * time.Minute)
-	for {
-		list, err := kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
-		if err == nil {
-			err = check(list.Items)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	alive := time.NewTicker(time.Second)
+	defer alive.Stop()
+	var err error
+	for ctx.Err() == nil {
+		// A list, then a watch from it; again if the watch ends early.
+		list, listErr := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if listErr != nil {
+			err = listErr
+			time.Sleep(time.Second)
+			continue
 		}
+		byName := map[string]appsv1.Deployment{}
+		for _, d := range list.Items {
+			byName[d.Name] = d
+		}
+		all := func() []appsv1.Deployment {
+			out := slices.Collect(maps.Values(byName))
+			slices.SortFunc(out, func(a, b appsv1.Deployment) int { return strings.Compare(a.Name, b.Name) })
+			return out
+		}
+		if err = check(all()); err == nil {
+			return
+		}
+		w, watchErr := kube.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if watchErr != nil {
+			err = watchErr
+			time.Sleep(time.Second)
+			continue
+		}
+		func() {
+			defer w.Stop()
+			for {
+				select {
+				case <-alive.C:
+					if exitErr := p.Exited(); exitErr != nil {
+						t.Fatal(exitErr)
+					}
+					continue
+				case ev, ok := <-w.ResultChan():
+					if !ok {
+						return
+					}
+					d, isDeployment := ev.Object.(*appsv1.Deployment)
+					switch {
+					case !isDeployment:
+						return // an error (the version gone): list again
+					case ev.Type == watch.Deleted:
+						delete(byName, d.Name)
+					default:
+						byName[d.Name] = *d
+					}
+				}
+				if err = check(all()); err == nil {
+					return
+				}
+			}
+		}()
 		if err == nil {
 			return
 		}
-		if exitErr := p.Exited(); exitErr != nil {
-			t.Fatal(exitErr)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
+	t.Fatal(err)
 }
 
 // allOn checks that n Deployments all run the template with the config

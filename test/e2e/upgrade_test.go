@@ -59,7 +59,7 @@ func TestUpgradeRestartsNoApp(t *testing.T) {
 	// The earlier build replaces the suite's controller (as a rollback
 	// would), installs its own CRD, and makes the children.
 	old := swapControllerTo(t, "earlier", earlier)
-	const n = 90
+	const n = 60 // every shape of everyShape once
 	createEveryShape(t, ns, n, everyShape)
 	replicaSetsBefore := replicaSetUIDs(t, ns)
 	token := metricsToken(t, ns)
