@@ -18,16 +18,17 @@ limitations under the License.
 // each AppService encoded, and a lister that decodes it for whoever reads
 // it.
 //
-// The cache keeps an AppService's metadata decoded, as the informer's keys
-// and the handlers read it, and the rest (spec, status, labels,
+// The cache keeps the part of an AppService's metadata that the informer's
+// keys and the handlers read decoded, and the rest (spec, status, labels,
 // annotations) as compressed CBOR, in a children.Cached
-// (children.EncodeLabelled). A label selector is matched once decoded. A realistic
-// AppService takes 5254 bytes of Go heap decoded and 2511 so: the Go
-// structs of a spec are mostly empty fields and pointers. What reads an
-// AppService whole decodes it: Lister, which the sync and the per-object
-// metrics read through, and the config watch's indexes (configs.go at the
-// root, through Decode). A decode costs about 23 µs and 6 KB of garbage,
-// once per sync (BenchmarkDecode; BENCHMARKS.md has the figures).
+// (children.EncodeLabelled). A label selector is matched once decoded. A
+// realistic AppService takes 5254 bytes of Go heap decoded and about 550
+// so (424 of them the compressed CBOR): the Go structs of a spec are
+// mostly empty fields and pointers. What reads an AppService whole decodes
+// it: Lister, which the sync and the per-object metrics read through, and
+// the config watch's indexes (configs.go at the root, through Decode). A
+// decode costs about 16 µs and 6.5 KB of garbage, once per sync
+// (BenchmarkDecode; BENCHMARKS.md has the figures).
 //
 // Of this repository it may import internal/children (the encoding), the
 // API's types (pkg/apis/app/v1) and the generated listers
