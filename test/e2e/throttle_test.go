@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -31,8 +30,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"example.com/appservice-controller/internal/harness"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -174,7 +176,9 @@ func updateEvents(kube kubernetes.Interface, ns, name string) string {
 // each change the watch brings, until check passes; it fails if the
 // controller dies. So check sees every state the Deployments pass
 // through, not samples of them, and the API server sends each change once
-// instead of every Deployment ten times a second.
+// instead of every Deployment ten times a second. client-go's
+// watchtools.UntilWithSync lists, watches and lists again when a watch
+// ends.
 // The deadline is for a controller that stopped rolling out: 200
 // AppServices on a control plane of their own (this test's count until
 // 2026-12-02) took over 4 minutes to roll out on a machine the other
@@ -183,68 +187,42 @@ func waitDeployments(t *testing.T, p *harness.Controller, kube kubernetes.Interf
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	alive := time.NewTicker(time.Second)
-	defer alive.Stop()
-	var err error
-	for ctx.Err() == nil {
-		// A list, then a watch from it; again if the watch ends early.
-		list, listErr := kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-		if listErr != nil {
-			err = listErr
-			time.Sleep(time.Second)
-			continue
-		}
-		byName := map[string]appsv1.Deployment{}
-		for _, d := range list.Items {
-			byName[d.Name] = d
-		}
-		all := func() []appsv1.Deployment {
-			out := slices.Collect(maps.Values(byName))
-			slices.SortFunc(out, func(a, b appsv1.Deployment) int { return strings.Compare(a.Name, b.Name) })
-			return out
-		}
-		if err = check(all()); err == nil {
-			return
-		}
-		w, watchErr := kube.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-		if watchErr != nil {
-			err = watchErr
-			time.Sleep(time.Second)
-			continue
-		}
-		func() {
-			defer w.Stop()
-			for {
-				select {
-				case <-alive.C:
-					if exitErr := p.Exited(); exitErr != nil {
-						t.Fatal(exitErr)
-					}
-					continue
-				case ev, ok := <-w.ResultChan():
-					if !ok {
-						return
-					}
-					d, isDeployment := ev.Object.(*appsv1.Deployment)
-					switch {
-					case !isDeployment:
-						return // an error (the version gone): list again
-					case ev.Type == watch.Deleted:
-						delete(byName, d.Name)
-					default:
-						byName[d.Name] = *d
-					}
-				}
-				if err = check(all()); err == nil {
+	go func() { // the controller's death ends the wait
+		alive := time.NewTicker(time.Second)
+		defer alive.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-alive.C:
+				if p.Exited() != nil {
+					cancel()
 					return
 				}
 			}
-		}()
-		if err == nil {
-			return
 		}
+	}()
+	var store cache.Store
+	var err error
+	passes := func() bool {
+		list := make([]appsv1.Deployment, 0, len(store.List()))
+		for _, obj := range store.List() {
+			list = append(list, *obj.(*appsv1.Deployment))
+		}
+		slices.SortFunc(list, func(a, b appsv1.Deployment) int { return strings.Compare(a.Name, b.Name) })
+		err = check(list)
+		return err == nil
 	}
-	t.Fatal(err)
+	lw := cache.NewListWatchFromClient(kube.AppsV1().RESTClient(), "deployments", ns, fields.Everything())
+	_, untilErr := watchtools.UntilWithSync(ctx, lw, &appsv1.Deployment{},
+		func(s cache.Store) (bool, error) { store = s; return passes(), nil },
+		func(watch.Event) (bool, error) { return passes(), nil })
+	if exitErr := p.Exited(); exitErr != nil {
+		t.Fatal(exitErr)
+	}
+	if untilErr != nil {
+		t.Fatalf("%v: %v", untilErr, err)
+	}
 }
 
 // allOn checks that n Deployments all run the template with the config
