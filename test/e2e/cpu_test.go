@@ -21,6 +21,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,24 +71,14 @@ func cpuNow() map[string]float64 {
 func cpuReport(t *testing.T) {
 	before := cpuNow()
 	t.Cleanup(func() {
-		after := cpuNow()
-		total := 0.0
-		var parts []string
-		for _, name := range append(cpuProcesses, "controller", "test") {
-			a, ok := after[name]
-			if !ok {
-				continue
-			}
-			d := a - before[name]
-			if b, ok := before[name]; !ok || a < b {
-				d = a // restarted: its CPU since
-			}
-			total += d
-			if d >= 0.05 {
-				parts = append(parts, fmt.Sprintf("%s %.1f", name, d))
+		used := cpuNow()
+		for name, a := range used {
+			if b, ok := before[name]; ok && a >= b {
+				used[name] = a - b
 			}
 		}
-		t.Logf("cpu: %.1f s (%s)", total, strings.Join(parts, ", "))
+		total, parts := cpuSummary(used, cpuNames, "%.1f")
+		t.Logf("cpu: %.1f s (%s)", total, parts)
 	})
 }
 
@@ -95,15 +86,14 @@ func cpuReport(t *testing.T) {
 // first), the CPU the processes of c, a control plane of t's own, used.
 func ownCPUReport(t *testing.T, c *localcluster.Cluster) {
 	t.Cleanup(func() {
-		total := 0.0
-		var parts []string
+		used := map[string]float64{}
 		for _, name := range cpuProcesses {
 			if s, err := c.CPUSeconds(name); err == nil {
-				total += s
-				parts = append(parts, fmt.Sprintf("%s %.1f", name, s))
+				used[name] = s
 			}
 		}
-		t.Logf("own control plane cpu: %.1f s (%s)", total, strings.Join(parts, ", "))
+		total, parts := cpuSummary(used, cpuProcesses, "%.1f")
+		t.Logf("own control plane cpu: %.1f s (%s)", total, parts)
 	})
 }
 
@@ -111,12 +101,28 @@ func ownCPUReport(t *testing.T, c *localcluster.Cluster) {
 // (last) started, for hack/test-e2e.sh's summary: where a group's CPU
 // goes.
 func groupCPU() string {
-	now := cpuNow()
+	_, parts := cpuSummary(cpuNow(), cpuNames, "%.0f")
+	return "e2e group cpu: " + parts
+}
+
+// cpuNames are the processes cpuNow reads, in the order the lines give
+// them.
+var cpuNames = append(slices.Clone(cpuProcesses), "controller", "test")
+
+// cpuSummary sums seconds and lists them as "name S, ..." in the order of
+// names, each with format, leaving out those that read as 0.
+func cpuSummary(seconds map[string]float64, names []string, format string) (float64, string) {
+	total := 0.0
 	var parts []string
-	for _, name := range append(cpuProcesses, "controller", "test") {
-		if s, ok := now[name]; ok {
-			parts = append(parts, fmt.Sprintf("%s %.0f", name, s))
+	for _, name := range names {
+		s, ok := seconds[name]
+		if !ok {
+			continue
+		}
+		total += s
+		if v := fmt.Sprintf(format, s); strings.Trim(v, "0.") != "" {
+			parts = append(parts, name+" "+v)
 		}
 	}
-	return "e2e group cpu: " + strings.Join(parts, ", ")
+	return total, strings.Join(parts, ", ")
 }
