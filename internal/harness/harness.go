@@ -32,6 +32,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -51,8 +52,10 @@ import (
 // Controller is one controller process. It can be started again after it
 // stopped; its log gathers every run, each after a "===== starting" line.
 type Controller struct {
-	Name        string
-	Log         string
+	Name string
+	Log  string
+	// MetricsAddr and ProbeAddr are the process's ports. Start picks new
+	// ones when another process took one while this one was stopped.
 	MetricsAddr string
 	ProbeAddr   string
 	// Env is added to this process's environment for the controller's
@@ -82,24 +85,50 @@ type Controller struct {
 // NewController returns a controller process that runs bin with args,
 // logging to log, with metrics and probes served on free local ports.
 func NewController(name, bin, log string, args ...string) (*Controller, error) {
-	p := &Controller{Name: name, Log: log, bin: bin}
-	ports, err := localcluster.FreePorts(2)
-	if err != nil {
+	p := &Controller{Name: name, Log: log, bin: bin, args: args}
+	if err := p.pickPorts(); err != nil {
 		return nil, err
 	}
-	p.MetricsAddr, p.ProbeAddr = "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
-	p.args = append([]string{
-		"-metrics-bind-address=" + p.MetricsAddr,
-		"-health-probe-bind-address=" + p.ProbeAddr,
-	}, args...)
 	return p, nil
 }
 
+// pickPorts picks two free local ports for the metrics and the probes.
+func (p *Controller) pickPorts() error {
+	ports, err := localcluster.FreePorts(2)
+	if err != nil {
+		return err
+	}
+	p.MetricsAddr, p.ProbeAddr = "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
+	return nil
+}
+
+// portsTaken reports whether something else listens on one of the
+// process's ports now. A port is picked once, when free, and kept while
+// the process runs; while it is stopped another process, of a test run
+// beside, may pick the same one.
+func (p *Controller) portsTaken() bool {
+	for _, addr := range []string{p.MetricsAddr, p.ProbeAddr} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return true
+		}
+		_ = l.Close()
+	}
+	return false
+}
+
 // Start starts the process. It dies with the test binary (SIGKILL on the
-// parent's death), so that no controller outlives a crashed test.
+// parent's death), so that no controller outlives a crashed test. When
+// another process took one of its ports while it was stopped, it gets new
+// ones (MetricsAddr, ProbeAddr): read them after Start.
 func (p *Controller) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.portsTaken() {
+		if err := p.pickPorts(); err != nil {
+			return err
+		}
+	}
 	if err := p.startLocked(); err != nil {
 		return err
 	}
@@ -120,7 +149,10 @@ func (p *Controller) startLocked() error {
 		return err
 	}
 	fmt.Fprintf(logFile, "\n===== starting %s at %s\n", p.bin, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.bin, p.args...)
+	cmd := exec.Command(p.bin, append([]string{
+		"-metrics-bind-address=" + p.MetricsAddr,
+		"-health-probe-bind-address=" + p.ProbeAddr,
+	}, p.args...)...)
 	if len(p.Env) > 0 {
 		cmd.Env = append(os.Environ(), p.Env...)
 	}

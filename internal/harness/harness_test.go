@@ -18,6 +18,7 @@ package harness
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -170,4 +171,29 @@ func TestLogTime(t *testing.T) {
 		}
 		_, _ = p.Stop(syscall.SIGKILL)
 	}
+}
+
+// TestStartAfterPortTaken: a port another process took while the
+// controller was stopped is replaced at the next Start, and the process is
+// given the new one. The fake controller logs its flags.
+func TestStartAfterPortTaken(t *testing.T) {
+	p, _ := fakeController(t, `echo "flags: $*"; exec sleep 60`)
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = p.Stop(syscall.SIGKILL) // exits with "signal: killed"
+	taken := p.MetricsAddr
+	l, err := net.Listen("tcp", taken)
+	if err != nil {
+		t.Fatalf("taking the stopped controller's metrics port: %v", err)
+	}
+	defer l.Close()
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if p.MetricsAddr == taken {
+		t.Fatalf("MetricsAddr is still %s, which another listener holds", taken)
+	}
+	want := "-metrics-bind-address=" + p.MetricsAddr
+	waitFor(t, "the new port in the flags", func() bool { return p.LogContains(want) })
 }
