@@ -183,7 +183,9 @@ var errRouteAPIMissing = &syncerr.ChildError{
 // them and the cache has synced. It returns the live route (nil for none).
 func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, error) {
 	desired := children.NewHTTPRoute(s.as)
-	children.SplitHTTPRoute(desired, s.as, s.canary.RouteWeight, s.canary.Testers)
+	children.SplitHTTPRoute(desired, s.as, children.RouteSplit{
+		Weight: s.canary.RouteWeight, Mirror: s.canary.RouteMirror, Testers: s.canary.Testers, Sticky: s.canary.StickyCookie,
+	})
 	r := s.c.routes
 	switch {
 	case !r.served() && desired != nil:

@@ -191,6 +191,15 @@ type Decision struct {
 	// the canary's Service (0: all of it to the AppService's, as without a
 	// canary, and always by Pods).
 	RouteWeight int32
+	// RouteMirror is the percentage of the HTTPRoute's requests copied to
+	// the canary's Service: the step's mirror, from when its Pods are
+	// available to the step's end (0: none).
+	RouteMirror int32
+	// StickyCookie is the value of spec.canary.sticky's cookie, the
+	// canary's template hash, while the route keeps the users who got it
+	// on the canary: from its first available Pod to the promotion ("":
+	// none).
+	StickyCookie string
 	// After is when to look again though nothing changes (the end of a
 	// pause, a step's deadline); 0: no need.
 	After time.Duration
@@ -273,10 +282,7 @@ func Decide(in Input) Decision {
 		// No route weight: the Service sends the canary its Pods' share.
 		d.RouteWeight = 0
 	}
-	// Testers reach the canary from its first available Pod to the end of
-	// its promotion, whatever the weight; through the route only.
-	d.Testers = in.Spec != nil && len(in.Spec.TesterHeaders) > 0 && in.Pods.serving() &&
-		(d.Phase == Running || d.Phase == Promoting) && in.by == appv1.CanaryByRoute
+	in.routeRules(&d)
 	if in.shrinking() && d.Phase == Running {
 		// The stable gives up the Pods of the step carried: none until the
 		// first step's are available, the next step's only once its own
@@ -316,6 +322,26 @@ func Decide(in Input) Decision {
 		}
 	}
 	return d
+}
+
+// routeRules decides the route's rules beside the weight: the testers',
+// the step's mirror and the sticky users'. All are the route's only, and
+// need an available Pod of the canary to send to.
+func (in Input) routeRules(d *Decision) {
+	if in.by != appv1.CanaryByRoute || !in.Pods.serving() {
+		return
+	}
+	// Testers reach the canary from its first available Pod to the end of
+	// its promotion, whatever the weight.
+	d.Testers = in.Spec != nil && len(in.Spec.TesterHeaders) > 0 && (d.Phase == Running || d.Phase == Promoting)
+	// The mirror and the sticky users are the running steps': they go at
+	// the promotion and at an abort.
+	if d.Phase == Running {
+		d.RouteMirror = d.Status.Mirror
+		if in.Spec.Sticky != nil {
+			d.StickyCookie = in.Hash
+		}
+	}
 }
 
 // TrafficBy is how the canary in decides on carries its share: as its
@@ -407,7 +433,7 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		return runningAt(in, status, replicas, after, what)
 	}
 	replicas := in.replicas(want.Weight)
-	routed := st.Weight == want.Weight
+	routed := st.Weight == want.Weight && st.Mirror == want.Mirror
 	tested := beforePassed(c, st, step)
 	if !tested && in.by == appv1.CanaryByPods && st.Weight > 0 {
 		// By Pods, the step's Pods are its weight: they wait for its
@@ -476,10 +502,10 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		// The step's Pods are available (and tested): its weight goes to
 		// the route, its pause starts, and its During tests begin.
 		next := st.DeepCopy()
-		next.Weight, next.StepStartTime = want.Weight, &metav1.Time{Time: in.Now}
+		next.Weight, next.Mirror, next.StepStartTime = want.Weight, want.Mirror, &metav1.Time{Time: in.Now}
 		r := in.stepTests(next, step, appv1.CanaryTestDuring, begin, names)
 		event := &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep,
-			fmt.Sprintf("Canary %s at step %d of %d: %s", in.Hash, step+1, steps, in.traffic(want.Weight))}
+			fmt.Sprintf("Canary %s at step %d of %d: %s%s", in.Hash, step+1, steps, in.traffic(want.Weight), mirrored(want.Mirror))}
 		if step+1 < steps && holdsForNothing(c, want) {
 			// Nothing holds the step once its weight is routed: it passes
 			// in the same decision, and its weight and the next step are
@@ -566,10 +592,11 @@ func (in Input) routedStep(st *appv1.CanaryStatus, step, replicas int32, since t
 // step's Pods count as available: it is decided again, the same.
 func (in Input) passedAhead(st *appv1.CanaryStatus, step, replicas int32, tested bool) bool {
 	c := in.Spec
-	if !tested || step+1 >= int32(len(c.Steps)) || st.Weight == c.Steps[step].Weight || !holdsForNothing(c, c.Steps[step]) {
+	want := c.Steps[step]
+	if !tested || step+1 >= int32(len(c.Steps)) || (st.Weight == want.Weight && st.Mirror == want.Mirror) || !holdsForNothing(c, want) {
 		return false
 	}
-	next := advance(in, &appv1.CanaryStatus{Step: new(step), Weight: c.Steps[step].Weight}, step).CanaryReplicas
+	next := advance(in, &appv1.CanaryStatus{Step: new(step), Weight: want.Weight, Mirror: want.Mirror}, step).CanaryReplicas
 	p := in.Pods
 	return next != replicas && p != nil && p.Observed && p.Replicas == next && p.Total == next &&
 		p.Updated >= replicas && p.Available >= replicas
@@ -876,7 +903,9 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 func advance(in Input, st *appv1.CanaryStatus, step int32) Decision {
 	steps := int32(len(in.Spec.Steps))
 	next := st.DeepCopy()
-	next.Step, next.StepStartTime, next.Request = new(step+1), &metav1.Time{Time: in.Now}, nil
+	// The step's mirror ends with it; its weight holds until the next
+	// step's Pods are available.
+	next.Step, next.StepStartTime, next.Request, next.Mirror = new(step+1), &metav1.Time{Time: in.Now}, nil, 0
 	if step+1 >= steps {
 		return promoting(in, next)
 	}
@@ -921,6 +950,15 @@ func (in Input) traffic(weight int32) string {
 		s += fmt.Sprintf(", for a %d%% step", weight)
 	}
 	return s
+}
+
+// mirrored says a step's mirror, after its traffic: ", and a copy of 20% of
+// the requests"; "" for none.
+func mirrored(mirror int32) string {
+	if mirror == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", and a copy of %d%% of the requests", mirror)
 }
 
 // routed is the weight the route sends the canary: its step's, while it

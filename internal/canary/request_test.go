@@ -291,3 +291,72 @@ func TestDecideTesters(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideMirror: a mirror step (of weight 0, or beside a weight) is
+// routed once its Pods are available, as a weight is: its status records
+// the mirror, the route copies the requests while it holds, and the mirror
+// ends with the step, at an abort, and at the promotion. The sticky cookie
+// keeps users on the canary from its first available Pod to the promotion.
+func TestDecideMirror(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	spec := &appv1.Canary{Steps: []appv1.CanaryStep{{Mirror: 50, PauseSeconds: 60}, {Weight: 20, Mirror: 10, PauseSeconds: 60}, {Weight: 100}},
+		Sticky: &appv1.CanarySticky{CookieName: "canary"}}
+	at := func(step, weight, mirror int32, ago time.Duration) *appv1.CanaryStatus {
+		return &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(step), Weight: weight, Mirror: mirror,
+			StepStartTime: &metav1.Time{Time: now.Add(-ago)}}
+	}
+	ready := func(n int32) *Pods { return &Pods{Observed: true, Replicas: n, Total: n, Updated: n, Available: n} }
+	for _, tc := range []struct {
+		name   string
+		st     *appv1.CanaryStatus
+		pods   *Pods
+		f      func(*Input)
+		status *appv1.CanaryStatus // the decision's; nil: as st
+		weight int32
+		mirror int32
+		sticky bool
+		event  string
+	}{
+		{name: "step 1's Pod starting: no mirror yet", st: at(0, 0, 0, 0), pods: &Pods{Observed: true, Replicas: 1, Total: 1}},
+		{name: "step 1's Pod available: its mirror is routed, at weight 0", st: at(0, 0, 0, time.Minute), pods: ready(1),
+			status: at(0, 0, 50, 0), mirror: 50, sticky: true,
+			event: "Canary new at step 1 of 3: 0% of the traffic by route, and a copy of 50% of the requests"},
+		{name: "mid-pause: the mirror holds", st: at(0, 0, 50, 30*time.Second), pods: ready(1), mirror: 50, sticky: true},
+		{name: "the pause over: the mirror ends with the step, the next waits for its Pods", st: at(0, 0, 50, time.Minute), pods: ready(1),
+			status: at(1, 0, 0, 0), sticky: true},
+		{name: "step 2's Pods available: weight and mirror routed together", st: at(1, 0, 0, time.Minute), pods: ready(1),
+			status: at(1, 20, 10, 0), weight: 20, mirror: 10, sticky: true,
+			event: "Canary new at step 2 of 3: 20% of the traffic by route, and a copy of 10% of the requests"},
+		{name: "aborted: no mirror, no cookie", st: at(1, 20, 10, 0), pods: ready(1),
+			f:     func(in *Input) { in.Spec = spec.DeepCopy(); in.Spec.Abort = true },
+			event: "Canary new aborted: spec.canary.abort is true (set it back to false to try again); the stable version serves all the traffic"},
+		{name: "promoting: no mirror, no cookie", st: at(3, 100, 0, 0), pods: ready(4), weight: 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Spec: spec, Hash: "new", StableReplicas: 4, ProgressDeadline: 10 * time.Minute, Now: now, Status: tc.st, Pods: tc.pods}
+			if tc.f != nil {
+				tc.f(&in)
+			}
+			d := Decide(in)
+			type route struct {
+				weight, mirror int32
+				cookie         string
+			}
+			want := route{tc.weight, tc.mirror, ""}
+			if tc.sticky {
+				want.cookie = "new"
+			}
+			if got := (route{d.RouteWeight, d.RouteMirror, d.StickyCookie}); got != want {
+				t.Errorf("weight, mirror, cookie = %+v; want %+v (%s)", got, want, d.Message)
+			}
+			if tc.status != nil {
+				if d.Status == nil || d.Status.Weight != tc.status.Weight || d.Status.Mirror != tc.status.Mirror || *d.Status.Step != *tc.status.Step {
+					t.Errorf("status %+v, want step %d, weight %d, mirror %d", d.Status, *tc.status.Step, tc.status.Weight, tc.status.Mirror)
+				}
+			}
+			if (d.Event != nil) != (tc.event != "") || (d.Event != nil && d.Event.Message != tc.event) {
+				t.Errorf("Event %+v, want %q", d.Event, tc.event)
+			}
+		})
+	}
+}

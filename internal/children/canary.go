@@ -102,46 +102,112 @@ func NewCanaryService(as *appv1.AppService) *corev1.Service {
 	return s
 }
 
-// SplitHTTPRoute sends weight percent of every rule's traffic to the
-// canary's Service, and the rest to the AppService's, on the same port.
-// With testers, each rule also gets a twin after the rules, whose matches
-// also require spec.canary's testerHeaders and whose traffic all goes to
-// the canary (a Gateway prefers the match with more headers). Weight 0
-// and no testers leave the route as NewHTTPRoute made it: one backend.
-func SplitHTTPRoute(r *gatewayv1.HTTPRoute, as *appv1.AppService, weight int32, testers bool) {
+// RouteSplit is what a canary asks of the AppService's HTTPRoute
+// (SplitHTTPRoute).
+type RouteSplit struct {
+	// Weight is the percentage of each rule's traffic the canary's Service
+	// gets.
+	Weight int32
+	// Mirror is the percentage of each rule's requests copied to the
+	// canary's Service (a RequestMirror filter).
+	Mirror int32
+	// Testers: the requests with spec.canary's testerHeaders go to the
+	// canary.
+	Testers bool
+	// Sticky is the value of spec.canary.sticky's cookie ("": none): the
+	// canary's answers set it, and the requests carrying it go to the
+	// canary.
+	Sticky string
+}
+
+// SplitHTTPRoute sends split.Weight percent of every rule's traffic to the
+// canary's Service, and the rest to the AppService's, on the same port,
+// and copies split.Mirror percent of its requests to the canary's. With
+// testers, each rule also gets a twin after the rules, whose matches also
+// require spec.canary's testerHeaders and whose traffic all goes to the
+// canary (a Gateway prefers the match with more headers); sticky, a twin
+// whose matches also require the cookie, and the canary's answers by the
+// weight set it. The twins carry the rule's filters, not the mirror. No
+// weight, mirror, testers nor cookie leave the route as NewHTTPRoute made
+// it: one backend.
+func SplitHTTPRoute(r *gatewayv1.HTTPRoute, as *appv1.AppService, split RouteSplit) {
 	if r == nil {
 		return
 	}
+	c := as.Spec.Canary
+	canaryName := gatewayv1.ObjectName(CanaryName(as))
 	var twins []gatewayv1.HTTPRouteRule
-	if testers && as.Spec.Canary != nil {
-		for _, rule := range r.Spec.Rules {
-			twin := *rule.DeepCopy()
-			for i := range twin.Matches {
-				for _, h := range as.Spec.Canary.TesterHeaders {
-					twin.Matches[i].Headers = append(twin.Matches[i].Headers, gatewayv1.HTTPHeaderMatch{
-						Type: new(gatewayv1.HeaderMatchExact), Name: h.Name, Value: h.Value,
-					})
-				}
-			}
-			for i := range twin.BackendRefs {
-				twin.BackendRefs[i].Name = gatewayv1.ObjectName(CanaryName(as))
-			}
-			twins = append(twins, twin)
+	twin := func(i int, kind string, headers []gatewayv1.HTTPHeaderMatch) {
+		t := *r.Spec.Rules[i].DeepCopy()
+		t.Name = new(gatewayv1.SectionName(RuleName(i, kind)))
+		for j := range t.Matches {
+			t.Matches[j].Headers = append(t.Matches[j].Headers, headers...)
+		}
+		for j := range t.BackendRefs {
+			t.BackendRefs[j].Name = canaryName
+		}
+		twins = append(twins, t)
+	}
+	if split.Testers && c != nil {
+		var headers []gatewayv1.HTTPHeaderMatch
+		for _, h := range c.TesterHeaders {
+			headers = append(headers, gatewayv1.HTTPHeaderMatch{Type: new(gatewayv1.HeaderMatchExact), Name: h.Name, Value: h.Value})
+		}
+		for i := range r.Spec.Rules {
+			twin(i, "testers", headers)
+		}
+	}
+	sticky := split.Sticky != "" && c != nil && c.Sticky != nil
+	if sticky {
+		cookie := []gatewayv1.HTTPHeaderMatch{{
+			Type: new(gatewayv1.HeaderMatchRegularExpression), Name: "Cookie",
+			Value: `(^|;\s*)` + c.Sticky.CookieName + `=` + split.Sticky + `(;|$)`,
+		}}
+		for i := range r.Spec.Rules {
+			twin(i, "sticky", cookie)
 		}
 	}
 	for i := range r.Spec.Rules {
-		refs := r.Spec.Rules[i].BackendRefs
-		if len(refs) != 1 || weight <= 0 {
+		rule := &r.Spec.Rules[i]
+		if split.Mirror > 0 && len(rule.BackendRefs) == 1 {
+			mirror := rule.BackendRefs[0].BackendObjectReference
+			mirror.Name = canaryName
+			rule.Filters = append(rule.Filters, gatewayv1.HTTPRouteFilter{
+				Type:          gatewayv1.HTTPRouteFilterRequestMirror,
+				RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{BackendRef: mirror, Percent: new(split.Mirror)},
+			})
+		}
+		if len(rule.BackendRefs) != 1 || split.Weight <= 0 {
 			continue
 		}
-		stable := refs[0]
-		stable.Weight = new(100 - weight)
+		stable := rule.BackendRefs[0]
+		stable.Weight = new(100 - split.Weight)
 		canary := *stable.DeepCopy()
-		canary.Name = gatewayv1.ObjectName(CanaryName(as))
-		canary.Weight = new(weight)
-		r.Spec.Rules[i].BackendRefs = []gatewayv1.HTTPBackendRef{stable, canary}
+		canary.Name = canaryName
+		canary.Weight = new(split.Weight)
+		if sticky {
+			canary.Filters = []gatewayv1.HTTPRouteFilter{{
+				Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier,
+				ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Add: []gatewayv1.HTTPHeader{{
+					Name: "Set-Cookie", Value: stickyCookie(c.Sticky, split.Sticky),
+				}}},
+			}}
+		}
+		rule.BackendRefs = []gatewayv1.HTTPBackendRef{stable, canary}
 	}
 	r.Spec.Rules = append(r.Spec.Rules, twins...)
+	setRecord(&r.Annotations, appv1.AnnotationRouteFilters, RouteFiltersRecord(r.Spec.Rules))
+}
+
+// stickyCookie is the Set-Cookie header's value of spec.canary.sticky's
+// cookie of value: for the whole site, for maxAgeSeconds or the browser's
+// session, out of the page's scripts' reach.
+func stickyCookie(s *appv1.CanarySticky, value string) string {
+	cookie := s.CookieName + "=" + value + "; Path=/; HttpOnly"
+	if s.MaxAgeSeconds > 0 {
+		cookie += "; Max-Age=" + strconv.Itoa(int(s.MaxAgeSeconds))
+	}
+	return cookie
 }
 
 // TemplateHash is a short hash of the Pod template of a Deployment the spec

@@ -18,6 +18,7 @@ package children
 
 import (
 	"fmt"
+	"regexp"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -87,10 +88,10 @@ func TestSplitHTTPRoute(t *testing.T) {
 	withRoute(&as.Spec)
 	plain := NewHTTPRoute(as)
 	r := NewHTTPRoute(as)
-	SplitHTTPRoute(r, as, 0, false)
+	SplitHTTPRoute(r, as, RouteSplit{})
 	fixtures.CheckEqual(t, "the route at weight 0", plain, r)
 
-	SplitHTTPRoute(r, as, 30, false)
+	SplitHTTPRoute(r, as, RouteSplit{Weight: 30})
 	for i, rule := range r.Spec.Rules {
 		want := plain.Spec.Rules[i].BackendRefs[0]
 		if len(rule.BackendRefs) != 2 {
@@ -114,9 +115,9 @@ func TestSplitHTTPRouteTesters(t *testing.T) {
 	as.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}},
 		TesterHeaders: []appv1.TesterHeader{{Name: "x-canary", Value: "always"}, {Name: "X-Team", Value: "qa"}}}
 	weighted := NewHTTPRoute(as)
-	SplitHTTPRoute(weighted, as, 30, false)
+	SplitHTTPRoute(weighted, as, RouteSplit{Weight: 30})
 	r := NewHTTPRoute(as)
-	SplitHTTPRoute(r, as, 30, true)
+	SplitHTTPRoute(r, as, RouteSplit{Weight: 30, Testers: true})
 	n := len(weighted.Spec.Rules)
 	if len(r.Spec.Rules) != 2*n {
 		t.Fatalf("%d rules, want %d and their %d twins", len(r.Spec.Rules), n, n)
@@ -131,13 +132,101 @@ func TestSplitHTTPRouteTesters(t *testing.T) {
 				gatewayv1.HTTPHeaderMatch{Type: new(gatewayv1.HeaderMatchExact), Name: "X-Team", Value: "qa"})
 		}
 		want.BackendRefs[0].Name = gatewayv1.ObjectName(CanaryName(as))
+		want.Name = new(gatewayv1.SectionName(RuleName(i, "testers")))
 		fixtures.CheckEqual(t, fmt.Sprintf("the twin of rule %d", i), *want, twin)
 	}
 
 	idle := NewHTTPRoute(as)
-	SplitHTTPRoute(idle, as, 0, true)
+	SplitHTTPRoute(idle, as, RouteSplit{Testers: true})
 	if len(idle.Spec.Rules) != 2*n || len(idle.Spec.Rules[0].BackendRefs) != 1 {
 		t.Errorf("at weight 0 with testers: %d rules, the first with %d backends; want the twins and one backend", len(idle.Spec.Rules), len(idle.Spec.Rules[0].BackendRefs))
+	}
+}
+
+// TestSplitHTTPRouteMirror: a mirror step's rules each copy its percentage
+// of their requests to the canary's Service, on the rule's port, after the
+// spec's filters; the testers' twins do not.
+func TestSplitHTTPRouteMirror(t *testing.T) {
+	as := fixtures.AppService()
+	withRoute(&as.Spec)
+	as.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Mirror: 20}},
+		TesterHeaders: []appv1.TesterHeader{{Name: "x-canary", Value: "always"}}}
+	plain := NewHTTPRoute(as)
+	for _, weight := range []int32{0, 10} {
+		r := NewHTTPRoute(as)
+		SplitHTTPRoute(r, as, RouteSplit{Weight: weight, Mirror: 20, Testers: true})
+		n := len(plain.Spec.Rules)
+		for i, rule := range r.Spec.Rules[:n] {
+			want := append(plain.Spec.Rules[i].DeepCopy().Filters, gatewayv1.HTTPRouteFilter{
+				Type: gatewayv1.HTTPRouteFilterRequestMirror,
+				RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{BackendRef: gatewayv1.BackendObjectReference{
+					Group: new(gatewayv1.Group("")), Kind: new(gatewayv1.Kind("Service")),
+					Name: gatewayv1.ObjectName(CanaryName(as)), Port: plain.Spec.Rules[i].BackendRefs[0].Port,
+				}, Percent: new(int32(20))},
+			})
+			fixtures.CheckEqual(t, fmt.Sprintf("weight %d: rule %d's filters", weight, i), want, rule.Filters)
+			if backends := int32(len(rule.BackendRefs)); (weight == 0) != (backends == 1) {
+				t.Errorf("weight %d: rule %d has %d backends", weight, i, backends)
+			}
+		}
+		for i, twin := range r.Spec.Rules[n:] {
+			fixtures.CheckEqual(t, fmt.Sprintf("weight %d: twin %d's filters", weight, i), plain.Spec.Rules[i].Filters, twin.Filters)
+		}
+		if got, want := r.Annotations[appv1.AnnotationRouteFilters], RouteFiltersRecord(r.Spec.Rules); got != want || want == "" {
+			t.Errorf("weight %d: the filters' record is %q, want %q", weight, got, want)
+		}
+	}
+}
+
+// TestSplitHTTPRouteSticky: a sticky canary's weighted backend sets the
+// cookie, and each rule's twin sends the requests carrying it (whatever
+// else they carry in the Cookie header) to the canary.
+func TestSplitHTTPRouteSticky(t *testing.T) {
+	as := fixtures.AppService()
+	withRoute(&as.Spec)
+	as.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}},
+		Sticky: &appv1.CanarySticky{CookieName: "canary_user", MaxAgeSeconds: 3600}}
+	plain := NewHTTPRoute(as)
+	n := len(plain.Spec.Rules)
+	r := NewHTTPRoute(as)
+	SplitHTTPRoute(r, as, RouteSplit{Weight: 10, Sticky: "abc12"})
+	if len(r.Spec.Rules) != 2*n {
+		t.Fatalf("%d rules, want %d and their sticky twins", len(r.Spec.Rules), n)
+	}
+	for i, rule := range r.Spec.Rules[:n] {
+		canary := rule.BackendRefs[1]
+		want := []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier,
+			ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Add: []gatewayv1.HTTPHeader{{
+				Name: "Set-Cookie", Value: "canary_user=abc12; Path=/; HttpOnly; Max-Age=3600"}}}}}
+		fixtures.CheckEqual(t, fmt.Sprintf("rule %d's canary backend's filters", i), want, canary.Filters)
+		if len(rule.BackendRefs[0].Filters) != 0 {
+			t.Errorf("rule %d's stable backend sets a cookie: %+v", i, rule.BackendRefs[0].Filters)
+		}
+	}
+	re := regexp.MustCompile(r.Spec.Rules[n].Matches[0].Headers[len(r.Spec.Rules[n].Matches[0].Headers)-1].Value)
+	for cookie, match := range map[string]bool{
+		"canary_user=abc12": true, "a=1; canary_user=abc12": true, "canary_user=abc12; b=2": true,
+		"canary_user=abc123": false, "xcanary_user=abc12": false, "canary_user=old": false, "": false,
+	} {
+		if re.MatchString(cookie) != match {
+			t.Errorf("the sticky rule's match of Cookie: %q: %v, want %v", cookie, !match, match)
+		}
+	}
+	for i, twin := range r.Spec.Rules[n:] {
+		if *twin.Name != gatewayv1.SectionName(RuleName(i, "sticky")) || len(twin.BackendRefs) != 1 ||
+			twin.BackendRefs[0].Name != gatewayv1.ObjectName(CanaryName(as)) {
+			t.Errorf("twin %d: %s to %+v; want %s to the canary", i, *twin.Name, twin.BackendRefs, RuleName(i, "sticky"))
+		}
+		for _, m := range twin.Matches {
+			if h := m.Headers[len(m.Headers)-1]; h.Name != "Cookie" || *h.Type != gatewayv1.HeaderMatchRegularExpression {
+				t.Errorf("twin %d's match's last header: %+v, want the cookie's", i, h)
+			}
+		}
+	}
+	session := as.DeepCopy()
+	session.Spec.Canary.Sticky.MaxAgeSeconds = 0
+	if got := stickyCookie(session.Spec.Canary.Sticky, "abc12"); got != "canary_user=abc12; Path=/; HttpOnly" {
+		t.Errorf("a session cookie: %q", got)
 	}
 }
 

@@ -40,10 +40,30 @@ func withRoute(s *appv1.AppServiceSpec) {
 			{},
 			{
 				Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchExact), Value: new("/admin")}}},
+				Filters: []gatewayv1.HTTPRouteFilter{adminHeader()},
 				Port:    new(intstr.FromString("admin")),
 			},
 		},
 	}
+}
+
+// adminHeader is the filter of the seed's /admin rule (withRoute).
+func adminHeader() gatewayv1.HTTPRouteFilter {
+	return gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
+		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-Admin", Value: "1"}}}}
+}
+
+// theirFilter is a filter someone else adds to a rule of the route.
+func theirFilter() gatewayv1.HTTPRouteFilter {
+	return gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier,
+		ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Add: []gatewayv1.HTTPHeader{{Name: "X-Served-By", Value: "edge"}}}}
+}
+
+// theirRule is a rule someone else adds to the route.
+func theirRule() gatewayv1.HTTPRouteRule {
+	return gatewayv1.HTTPRouteRule{Name: new(gatewayv1.SectionName("maintenance")),
+		Matches:     []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchExact), Value: new("/down")}}},
+		BackendRefs: backendTo(80)}
 }
 
 func backendTo(port int32) []gatewayv1.HTTPBackendRef {
@@ -61,6 +81,7 @@ func desiredRoute() *gatewayv1.HTTPRoute {
 			Name:            fixtures.Name,
 			Namespace:       fixtures.Namespace,
 			Labels:          map[string]string{appv1.LabelAppService: fixtures.Name},
+			Annotations:     map[string]string{appv1.AnnotationRouteFilters: "appservice-1/" + filterHash(adminHeader())},
 			OwnerReferences: []metav1.OwnerReference{fixtures.OwnerRef()},
 		},
 		Spec: gatewayv1.HTTPRouteSpec{
@@ -70,11 +91,14 @@ func desiredRoute() *gatewayv1.HTTPRoute {
 			Hostnames: []gatewayv1.Hostname{"app.example.com"},
 			Rules: []gatewayv1.HTTPRouteRule{
 				{
+					Name:        new(gatewayv1.SectionName("appservice-0")),
 					Matches:     []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchPathPrefix), Value: new("/")}}},
 					BackendRefs: backendTo(80),
 				},
 				{
+					Name:        new(gatewayv1.SectionName("appservice-1")),
 					Matches:     []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchExact), Value: new("/admin")}}},
+					Filters:     []gatewayv1.HTTPRouteFilter{adminHeader()},
 					BackendRefs: backendTo(9000),
 				},
 			},
@@ -93,7 +117,7 @@ func TestNewHTTPRoute(t *testing.T) {
 	// No rules: one, every request to the first port.
 	as.Spec.HTTPRoute.Rules = nil
 	want := desiredRoute()
-	want.Spec.Rules = want.Spec.Rules[:1]
+	want.Spec.Rules, want.Annotations = want.Spec.Rules[:1], nil
 	fixtures.CheckEqual(t, "HTTPRoute without rules", want, NewHTTPRoute(as))
 
 	as.Spec.Ports = nil
@@ -129,7 +153,84 @@ func TestUpdateHTTPRoute(t *testing.T) {
 			want:        func(r *gatewayv1.HTTPRoute) { r.Spec.Hostnames = []gatewayv1.Hostname{"www.example.com"} },
 			wantChanged: []string{"hostnames"},
 		},
+		{
+			name: "a rule others added is kept where it is, first or between ours",
+			spec: withRoute,
+			live: func(r *gatewayv1.HTTPRoute) {
+				r.Spec.Rules = []gatewayv1.HTTPRouteRule{theirRule(), r.Spec.Rules[0], theirRule(), r.Spec.Rules[1]}
+				r.Spec.Rules[2].Name = new(gatewayv1.SectionName("appservice-x"))
+			},
+		},
+		{
+			name: "others' rules stay in place when ours change",
+			spec: func(s *appv1.AppServiceSpec) {
+				withRoute(s)
+				s.HTTPRoute.Rules = s.HTTPRoute.Rules[:1]
+			},
+			live: func(r *gatewayv1.HTTPRoute) {
+				r.Spec.Rules = []gatewayv1.HTTPRouteRule{theirRule(), r.Spec.Rules[0], r.Spec.Rules[1], theirRule()}
+			},
+			want: func(r *gatewayv1.HTTPRoute) {
+				r.Spec.Rules = []gatewayv1.HTTPRouteRule{r.Spec.Rules[0], r.Spec.Rules[1], r.Spec.Rules[3]}
+				delete(r.Annotations, appv1.AnnotationRouteFilters)
+			},
+			wantChanged: []string{"rules", "filters' record"},
+		},
+		{
+			name: "a filter others added to our rule is kept, after ours",
+			spec: withRoute,
+			live: func(r *gatewayv1.HTTPRoute) {
+				r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{theirFilter()}
+				r.Spec.Rules[1].Filters = []gatewayv1.HTTPRouteFilter{theirFilter(), adminHeader()}
+			},
+		},
+		{
+			name: "a filter of ours that left the spec goes, others' stay",
+			spec: func(s *appv1.AppServiceSpec) {
+				withRoute(s)
+				s.HTTPRoute.Rules[1].Filters = nil
+			},
+			live: func(r *gatewayv1.HTTPRoute) {
+				r.Spec.Rules[1].Filters = append(r.Spec.Rules[1].Filters, theirFilter())
+			},
+			want: func(r *gatewayv1.HTTPRoute) {
+				r.Spec.Rules[1].Filters = []gatewayv1.HTTPRouteFilter{theirFilter()}
+				delete(r.Annotations, appv1.AnnotationRouteFilters)
+			},
+			wantChanged: []string{"rules", "filters' record"},
+		},
+		{
+			name: "a route written before rules had names: its rules and filters were all ours, named in one write",
+			spec: withRoute,
+			live: func(r *gatewayv1.HTTPRoute) {
+				for i := range r.Spec.Rules {
+					r.Spec.Rules[i].Name = nil
+				}
+				r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{theirFilter()}
+				r.Annotations = nil
+			},
+			want: func(r *gatewayv1.HTTPRoute) {
+				d := desiredRoute()
+				r.Spec.Rules, r.Annotations = d.Spec.Rules, d.Annotations
+			},
+			wantChanged: []string{"rules", "filters' record"},
+		},
 	})
+}
+
+func TestOwnRuleName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"appservice-0": true, "appservice-7": true, "appservice-12-testers": true, "appservice-3-sticky": true,
+		"appservice-": false, "appservice-01": false, "appservice-x": false, "appservice-1-other": false,
+		"maintenance": false, "my-appservice-0": false, "appservice-1000": false,
+	} {
+		if got := OwnRuleName(new(gatewayv1.SectionName(name))); got != want {
+			t.Errorf("OwnRuleName(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if OwnRuleName(nil) {
+		t.Error("a rule without a name counts as ours")
+	}
 }
 
 func TestHTTPRouteURL(t *testing.T) {

@@ -117,6 +117,7 @@ type DeliveryView struct {
 type StepView struct {
 	Number  int      `json:"number"`
 	Weight  int32    `json:"weight"`
+	Mirror  int32    `json:"mirror,omitempty"`
 	Pause   string   `json:"pause,omitempty"`
 	Gate    bool     `json:"gate,omitempty"`
 	Tests   []string `json:"tests,omitempty"`
@@ -261,7 +262,7 @@ func canaryView(as *appv1.AppService, c Canary, now time.Time) *CanaryView {
 		}
 	}
 	for i, s := range as.Spec.Canary.Steps {
-		sv := StepView{Number: i + 1, Weight: s.Weight, Gate: s.Gate}
+		sv := StepView{Number: i + 1, Weight: s.Weight, Mirror: s.Mirror, Gate: s.Gate}
 		if s.PauseSeconds > 0 {
 			sv.Pause = shortDuration(time.Duration(s.PauseSeconds) * time.Second)
 		}

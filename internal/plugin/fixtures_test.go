@@ -132,6 +132,28 @@ func route(canaryWeight int32) *gatewayv1.HTTPRoute {
 	}
 }
 
+// mirrorSnapshot is gatedSnapshot's app with a mirror beside its first
+// step's weight and sticky users, on a route whose controller's rules are
+// named, with a rule someone else added first.
+func mirrorSnapshot() *Snapshot {
+	s := gatedSnapshot()
+	c := s.AppService.Spec.Canary
+	c.Steps[0].Mirror, c.Sticky = 25, &appv1.CanarySticky{CookieName: "canary"}
+	s.AppService.Status.Canary.Mirror = 25
+	r := route(10)
+	ours := r.Spec.Rules[0]
+	ours.Name = new(gatewayv1.SectionName("appservice-0"))
+	ours.Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestMirror, RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{
+		BackendRef: gatewayv1.BackendObjectReference{Name: "web-canary"}, Percent: new(int32(25))}}}
+	sticky := *ours.DeepCopy()
+	sticky.Name, sticky.Filters = new(gatewayv1.SectionName("appservice-0-sticky")), nil
+	sticky.BackendRefs = sticky.BackendRefs[1:]
+	theirs := gatewayv1.HTTPRouteRule{Name: new(gatewayv1.SectionName("maintenance")), BackendRefs: route(0).Spec.Rules[0].BackendRefs}
+	r.Spec.Rules = []gatewayv1.HTTPRouteRule{theirs, ours, sticky}
+	s.Route = r
+	return s
+}
+
 var (
 	stableLabels = map[string]string{appv1.LabelAppService: name}
 	canaryLabels = map[string]string{appv1.LabelCanary: name}

@@ -130,8 +130,9 @@ type Canary struct {
 	Hash string
 	// Step is the index of the current step; Steps their number.
 	Step, Steps int32
-	// Weight is the step's weight, once its Pods are available.
-	Weight int32
+	// Weight is the step's weight, once its Pods are available, and Mirror
+	// its mirror.
+	Weight, Mirror int32
 	// By is how its share is carried: Route or Pods; Share the share (the
 	// route's weight, or its available Pods' share), and by Pods
 	// CanaryPods of ServingPods available Pods.
@@ -169,7 +170,7 @@ func CanaryOf(as *appv1.AppService) Canary {
 	if st == nil {
 		return c
 	}
-	c.Weight, c.By, c.Share, c.CanaryPods, c.ServingPods = st.Weight, st.TrafficBy, st.Share, st.CanaryPods, st.ServingPods
+	c.Weight, c.Mirror, c.By, c.Share, c.CanaryPods, c.ServingPods = st.Weight, st.Mirror, st.TrafficBy, st.Share, st.CanaryPods, st.ServingPods
 	if c.By == "" {
 		// Written by a controller before canaries by Pods: by route, its
 		// weight.
@@ -187,7 +188,8 @@ func CanaryOf(as *appv1.AppService) Canary {
 		c.Hash, c.Step = st.CanaryTemplateHash, *st.Step
 		if c.Step < c.Steps {
 			c.Phase = CanaryRunning
-			c.Routed = st.Weight == as.Spec.Canary.Steps[c.Step].Weight
+			step := as.Spec.Canary.Steps[c.Step]
+			c.Routed = st.Weight == step.Weight && st.Mirror == step.Mirror
 			for _, rec := range st.Tests {
 				if rec.Step == c.Step && rec.Phase == appv1.TestRunning {
 					c.Testing = append(c.Testing, rec.Name)

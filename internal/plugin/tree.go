@@ -228,6 +228,9 @@ func stepsLine(as *appv1.AppService, c Canary) string {
 	parts := make([]string, 0, len(as.Spec.Canary.Steps))
 	for i, s := range as.Spec.Canary.Steps {
 		p := fmt.Sprintf("%d%%", s.Weight)
+		if s.Mirror > 0 {
+			p += fmt.Sprintf(" mirror %d%%", s.Mirror)
+		}
 		if s.PauseSeconds > 0 {
 			p += " " + shortDuration(time.Duration(s.PauseSeconds)*time.Second)
 		}
@@ -253,8 +256,9 @@ func requestLine(r *appv1.CanaryRequest) string {
 	return s + " of canary " + r.TemplateHash
 }
 
-// routeLine is the route's backends and their shares of the first rule's
-// traffic (the controller gives every rule the same).
+// routeLine is the route's backends and their shares of the traffic of the
+// controller's first rule (it gives every rule the same), its mirror, and
+// its sticky users' rule.
 func routeLine(as *appv1.AppService, s *Snapshot) string {
 	switch {
 	case s.RouteProblem != "":
@@ -271,10 +275,19 @@ func routeLine(as *appv1.AppService, s *Snapshot) string {
 }
 
 func routeWeights(r *gatewayv1.HTTPRoute) string {
-	if len(r.Spec.Rules) == 0 || len(r.Spec.Rules[0].BackendRefs) == 0 {
+	// The controller's first rule; a route written before it named its
+	// rules has none named so: its first.
+	i := slices.IndexFunc(r.Spec.Rules, func(rule gatewayv1.HTTPRouteRule) bool {
+		return rule.Name != nil && string(*rule.Name) == children.RuleName(0, "")
+	})
+	if i < 0 && len(r.Spec.Rules) > 0 && r.Spec.Rules[0].Name == nil {
+		i = 0
+	}
+	if i < 0 || len(r.Spec.Rules[i].BackendRefs) == 0 {
 		return "no backends"
 	}
-	refs := r.Spec.Rules[0].BackendRefs
+	rule := r.Spec.Rules[i]
+	refs := rule.BackendRefs
 	total := int32(0)
 	for _, ref := range refs {
 		total += backendWeight(ref)
@@ -286,6 +299,20 @@ func routeWeights(r *gatewayv1.HTTPRoute) string {
 			share = backendWeight(ref) * 100 / total
 		}
 		parts = append(parts, fmt.Sprintf("%s %d%%", ref.Name, share))
+	}
+	for _, f := range rule.Filters {
+		if m := f.RequestMirror; m != nil && f.Type == gatewayv1.HTTPRouteFilterRequestMirror {
+			percent := int32(100)
+			if m.Percent != nil {
+				percent = *m.Percent
+			}
+			parts = append(parts, fmt.Sprintf("a copy of %d%% to %s", percent, m.BackendRef.Name))
+		}
+	}
+	if slices.ContainsFunc(r.Spec.Rules, func(rule gatewayv1.HTTPRouteRule) bool {
+		return rule.Name != nil && string(*rule.Name) == children.RuleName(0, "sticky")
+	}) {
+		parts = append(parts, "sticky users to the canary")
 	}
 	return strings.Join(parts, ", ")
 }

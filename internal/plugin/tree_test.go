@@ -48,6 +48,7 @@ func TestRender(t *testing.T) {
 		snap func() *Snapshot
 	}{
 		{"gated", gatedSnapshot},
+		{"mirror", mirrorSnapshot},
 		{"pausing-with-analysis", pausingSnapshot},
 		{"waiting-for-pods", waitingSnapshot},
 		{"by-pods", byPodsSnapshot},

@@ -223,11 +223,20 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		dryRunChild(ctx, "HorizontalPodAutoscaler", kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, children.NewAutoscaler(admitted), children.UpdateAutoscaler),
 	}
 	if steps := admitted.Spec.Canary; steps != nil && admitted.Spec.HTTPRoute != nil {
-		// The canary's children by route, at its first step's weight.
+		// The canary's children by route, at its first step's weight, and
+		// the route with all a canary can add to it: a weight, a mirror,
+		// the testers' and the sticky users' rules.
 		first := steps.Steps[0].Weight
 		stable := children.NewDeployment(admitted)
 		route := children.NewHTTPRoute(admitted)
-		children.SplitHTTPRoute(route, admitted, first, true)
+		split := children.RouteSplit{Weight: max(first, 1), Testers: true}
+		for _, s := range steps.Steps {
+			split.Mirror = max(split.Mirror, s.Mirror)
+		}
+		if steps.Sticky != nil {
+			split.Sticky = "5d8f6b7c9"
+		}
+		children.SplitHTTPRoute(route, admitted, split)
 		errs = append(errs,
 			dryRunChild(ctx, "canary Deployment", kube.AppsV1().Deployments(ns).Create,
 				children.NewCanaryDeployment(admitted, stable, canary.CanaryReplicas(*stable.Spec.Replicas, first), false), children.UpdateDeployment),
@@ -383,7 +392,7 @@ func buildAll(as *appv1.AppService) (err error) {
 	if r := children.NewHTTPRoute(as); r != nil {
 		children.UpdateHTTPRoute(r, children.NewHTTPRoute(as))
 		children.HTTPRouteURL(r)
-		children.SplitHTTPRoute(r, as, 50, true)
+		children.SplitHTTPRoute(r, as, children.RouteSplit{Weight: 50, Mirror: 20, Testers: true, Sticky: "5d8f6b7c9"})
 	}
 	if as.Spec.Canary != nil {
 		c := children.NewCanaryDeployment(as, d, 1, as.Spec.HTTPRoute == nil)

@@ -94,6 +94,7 @@
       el("p", { class: "canary-line", id: "canary-line" }, c.line),
       el("ol", { class: "steps", "aria-label": "Steps" }, c.steps.map((s) => {
         let text = "Step " + s.number + ": " + s.weight + "%";
+        if (s.mirror) text += ", mirror " + s.mirror + "%";
         if (s.pause) text += ", pause " + s.pause;
         if (s.gate) text += ", gate";
         if (s.tests) text += ", tests " + s.tests.join(", ");

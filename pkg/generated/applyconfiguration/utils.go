@@ -66,6 +66,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.CanaryStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryStep"):
 		return &appv1.CanaryStepApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("CanarySticky"):
+		return &appv1.CanaryStickyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryTest"):
 		return &appv1.CanaryTestApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryTestStatus"):

@@ -83,6 +83,10 @@ type AppService struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || has(self.httpRoute)",message="testers reach the canary through the HTTPRoute's rules: set spec.httpRoute too, or remove testerHeaders",fieldPath=".canary.testerHeaders"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !self.canary.?shrinkStable.orValue(false) || (!has(self.httpRoute) && !has(self.autoscaling))",message="shrinkStable sizes a canary by Pods against size: not with httpRoute (its weights carry the share) nor autoscaling (the autoscaler owns the stable's replicas)",fieldPath=".canary.shrinkStable"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || !has(self.httpRoute) || !has(self.httpRoute.rules) || self.httpRoute.rules.all(r, !has(r.matches) || r.matches.all(m, !has(m.headers) || (size(m.headers) + size(self.canary.testerHeaders) <= 16 && !m.headers.exists(h, self.canary.testerHeaders.exists(t, t.name.lowerAscii() == h.name.lowerAscii())))))",message="the testers' rules add these headers to each match of httpRoute.rules: a match may not name one, nor have more than 16 with them",fieldPath=".canary.testerHeaders"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !self.canary.steps.exists(s, has(s.mirror)) || has(self.httpRoute)",message="a mirror copies the HTTPRoute's requests: set spec.httpRoute too, or remove the steps' mirror",fieldPath=".canary.steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.sticky) || has(self.httpRoute)",message="a sticky canary is kept by the HTTPRoute's rules: set spec.httpRoute too, or remove sticky",fieldPath=".canary.sticky"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.sticky) || !has(self.canary.testerHeaders) || !has(self.httpRoute) || size(self.httpRoute.?rules.orValue([])) <= 5",message="with testerHeaders and sticky each httpRoute rule has two twins, and an HTTPRoute holds 16 rules: at most 5 rules",fieldPath=".canary.sticky"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.sticky) || !has(self.httpRoute) || !has(self.httpRoute.rules) || self.httpRoute.rules.all(r, !has(r.matches) || r.matches.all(m, !has(m.headers) || (size(m.headers) < 16 && !m.headers.exists(h, h.name.lowerAscii() == 'cookie'))))",message="the sticky rule adds a Cookie header match to each match: a match may have at most 15 headers, none of them Cookie",fieldPath=".canary.sticky"
 // +kubebuilder:validation:XValidation:rule="!has(self.serviceAccount) || !has(self.serviceAccountName) || size(self.serviceAccountName) == 0",message="serviceAccountName and serviceAccount may not both be set: use serviceAccount.name",fieldPath=".serviceAccount"
 // +kubebuilder:validation:XValidation:rule="self.?progressDeadlineSeconds.orValue(600) > self.?minReadySeconds.orValue(0)",message="must be greater than minReadySeconds (progressDeadlineSeconds defaults to 600)",fieldPath=".progressDeadlineSeconds"
 type AppServiceSpec struct {
@@ -475,6 +479,30 @@ type Canary struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10
 	RollbackWindow int32 `json:"rollbackWindow,omitempty"`
+
+	// Sticky keeps a user the route sent to the canary on it for the rest
+	// of the release, by a cookie (docs/canary.md).
+	// +optional
+	Sticky *CanarySticky `json:"sticky,omitempty"`
+}
+
+// CanarySticky is the cookie that keeps a user on the canary: the canary's
+// answers set it, and a rule sends the requests that carry it to the
+// canary, until the promotion or an abort.
+type CanarySticky struct {
+	// CookieName names the cookie.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]+$`
+	CookieName string `json:"cookieName"`
+
+	// MaxAgeSeconds is how long the browser keeps the cookie; unset, until
+	// it closes.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2592000
+	MaxAgeSeconds int32 `json:"maxAgeSeconds,omitempty"`
 }
 
 // TesterHeader is a request header's exact value.
@@ -584,14 +612,23 @@ type AnalysisMetric struct {
 }
 
 // CanaryStep is one stage of a canary.
+// +kubebuilder:validation:XValidation:rule="self.weight > 0 || has(self.mirror)",message="a step of weight 0 serves no one: give it a mirror, or a weight",fieldPath=".weight"
 type CanaryStep struct {
 	// Weight is the percentage of the traffic the canary gets: the
 	// route's weight; without httpRoute, its share of the Pods, as near as
-	// whole Pods come (docs/canary.md).
+	// whole Pods come (docs/canary.md). 0 only beside a mirror.
 	// +required
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	Weight int32 `json:"weight"`
+
+	// Mirror is the percentage of the route's requests copied to the
+	// canary while the step holds (an HTTPRoute RequestMirror filter): its
+	// answers are dropped, and its analysis and tests judge it.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Mirror int32 `json:"mirror,omitempty"`
 
 	// PauseSeconds is how long the weight holds, once the canary's Pods
 	// are available, before the next step.
@@ -752,6 +789,10 @@ type CanaryStatus struct {
 	// Weight is the step's weight, once its Pods are available.
 	// +optional
 	Weight int32 `json:"weight,omitempty"`
+
+	// Mirror is the step's mirror, once its Pods are available.
+	// +optional
+	Mirror int32 `json:"mirror,omitempty"`
 
 	// TrafficBy is how the canary's share is carried: Route (the
 	// HTTPRoute's weights) or Pods (its share of the Pods behind the

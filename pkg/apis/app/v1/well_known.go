@@ -82,6 +82,14 @@ const AnnotationConfigDigest = "app.example.com/config-digest"
 // change, and removes it with a template change the spec makes.
 const AnnotationConfigRollout = "app.example.com/config-rollout"
 
+// AnnotationRouteFilters, on an HTTPRoute, lists (comma-separated, sorted)
+// the filters of the controller's rules that the controller wrote, as
+// RULE/HASH, the hash being of the filter's JSON: those it removes when
+// they leave the spec. Filters others add to its rules are kept, as are
+// the rules others add to the route: the controller's rules are those it
+// named (children.OwnRuleName).
+const AnnotationRouteFilters = "app.example.com/route-filters"
+
 // AnnotationAnnotations, on a child other than the Deployment (the
 // ServiceAccount, the Ingress), lists (comma-separated, sorted) the keys of
 // its annotations that came from the AppService: the controller owns those,

@@ -44,6 +44,9 @@ type CanaryApplyConfiguration struct {
 	// RollbackWindow: a change back to one of this many last stable
 	// templates skips the steps.
 	RollbackWindow *int32 `json:"rollbackWindow,omitempty"`
+	// Sticky keeps a user the route sent to the canary on it for the rest
+	// of the release, by a cookie (docs/canary.md).
+	Sticky *CanaryStickyApplyConfiguration `json:"sticky,omitempty"`
 }
 
 // CanaryApplyConfiguration constructs a declarative configuration of the Canary type for use with
@@ -107,5 +110,13 @@ func (b *CanaryApplyConfiguration) WithShrinkStable(value bool) *CanaryApplyConf
 // If called multiple times, the RollbackWindow field is set to the value of the last call.
 func (b *CanaryApplyConfiguration) WithRollbackWindow(value int32) *CanaryApplyConfiguration {
 	b.RollbackWindow = &value
+	return b
+}
+
+// WithSticky sets the Sticky field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Sticky field is set to the value of the last call.
+func (b *CanaryApplyConfiguration) WithSticky(value *CanaryStickyApplyConfiguration) *CanaryApplyConfiguration {
+	b.Sticky = value
 	return b
 }

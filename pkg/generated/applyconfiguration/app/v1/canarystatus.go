@@ -39,6 +39,8 @@ type CanaryStatusApplyConfiguration struct {
 	Step *int32 `json:"step,omitempty"`
 	// Weight is the step's weight, once its Pods are available.
 	Weight *int32 `json:"weight,omitempty"`
+	// Mirror is the step's mirror, once its Pods are available.
+	Mirror *int32 `json:"mirror,omitempty"`
 	// TrafficBy is how the canary's share is carried: Route (the
 	// HTTPRoute's weights) or Pods (its share of the Pods behind the
 	// Service).
@@ -105,6 +107,14 @@ func (b *CanaryStatusApplyConfiguration) WithStep(value int32) *CanaryStatusAppl
 // If called multiple times, the Weight field is set to the value of the last call.
 func (b *CanaryStatusApplyConfiguration) WithWeight(value int32) *CanaryStatusApplyConfiguration {
 	b.Weight = &value
+	return b
+}
+
+// WithMirror sets the Mirror field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mirror field is set to the value of the last call.
+func (b *CanaryStatusApplyConfiguration) WithMirror(value int32) *CanaryStatusApplyConfiguration {
+	b.Mirror = &value
 	return b
 }
 

@@ -25,8 +25,12 @@ package v1
 type CanaryStepApplyConfiguration struct {
 	// Weight is the percentage of the traffic the canary gets: the
 	// route's weight; without httpRoute, its share of the Pods, as near as
-	// whole Pods come (docs/canary.md).
+	// whole Pods come (docs/canary.md). 0 only beside a mirror.
 	Weight *int32 `json:"weight,omitempty"`
+	// Mirror is the percentage of the route's requests copied to the
+	// canary while the step holds (an HTTPRoute RequestMirror filter): its
+	// answers are dropped, and its analysis and tests judge it.
+	Mirror *int32 `json:"mirror,omitempty"`
 	// PauseSeconds is how long the weight holds, once the canary's Pods
 	// are available, before the next step.
 	PauseSeconds *int32 `json:"pauseSeconds,omitempty"`
@@ -50,6 +54,14 @@ func CanaryStep() *CanaryStepApplyConfiguration {
 // If called multiple times, the Weight field is set to the value of the last call.
 func (b *CanaryStepApplyConfiguration) WithWeight(value int32) *CanaryStepApplyConfiguration {
 	b.Weight = &value
+	return b
+}
+
+// WithMirror sets the Mirror field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mirror field is set to the value of the last call.
+func (b *CanaryStepApplyConfiguration) WithMirror(value int32) *CanaryStepApplyConfiguration {
+	b.Mirror = &value
 	return b
 }
 
