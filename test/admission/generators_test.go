@@ -206,7 +206,36 @@ func genCanary(c corpusCase) *appv1.Canary {
 	canary.RollbackWindow = []int32{0, 0, 1, 3, 10, -1, 11}[draw(7)]
 	canary.ShrinkStable = draw(4) == 0
 	genTests(h.Sum64()^0x7f4a7c159e3779b9, canary.Steps, false)
+	genRouteTools(h.Sum64()^0x3c6ef372fe94f82b, canary)
 	return canary
+}
+
+// genRouteTools gives a step in four a mirror (now and then out of
+// bounds, or at weight 0), and a canary in three a sticky cookie (its name
+// now and then empty, too long or not a token, its max age out of bounds),
+// from their own draws (x), so that the other generators' draws stay as
+// they were. Whether the spec has the route they need is the spec's draw.
+// The routes a sticky canary has no room in are regression cases
+// (testdata): a canary on a route is rarely drawn without a bad value
+// somewhere in the spec.
+func genRouteTools(x uint64, canary *appv1.Canary) {
+	draw := func(n uint64) uint64 { v := x % n; x /= n; return v }
+	for i := range canary.Steps {
+		if draw(4) != 0 {
+			continue
+		}
+		canary.Steps[i].Mirror = []int32{1, 20, 50, 100, 0, 101}[draw(6)]
+		if draw(3) == 0 {
+			canary.Steps[i].Weight = 0
+		}
+	}
+	if draw(3) != 0 {
+		return
+	}
+	canary.Sticky = &appv1.CanarySticky{
+		CookieName:    []string{"canary", "app_canary-1", "", "bad name", strings.Repeat("c", 65)}[draw(5)],
+		MaxAgeSeconds: []int32{0, 0, 3600, 2592000, -1, 2592001}[draw(6)],
+	}
 }
 
 // genTests gives one step in three tests (every step: all),

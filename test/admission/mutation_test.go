@@ -20,7 +20,10 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -32,16 +35,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // TestAdmissionPropertyFindsMissingRules: the property test is only as good
 // as its generator. For each rule that spans the init containers and
-// sidecars (and one copied into them from the app container), the CRD is
-// installed without it, and the property test's own specs (same seed and
-// number) must then include one that is admitted but whose Deployment the
-// API server refuses. A canary spec that only the rule refuses says when the
+// sidecars (and one copied into them from the app container), and each
+// that keeps a sticky canary's rules within what an HTTPRoute holds, the CRD is
+// installed without it, and the property test's own specs (its regression
+// cases, and the same seed and number) must then include one that is
+// admitted but whose Deployment (or HTTPRoute) the API server refuses. A canary spec that only the rule refuses says when the
 // API server serves the changed CRD.
 //
 // Two of the containers' rules refuse more than the API server does, so
@@ -136,6 +141,34 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 			}}}},
 		},
 	}
+	// A sticky canary's twins: more rules than the route holds, a second
+	// Cookie header in a match.
+	sticky := func(rules []appv1.HTTPRouteRule, testers []appv1.TesterHeader) appv1.AppServiceSpec {
+		return appv1.AppServiceSpec{Ports: []corev1.ServicePort{{Port: 80}},
+			HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}, Rules: rules},
+			Canary: &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}}, TesterHeaders: testers,
+				Sticky: &appv1.CanarySticky{CookieName: "canary"}}}
+	}
+	mutations = append(mutations, []struct {
+		name   string
+		drop   func(root, spec *apiextensionsv1.JSONSchemaProps) int
+		canary appv1.AppServiceSpec
+	}{
+		{
+			"a sticky canary's and its testers' twins of six rules",
+			func(_, spec *apiextensionsv1.JSONSchemaProps) int {
+				return remove(&spec.XValidations, byMessage("at most 5 rules"))
+			},
+			sticky(make([]appv1.HTTPRouteRule, 6), []appv1.TesterHeader{{Name: "x-qa", Value: "1"}}),
+		},
+		{
+			"a sticky canary beside a match on the Cookie header",
+			func(_, spec *apiextensionsv1.JSONSchemaProps) int {
+				return remove(&spec.XValidations, byMessage("none of them Cookie"))
+			},
+			sticky([]appv1.HTTPRouteRule{{Matches: []gatewayv1.HTTPRouteMatch{{Headers: []gatewayv1.HTTPHeaderMatch{{Name: "Cookie", Value: "a=1"}}}}}}, nil),
+		},
+	}...)
 	install := func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, canary appv1.AppServiceSpec, admitted bool) {
 		t.Helper()
 		live, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
@@ -172,6 +205,23 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 			install(t, mutated, m.canary, true)
 			defer install(t, original.DeepCopy(), m.canary, false)
 
+			// The regression cases first, as the property test checks
+			// them.
+			files, _ := filepath.Glob(filepath.Join(corpusDir, "*.json"))
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var c corpusCase
+				if err := json.Unmarshal(data, &c); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				if _, err := checkSpec(ctx, kube, apps, ns, c); err != nil {
+					t.Logf("%s finds it: %v", f, err)
+					return
+				}
+			}
 			rng := rand.New(rand.NewPCG(1, 1))
 			for i := range 1500 {
 				c := generate(rng)
@@ -180,7 +230,7 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 					return
 				}
 			}
-			t.Error("without the rule, none of the property test's 1500 specs breaks the property: the generator does not draw what the rule refuses")
+			t.Error("without the rule, none of the property test's regression cases and 1500 specs breaks the property: the generator does not draw what the rule refuses")
 		})
 	}
 }

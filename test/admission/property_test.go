@@ -229,7 +229,7 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		first := steps.Steps[0].Weight
 		stable := children.NewDeployment(admitted)
 		route := children.NewHTTPRoute(admitted)
-		split := children.RouteSplit{Weight: max(first, 1), Testers: true}
+		split := children.RouteSplit{Weight: max(first, 1), Testers: len(steps.TesterHeaders) > 0}
 		for _, s := range steps.Steps {
 			split.Mirror = max(split.Mirror, s.Mirror)
 		}
