@@ -397,8 +397,9 @@ func testCanaryAbort(t *testing.T) {
 // canary, right after it recorded the edge, and restarted: no step is
 // skipped nor taken twice, no pause starts over, and the route never sends
 // traffic to a canary without available Pods; the same of a canary by
-// Pods; and a canary's test, killed while it runs and once it ended,
-// runs once. Serial: it restarts the suite's controller.
+// Pods; a canary with a mirror step and sticky users likewise; and a
+// canary's test, killed while it runs and once it ended, runs once.
+// Serial: it restarts the suite's controller.
 func TestCanaryRestart(t *testing.T) {
 	serial(t, 2)
 	installGatewayAPI(t)
@@ -484,6 +485,41 @@ func TestCanaryRestart(t *testing.T) {
 		t.Errorf("the canary by Pods' edges went %v, want %v", got, want)
 	}
 
+	// A mirror step of weight 0 and sticky users, killed as soon as each
+	// of its first four edges is recorded: each edge once, in order, none
+	// skipped, and the route's states as without the kills.
+	const shadow = "shadow"
+	shadowSpec := canarySpec(appv1.CanaryStep{Weight: 0, Mirror: 50, PauseSeconds: 4}, appv1.CanaryStep{Weight: 20, PauseSeconds: 4}, appv1.CanaryStep{Weight: 100})
+	shadowSpec.Canary.Sticky = &appv1.CanarySticky{CookieName: "canary"}
+	createAppService(t, ns, shadow, shadowSpec)
+	waitAvailable(t, ns, shadow, 1)
+	srec := recordCanary(t, ns, shadow)
+	updateAppService(t, ns, shadow, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	for k := 1; k <= 4; k++ {
+		srec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
+			if got := edgeNames(canaryEdges(vs)); len(got) < k {
+				return fmt.Errorf("edges so far %v, waiting for edge %d", got, k)
+			}
+			return nil
+		})
+		restartController(t)
+	}
+	waitCanaryDone(t, ns, shadow)
+	srec.waitDone(t)
+	want = []string{"0@0%", "0@0%+m50", "1@0%", "1@20%", "2@20%", "2@100%", "3@100%"}
+	if got := edgeNames(canaryEdges(srec.app.snapshot())); !slices.Equal(got, want) && !slices.Equal(got, want[:6]) {
+		t.Errorf("the mirrored canary's edges went %v, want %v", got, want)
+	}
+	var states []string
+	for _, v := range srec.route.snapshot() {
+		if s := routeState(v.obj); s != "0% sticky" && (len(states) == 0 || states[len(states)-1] != s) {
+			states = append(states, s)
+		}
+	}
+	if want := []string{"0%", "0% mirror 50% sticky", "20% sticky", "100% sticky", "100%", "0%"}; !slices.Equal(states, want) && !slices.Equal(states, want[:5]) {
+		t.Errorf("the mirrored canary's route went %v, want %v", states, want)
+	}
+
 	// A smoke test (8 s), the controller killed once its record is
 	// written (the test running), and again as soon as its Activity has
 	// Succeeded (before the canary's status says so): one Activity, one
@@ -551,7 +587,8 @@ func recordCanary(t *testing.T, ns, name string) *canaryRecord {
 }
 
 // canaryEdge is an edge of the canary: a step's stage began, as
-// "STEP@WEIGHT%", in version v of the AppService (the first that says so).
+// "STEP@WEIGHT%" ("STEP@WEIGHT%+mMIRROR" with a mirror), in version v of
+// the AppService (the first that says so).
 type canaryEdge struct {
 	name string
 	v    version[*appv1.AppService]
@@ -569,6 +606,9 @@ func canaryEdges(versions []version[*appv1.AppService]) []canaryEdge {
 		c, key := v.obj.Status.Canary, ""
 		if c != nil && c.Step != nil && c.StepStartTime != nil {
 			edge := fmt.Sprintf("%d@%d%%", *c.Step, c.Weight)
+			if c.Mirror > 0 {
+				edge += fmt.Sprintf("+m%d", c.Mirror)
+			}
 			if key = edge + " " + c.StepStartTime.String(); key != last {
 				edges = append(edges, canaryEdge{edge, v})
 			}

@@ -30,9 +30,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/harness"
+	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
 // upgradeFrom is the earlier commit the upgrade test starts from: the last
@@ -46,8 +51,9 @@ const upgradeFrom = "ff8b75055c1db8d02605489248598092fe45d610"
 // TestUpgradeRestartsNoApp: the controller built from an earlier commit runs
 // a hundred AppServices of every shape until they are Available; replaced
 // by the current build, it changes no Pod template. The audit log shows no
-// write to a Deployment or another child, and at most one status write per
-// AppService; the ReplicaSets are the ones the earlier build's templates
+// write to a Deployment or another child but one to each HTTPRoute, which
+// names its rules (and changes nothing else of it), and at most one status
+// write per AppService; the ReplicaSets are the ones the earlier build's templates
 // made. A builder change that altered every template would roll every app
 // in the cluster at once on an upgrade: this is the test that says so.
 func TestUpgradeRestartsNoApp(t *testing.T) {
@@ -62,6 +68,10 @@ func TestUpgradeRestartsNoApp(t *testing.T) {
 	const n = 60 // every shape of everyShape once
 	createEveryShape(t, ns, n, everyShape)
 	replicaSetsBefore := replicaSetUIDs(t, ns)
+	routesBefore, err := gatewayAPI(t).GatewayV1().HTTPRoutes(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	token := metricsToken(t, ns)
 
 	// The upgrade: the current build in its place, which installs its CRD.
@@ -82,13 +92,17 @@ func TestUpgradeRestartsNoApp(t *testing.T) {
 	// caches filled, and at a resync (-resync-period=10s).
 	waitReconciled(t, current, token, map[string]int{"appservice": 2 * n})
 
-	statusWrites := map[string]int{}
+	statusWrites, routeWrites := map[string]int{}, map[string]int{}
 	for _, w := range controllerWrites(t, since, ns) {
 		switch {
 		case w.ObjectRef == nil:
 			t.Errorf("write by the upgraded controller: %s", w)
 		case w.ObjectRef.Resource == "appservices" && w.ObjectRef.Subresource == "status":
 			statusWrites[w.ObjectRef.Name]++
+		case w.ObjectRef.Resource == "httproutes":
+			// The earlier build named no rule: each route gets its
+			// names and the record of its filters, once.
+			routeWrites[w.ObjectRef.Name]++
 		case slices.Contains([]string{"tokenreviews", "subjectaccessreviews", "events"}, w.ObjectRef.Resource):
 			// /metrics reviewing the test's scrapes; an Event would
 			// come with a child's write, and is reported with it.
@@ -101,10 +115,46 @@ func TestUpgradeRestartsNoApp(t *testing.T) {
 			t.Errorf("AppService %s: %d status writes on the upgrade, want one at most", name, count)
 		}
 	}
+	checkRoutesNamedOnce(t, ns, routesBefore.Items, routeWrites)
 	if after := replicaSetUIDs(t, ns); !slices.Equal(after, replicaSetsBefore) {
 		t.Errorf("the ReplicaSets changed on the upgrade: %d before, %d after (a Pod template changed)", len(replicaSetsBefore), len(after))
 	}
-	t.Logf("upgrade from %.7s: %d status writes over %d AppServices, no child written", upgradeFrom, len(statusWrites), n)
+	t.Logf("upgrade from %.7s: %d status writes over %d AppServices, %d routes named, no other child written", upgradeFrom, len(statusWrites), n, len(routeWrites))
+}
+
+// checkRoutesNamedOnce: each route the earlier build wrote (before) was
+// written once by the upgrade (writes), and only its rules' names and the
+// record of their filters changed: it routes as it did, and no request is
+// dropped.
+func checkRoutesNamedOnce(t *testing.T, ns string, before []gatewayv1.HTTPRoute, writes map[string]int) {
+	t.Helper()
+	if len(before) == 0 {
+		t.Fatal("the earlier build made no HTTPRoute: every shape should include some")
+	}
+	for _, r := range before {
+		if writes[r.Name] != 1 {
+			t.Errorf("HTTPRoute %s: %d writes on the upgrade, want one (its rules named)", r.Name, writes[r.Name])
+		}
+		after, err := gatewayAPI(t).GatewayV1().HTTPRoutes(ns).Get(context.Background(), r.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := r.Spec.DeepCopy()
+		for i := range named.Rules {
+			named.Rules[i].Name = new(gatewayv1.SectionName(children.RuleName(i, "")))
+		}
+		if !equality.Semantic.DeepEqual(*named, after.Spec) {
+			t.Errorf("HTTPRoute %s: the upgrade changed more than its rules' names:\n%s", r.Name, cmp.Diff(*named, after.Spec))
+		}
+		if _, ok := after.Annotations[appv1.AnnotationRouteFilters]; !ok && slices.ContainsFunc(after.Spec.Rules, func(rule gatewayv1.HTTPRouteRule) bool { return len(rule.Filters) > 0 }) {
+			t.Errorf("HTTPRoute %s: its filters are not recorded (%s)", r.Name, appv1.AnnotationRouteFilters)
+		}
+	}
+	for name := range writes {
+		if !slices.ContainsFunc(before, func(r gatewayv1.HTTPRoute) bool { return r.Name == name }) {
+			t.Errorf("HTTPRoute %s: written on the upgrade, though the earlier build had not made it", name)
+		}
+	}
 }
 
 // buildAt builds the controller as it was at commit, from the repository's
