@@ -172,6 +172,34 @@ func releasedByHand(ctx context.Context, t *tour) error {
 	})
 }
 
+// shadowed: at shadow's gate, its route mirrored to the canary with no
+// weight, had the sticky twin and kept the maintenance rule someone else
+// added; the promotion took off the mirror and the sticky rule, and kept
+// the maintenance rule.
+func shadowed(ctx context.Context, t *tour) error {
+	if len(t.last) < 6 {
+		return fmt.Errorf("the route at the gate was not printed")
+	}
+	gate := t.last[5]
+	for _, want := range []string{"appservice-0: RequestMirror -> shadow=1", "appservice-0-sticky: -> shadow-canary=1", "maintenance: -> shadow="} {
+		if !strings.Contains(gate, want) {
+			return fmt.Errorf("the route at the gate has no %q:\n%s", want, gate)
+		}
+	}
+	if err := t.eventually(ctx, func() (bool, string, error) {
+		image, err := t.get(ctx, "deployment/shadow", "{.spec.template.spec.containers[0].image}")
+		return err == nil && image == "nginx:1.28", "deployment/shadow's image: " + image, err
+	}); err != nil {
+		return err
+	}
+	return t.eventually(ctx, func() (bool, string, error) {
+		rules, err := t.get(ctx, "httproute/shadow", routeNamedRules[len("jsonpath="):])
+		done := err == nil && !strings.Contains(rules, "RequestMirror") && !strings.Contains(rules, "sticky") &&
+			strings.Contains(rules, "maintenance:") && !strings.Contains(rules, "shadow-canary")
+		return done, "the route's rules:\n" + rules, err
+	})
+}
+
 // rolledBack: storefront went back to nginx:1.27 without a canary.
 func rolledBack(ctx context.Context, t *tour) error {
 	if err := t.equals(ctx, "deployment/storefront", "{.spec.template.spec.containers[0].image}", "nginx:1.27"); err != nil {

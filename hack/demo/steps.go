@@ -37,6 +37,8 @@ const (
 	analysisManifest = "artifacts/examples/canary/checkout.yaml"
 	// The release driven by hand: a gate, testers, a rollback window.
 	releaseManifest = "artifacts/examples/canary/storefront.yaml"
+	// Shadow traffic and sticky users.
+	shadowManifest = "artifacts/examples/canary/shadow.yaml"
 	// A fleet's judge, and an AppService that names it.
 	templateManifest = "artifacts/examples/analysis-templates/success-rate.yaml"
 	cartManifest     = "hack/demo/manifests/cart.yaml"
@@ -51,13 +53,17 @@ const routeWeightColumns = "custom-columns=BACKENDS:.spec.rules[0].backendRefs[*
 // its backends with their weights.
 const routeRules = `jsonpath={range .spec.rules[*]}{.matches[0].headers[*].name}{" -> "}{range .backendRefs[*]}{.name}={.weight} {end}{"\n"}{end}`
 
+// routeNamedRules prints each rule of an HTTPRoute: its name, its filters'
+// types and its backends with their weights.
+const routeNamedRules = `jsonpath={range .spec.rules[*]}{.name}{": "}{range .filters[*]}{.type}{" "}{end}{"-> "}{range .backendRefs[*]}{.name}={.weight} {end}{"\n"}{end}`
+
 // routeWeights prints an HTTPRoute's backends and their weights.
 const routeWeights = `jsonpath={range .spec.rules[0].backendRefs[*]}{.name}={.weight} {end}{"\n"}`
 
 // The objects the tour makes; the first step checks none is left from an
 // earlier tour, and the last deletes them.
 var tourObjects = []string{"appservice/nginx-app", "appservice/other-app", "appservice/bad-app", "deployment/other-app", "configmap/nginx-settings",
-	"activity/sleep-once", "appservice/shop", "appservice/checkout", "appservice/storefront", "appservice/cart"}
+	"activity/sleep-once", "appservice/shop", "appservice/checkout", "appservice/storefront", "appservice/cart", "appservice/shadow"}
 
 // What steps that need the tour's own controller say when they are skipped.
 var (
@@ -550,6 +556,32 @@ func tourSteps() []step {
 			"不经金丝雀回滚到 nginx:1.27（一条 Normal Event CanaryRolledBack），storefront-canary 不存在",
 		},
 		check: rolledBack,
+	}, {
+		title: text{"Shadow traffic and sticky users", "影子流量与粘性用户"},
+		say: text{
+			"shadow's first step has a weight of 0 and a mirror of 50%: the canary gets a copy of half the requests, its\n" +
+				"answers dropped, and serves no one until it is promoted. Its users stay on it by a cookie (sticky). Someone\n" +
+				"else adds a maintenance rule to its route: the controller names its own rules and keeps that one.",
+			"shadow 的第一步权重为 0、镜像 50%：金丝雀收到一半请求的副本，它的回答被丢弃，在晋升之前不服务任何人。\n" +
+				"它的用户靠 cookie 留在它上面（sticky）。有人在它的路由上加了一条维护规则：控制器为自己的规则命名，并保留那一条。",
+		},
+		cmds: []command{
+			kubectl("apply", "-f", shadowManifest),
+			kubectl("wait", "--for=condition=Ready", "appsvc/shadow", "--timeout=2m"),
+			kubectl("patch", "httproute", "shadow", "--type=json", "-p",
+				`[{"op":"add","path":"/spec/rules/-","value":{"name":"maintenance","matches":[{"path":{"type":"Exact","value":"/down"}}],"backendRefs":[{"name":"shadow","port":80}]}}]`),
+			kubectl("patch", "appsvc", "shadow", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Reconciling")].reason}=CanaryGated`, "appsvc/shadow", "--timeout=2m"),
+			kubectl("get", "httproute", "shadow", "-o", routeNamedRules),
+			kubectl("appservice", "promote", "shadow"),
+		},
+		expect: text{
+			"at its gate, the controller's rule mirrors to shadow-canary with no weight, its sticky twin sends the cookie's carriers there,\n" +
+				"and the maintenance rule someone else added is kept; promoted, the mirror and the sticky rule are gone, the maintenance rule stays",
+			"在关卡处，控制器的规则把请求镜像到 shadow-canary 且不分权重，它的粘性孪生规则把带 cookie 的请求送去那里，\n" +
+				"他人加的维护规则被保留；晋升后镜像和粘性规则都移除，维护规则仍在",
+		},
+		check: shadowed,
 	}, {
 		title: text{"Hear about a release: a signed webhook", "发布通知：签名的 webhook"},
 		say: text{
