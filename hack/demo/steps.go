@@ -55,7 +55,8 @@ const routeRules = `jsonpath={range .spec.rules[*]}{.matches[0].headers[*].name}
 
 // routeNamedRules prints each rule of an HTTPRoute: its name, its filters'
 // types and its backends with their weights.
-const routeNamedRules = `jsonpath={range .spec.rules[*]}{.name}{": "}{range .filters[*]}{.type}{" "}{end}{"-> "}{range .backendRefs[*]}{.name}={.weight} {end}{"\n"}{end}`
+const routeNamedRules = `jsonpath={range .spec.rules[*]}{.name}{": "}{range .filters[*]}{.type}{" "}{end}` +
+	`{"-> "}{range .backendRefs[*]}{.name}={.weight} {end}{"\n"}{end}`
 
 // routeWeights prints an HTTPRoute's backends and their weights.
 const routeWeights = `jsonpath={range .spec.rules[0].backendRefs[*]}{.name}={.weight} {end}{"\n"}`
@@ -569,7 +570,8 @@ func tourSteps() []step {
 			kubectl("apply", "-f", shadowManifest),
 			kubectl("wait", "--for=condition=Ready", "appsvc/shadow", "--timeout=2m"),
 			kubectl("patch", "httproute", "shadow", "--type=json", "-p",
-				`[{"op":"add","path":"/spec/rules/-","value":{"name":"maintenance","matches":[{"path":{"type":"Exact","value":"/down"}}],"backendRefs":[{"name":"shadow","port":80}]}}]`),
+				`[{"op":"add","path":"/spec/rules/-","value":{"name":"maintenance",`+
+					`"matches":[{"path":{"type":"Exact","value":"/down"}}],"backendRefs":[{"name":"shadow","port":80}]}}]`),
 			kubectl("patch", "appsvc", "shadow", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`),
 			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Reconciling")].reason}=CanaryGated`, "appsvc/shadow", "--timeout=2m"),
 			kubectl("get", "httproute", "shadow", "-o", routeNamedRules),
