@@ -49,7 +49,7 @@ import (
 // read the caches, the stable Deployment keeps its template (a canary
 // must not be skipped for a read error) and pruneCanary leaves the
 // canary's objects alone.
-func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
+func (s *appSync) decideCanary(ctx context.Context, desired *appsv1.Deployment) (err error) {
 	defer func() {
 		if err != nil {
 			s.canary = canary.Decision{HoldStable: true}
@@ -82,6 +82,11 @@ func (s *appSync) decideCanary(desired *appsv1.Deployment) (err error) {
 		return err
 	}
 	in.StableInLine = !found || !children.TemplateChanges(live, desired)
+	if !in.StableInLine {
+		// A release pending or under way: what its route needs of the
+		// Gateways (routes.go).
+		in.RouteUnsupported = s.c.routes.unsupported(ctx, s.as)
+	}
 	if found {
 		in.StableAvailable = live.Status.AvailableReplicas
 		in.Stable = &canary.Pods{Observed: live.Status.ObservedGeneration >= live.Generation, Replicas: ptr.Deref(live.Spec.Replicas, 1),

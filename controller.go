@@ -318,7 +318,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	configQueued, throttleErr := s.throttleConfigRollout(desiredDeployment)
 	// A canary (canary.go, internal/canary) decides which template the
 	// Deployment keeps, and what the canary's objects and the route are.
-	canaryErr := s.decideCanary(desiredDeployment)
+	canaryErr := s.decideCanary(ctx, desiredDeployment)
 	deployment, deployErr := s.syncDeployments(ctx, desiredDeployment)
 	if deployErr != nil && s.configRollout != "" {
 		c.configRollouts.Failed(key, s.configRolloutSince)

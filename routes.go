@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
@@ -29,7 +30,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+	"sigs.k8s.io/gateway-api/pkg/features"
 
+	"example.com/appservice-controller/internal/canary"
 	"example.com/appservice-controller/internal/children"
 	"example.com/appservice-controller/internal/owner"
 	"example.com/appservice-controller/internal/syncerr"
@@ -68,6 +71,10 @@ type routeInformer struct {
 
 	mu      sync.Mutex
 	started bool
+
+	// features are the features of the Gateways' classes the routes
+	// attach to, read when a release needs one (featuresOf).
+	features featureCache
 }
 
 // GatewayAPI is the Gateway API's client and informer factory (expected to
@@ -169,6 +176,121 @@ func (r *routeInformer) served() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.started
+}
+
+// The features a canary needs of its route (a mirror step, sticky users)
+// are checked against the supportedFeatures the class of each Gateway it
+// attaches to lists in its status (GEP-2162): a class that lists them and
+// lacks one holds the canary at its start (canary.RouteUnsupported:
+// Stalled, RouteFeatureUnsupported, a Warning Event), rather than pretend
+// to mirror or keep users. A class that lists none, or a Gateway or class
+// that cannot be read, says nothing: the route's own status does. They are
+// read, not watched, and only for an AppService whose release is pending or
+// under way and needs one of them: Gateways are few, read by name, and kept
+// for half canary.FeaturesRecheck, the interval at which a held canary
+// looks again.
+
+// routeFeatures are the Gateway API features the canary of as needs of
+// its route, each with the field that needs it.
+func routeFeatures(as *appv1.AppService) [][2]string {
+	c := as.Spec.Canary
+	if c == nil || as.Spec.HTTPRoute == nil {
+		return nil
+	}
+	var out [][2]string
+	for i, st := range c.Steps {
+		if st.Mirror == 0 {
+			continue
+		}
+		field := fmt.Sprintf("spec.canary.steps[%d].mirror", i)
+		out = append(out, [2]string{string(features.SupportHTTPRouteRequestMirror), field})
+		if st.Mirror < 100 {
+			out = append(out, [2]string{string(features.SupportHTTPRouteRequestPercentageMirror), field})
+		}
+		break
+	}
+	if c.Sticky != nil {
+		out = append(out, [2]string{string(features.SupportHTTPRouteResponseHeaderModification), "spec.canary.sticky"})
+	}
+	return out
+}
+
+// unsupported says which feature the canary of as needs of its route the
+// class of one of its Gateways does not list ("" for none, or none known).
+func (r *routeInformer) unsupported(ctx context.Context, as *appv1.AppService) string {
+	needs := routeFeatures(as)
+	if len(needs) == 0 || !r.served() {
+		return ""
+	}
+	for _, p := range as.Spec.HTTPRoute.ParentRefs {
+		if (p.Group != nil && *p.Group != gatewayv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
+			continue
+		}
+		ns := as.Namespace
+		if p.Namespace != nil {
+			ns = string(*p.Namespace)
+		}
+		class, listed := r.features.of(ctx, r.client, ns, string(p.Name))
+		if listed == nil {
+			continue
+		}
+		for _, need := range needs {
+			if !listed[need[0]] {
+				return fmt.Sprintf("GatewayClass %s (of Gateway %s/%s) does not list %s among its supportedFeatures, which %s needs",
+					class, ns, p.Name, need[0], need[1])
+			}
+		}
+	}
+	return ""
+}
+
+// featureCache keeps, by Gateway, its class and the features the class
+// lists, for half canary.FeaturesRecheck.
+type featureCache struct {
+	mu   sync.Mutex
+	byGW map[string]gatewayFeatures
+}
+
+type gatewayFeatures struct {
+	class string
+	// listed is nil when the class lists none, or the Gateway or its
+	// class could not be read.
+	listed map[string]bool
+	at     time.Time
+}
+
+// of returns the class of Gateway ns/name and the features it lists (nil:
+// none known), read through client when not kept.
+func (f *featureCache) of(ctx context.Context, client gatewayclient.Interface, ns, name string) (string, map[string]bool) {
+	key := ns + "/" + name
+	f.mu.Lock()
+	e, ok := f.byGW[key]
+	f.mu.Unlock()
+	if ok && time.Since(e.at) < canary.FeaturesRecheck/2 {
+		return e.class, e.listed
+	}
+	e = gatewayFeatures{at: time.Now()}
+	if gw, err := client.GatewayV1().Gateways(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		klog.FromContext(ctx).V(4).Info("Reading a Gateway for its class's features; taken as unknown", "gateway", key, "err", err)
+	} else if gc, err := client.GatewayV1().GatewayClasses().Get(ctx, string(gw.Spec.GatewayClassName), metav1.GetOptions{}); err != nil {
+		klog.FromContext(ctx).V(4).Info("Reading a GatewayClass for its features; taken as unknown", "gatewayClass", gw.Spec.GatewayClassName, "err", err)
+		e.class = string(gw.Spec.GatewayClassName)
+	} else {
+		e.class = gc.Name
+		for _, sf := range gc.Status.SupportedFeatures {
+			if e.listed == nil {
+				e.listed = map[string]bool{}
+			}
+			e.listed[string(sf.Name)] = true
+		}
+	}
+	f.mu.Lock()
+	if f.byGW == nil {
+		f.byGW = map[string]gatewayFeatures{}
+	}
+	f.byGW[key] = e
+	f.mu.Unlock()
+	return e.class, e.listed
 }
 
 // errRouteAPIMissing is the failure of an AppService asking for a route on a

@@ -187,3 +187,70 @@ func TestQueueRouted(t *testing.T) {
 		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(routed))
 	}
 }
+
+// TestRouteUnsupported: a canary's mirror and sticky users are checked
+// against the supportedFeatures of the class of each Gateway its route
+// attaches to: a class that lists them and lacks one says which and why;
+// one that lists none, a Gateway or class that cannot be read, or a canary
+// that needs none of them says nothing. (The gateway clientset is a fake:
+// this is the one step that reads them.)
+func TestRouteUnsupported(t *testing.T) {
+	class := func(name string, features ...string) *gatewayv1.GatewayClass {
+		gc := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		for _, f := range features {
+			gc.Status.SupportedFeatures = append(gc.Status.SupportedFeatures, gatewayv1.SupportedFeature{Name: gatewayv1.FeatureName(f)})
+		}
+		return gc
+	}
+	gateway := func(ns, name, class string) *gatewayv1.Gateway {
+		return &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(class)}}
+	}
+	client := gatewayfake.NewSimpleClientset(
+		class("full", "HTTPRoute", "HTTPRouteRequestMirror", "HTTPRouteRequestPercentageMirror", "HTTPRouteResponseHeaderModification"),
+		class("limited", "HTTPRoute", "HTTPRouteRequestMirror"),
+		class("silent"),
+	)
+	// Created, not given to the fake: its tracker files a Gateway given
+	// so under a resource the Gets do not ask for.
+	for _, g := range []*gatewayv1.Gateway{gateway("infra", "full", "full"), gateway("infra", "limited", "limited"),
+		gateway("infra", "silent", "silent"), gateway("infra", "orphan", "missing")} {
+		if _, err := client.GatewayV1().Gateways(g.Namespace).Create(context.Background(), g, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &routeInformer{client: client, started: true}
+	app := func(gw string, mirror int32, sticky bool) *appv1.AppService {
+		as := fixtures.AppService()
+		as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(gw), Namespace: new(gatewayv1.Namespace("infra"))}}}
+		as.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10, Mirror: mirror}, {Weight: 100}}}
+		if sticky {
+			as.Spec.Canary.Sticky = &appv1.CanarySticky{CookieName: "canary"}
+		}
+		return as
+	}
+	for _, tc := range []struct {
+		name string
+		as   *appv1.AppService
+		want string
+	}{
+		{"all listed", app("full", 20, true), ""},
+		{"a percentage mirror not listed", app("limited", 20, false),
+			"GatewayClass limited (of Gateway infra/limited) does not list HTTPRouteRequestPercentageMirror among its supportedFeatures, which spec.canary.steps[0].mirror needs"},
+		{"a whole mirror listed", app("limited", 100, false), ""},
+		{"sticky not listed", app("limited", 0, true),
+			"GatewayClass limited (of Gateway infra/limited) does not list HTTPRouteResponseHeaderModification among its supportedFeatures, which spec.canary.sticky needs"},
+		{"a class that lists none", app("silent", 20, true), ""},
+		{"a class that cannot be read", app("orphan", 20, true), ""},
+		{"a Gateway that cannot be read", app("nowhere", 20, true), ""},
+		{"no feature needed", app("limited", 0, false), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := r.unsupported(context.Background(), tc.as); got != tc.want {
+				t.Errorf("unsupported = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if got := (*routeInformer)(nil).unsupported(context.Background(), app("limited", 20, false)); got != "" {
+		t.Errorf("without the Gateway API: %q, want nothing", got)
+	}
+}

@@ -48,12 +48,14 @@ func (c *Controller) updateStatus(ctx context.Context, as *appv1.AppService, see
 	becameDegraded := newDegraded.Status == metav1.ConditionTrue &&
 		(oldDegraded == nil || oldDegraded.Status != metav1.ConditionTrue || oldDegraded.Message != newDegraded.Message)
 	// A canary whose analysis has no Prometheus, or templates that do not
-	// resolve: announced once, as Degraded is (the second again when why
-	// changes: another template missing).
+	// resolve, or whose route needs a feature a Gateway lacks: announced
+	// once, as Degraded is (the second again when why changes: another
+	// template missing).
 	oldStalled := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled)
 	newStalled := meta.FindStatusCondition(status.Conditions, appv1.ConditionStalled)
 	analysisStalled := newStalled != nil && newStalled.Status == metav1.ConditionTrue &&
-		(newStalled.Reason == appv1.ReasonCanaryAnalysisNotConfigured || newStalled.Reason == appv1.ReasonCanaryAnalysisUnresolved) &&
+		(newStalled.Reason == appv1.ReasonCanaryAnalysisNotConfigured || newStalled.Reason == appv1.ReasonCanaryAnalysisUnresolved ||
+			newStalled.Reason == appv1.ReasonRouteFeatureUnsupported) &&
 		(oldStalled == nil || oldStalled.Status != metav1.ConditionTrue || oldStalled.Reason != newStalled.Reason ||
 			(newStalled.Reason == appv1.ReasonCanaryAnalysisUnresolved && unresolvedWhy(oldStalled.Message) != unresolvedWhy(newStalled.Message)))
 

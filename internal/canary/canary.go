@@ -115,6 +115,10 @@ type Input struct {
 	// RouteMissing: the canary's route cannot exist, for the cluster
 	// serves no HTTPRoutes (the Gateway API is not installed).
 	RouteMissing bool
+	// RouteUnsupported says which feature the canary needs of its route
+	// the class of a Gateway it attaches to does not support ("": none
+	// missing, or none known).
+	RouteUnsupported string
 	// NoRoute: the spec has no httpRoute; a canary's share is carried by
 	// its Pods beside the stable ones, behind the one Service.
 	NoRoute bool
@@ -398,6 +402,9 @@ func decide(in Input) Decision {
 	}
 	if holdForRoute(in, st, running) {
 		return awaitRoute(in, st)
+	}
+	if holdForFeatures(in, st, running) {
+		return awaitFeatures(in, st)
 	}
 	if !running || st.CanaryTemplateHash != in.Hash || recordedBy(st) != in.by {
 		// A new template, or a newer one than the canary's: the canary

@@ -42,6 +42,7 @@ package canary
 
 import (
 	"fmt"
+	"time"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
@@ -77,6 +78,35 @@ func awaitRoute(in Input, st *appv1.CanaryStatus) Decision {
 		Message: fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: "+
 			"it waits for its HTTPRoute, which the cluster cannot hold until it serves the Gateway API", in.Hash),
 	}
+}
+
+// holdForFeatures reports whether the canary must hold at its start for a
+// feature its route needs and a Gateway's class does not support (a
+// mirror, sticky users): as holdForRoute.
+func holdForFeatures(in Input, st *appv1.CanaryStatus, running bool) bool {
+	if in.RouteUnsupported == "" {
+		return false
+	}
+	if !running || st.CanaryTemplateHash != in.Hash {
+		return true
+	}
+	return in.by != appv1.CanaryByPods && *st.Step < int32(len(in.Spec.Steps))
+}
+
+// FeaturesRecheck is how often a canary held for its route's features
+// looks again: the classes' statuses are read, not watched.
+const FeaturesRecheck = 30 * time.Second
+
+// awaitFeatures is the decision of a canary of in.Hash held at its start
+// while its route needs a feature a Gateway's class does not support: as
+// awaitRoute, and Stalled, for it needs the user (another Gateway, or a
+// spec without the feature); looked at again every FeaturesRecheck.
+func awaitFeatures(in Input, st *appv1.CanaryStatus) Decision {
+	d := awaitRoute(in, st)
+	d.Stalled, d.Reason, d.After = true, appv1.ReasonRouteFeatureUnsupported, FeaturesRecheck
+	d.Message = fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: its route needs what the Gateway does not support: %s",
+		in.Hash, in.RouteUnsupported)
+	return d
 }
 
 // awaitAnalysis is the decision of a canary of in.Hash held at its start

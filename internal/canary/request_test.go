@@ -360,3 +360,39 @@ func TestDecideMirror(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideRouteUnsupported: a canary whose route needs a feature a
+// Gateway's class does not list holds at its start, Stalled, and looks
+// again in FeaturesRecheck; one running starts over once it can.
+func TestDecideRouteUnsupported(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	spec := &appv1.Canary{Steps: []appv1.CanaryStep{{Mirror: 50, PauseSeconds: 60}, {Weight: 100}}}
+	why := "GatewayClass limited (of Gateway infra/public) does not list HTTPRouteRequestMirror among its supportedFeatures, which spec.canary.steps[0].mirror needs"
+	for _, tc := range []struct {
+		name string
+		st   *appv1.CanaryStatus
+	}{
+		{name: "a new template", st: &appv1.CanaryStatus{StableTemplateHash: "old"}},
+		{name: "a canary at its first step", st: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(int32(0)),
+			Mirror: 50, StepStartTime: &metav1.Time{Time: now}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Spec: spec, Hash: "new", StableReplicas: 2, ProgressDeadline: time.Minute, Now: now, Status: tc.st,
+				RouteUnsupported: why, Pods: &Pods{Observed: true, Replicas: 1, Total: 1, Updated: 1, Available: 1}}
+			d := Decide(in)
+			if d.Phase != AwaitingRoute || !d.Stalled || d.Reason != appv1.ReasonRouteFeatureUnsupported || d.After != FeaturesRecheck ||
+				d.CanaryReplicas != 0 || d.RouteMirror != 0 || d.Status.Step != nil {
+				t.Errorf("decision %+v; want held at its start, Stalled (RouteFeatureUnsupported), no Pods, no mirror, looked at again in %s",
+					d, FeaturesRecheck)
+			}
+			if want := "Canary new holds at its start, with no step and no traffic: its route needs what the Gateway does not support: " + why; d.Message != want {
+				t.Errorf("message %q, want %q", d.Message, want)
+			}
+		})
+	}
+	promoting := Input{Spec: spec, Hash: "new", StableReplicas: 2, Now: now, RouteUnsupported: why,
+		Status: &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new", Step: new(int32(2)), Weight: 100}}
+	if d := Decide(promoting); d.Phase != Promoting {
+		t.Errorf("a promotion under way: %s, want it to go on (it needs no mirror)", d.Phase)
+	}
+}

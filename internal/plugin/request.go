@@ -207,7 +207,7 @@ func BuildRequest(as *appv1.AppService, action appv1.CanaryAction) (patch []byte
 		case c.Phase == CanaryPromoting:
 			return nil, "", notApplicablef("%s: canary %s is being promoted: nothing to retry", who, c.Hash)
 		case c.Phase == CanaryAwaitingRoute:
-			return nil, "", notApplicablef("%s: canary %s %s: nothing to retry", who, c.Hash, awaitingRoute)
+			return nil, "", notApplicablef("%s: canary %s %s: nothing to retry", who, c.Hash, c.awaitingRoute())
 		case c.Phase == CanaryAwaitingAnalysis:
 			return nil, "", notApplicablef("%s: canary %s %s%s: nothing to retry", who, c.Hash, awaitingAnalysis, c.Held)
 		case c.Phase != CanaryAborted || c.Hash == "":
@@ -237,7 +237,7 @@ func mustRun(who string, as *appv1.AppService, c Canary, action appv1.CanaryActi
 		}
 		return notApplicablef("%s: canary %s is being promoted already: nothing to promote", who, c.Hash)
 	case CanaryAwaitingRoute:
-		return notApplicablef("%s: canary %s %s: nothing to %s until it starts", who, c.Hash, awaitingRoute, verb)
+		return notApplicablef("%s: canary %s %s: nothing to %s until it starts", who, c.Hash, c.awaitingRoute(), verb)
 	case CanaryAwaitingAnalysis:
 		return notApplicablef("%s: canary %s %s%s: nothing to %s until it starts", who, c.Hash, awaitingAnalysis, c.Held, verb)
 	case CanaryAborted:

@@ -151,6 +151,9 @@ type Canary struct {
 	// an argument without a value (AwaitingAnalysis; Running, for a
 	// template added while it runs).
 	Held string
+	// Unsupported says which feature its route needs a Gateway's class
+	// does not support (AwaitingRoute).
+	Unsupported string
 }
 
 // CanaryOf reads the AppService's canary from its status, with the rules
@@ -182,6 +185,10 @@ func CanaryOf(as *appv1.AppService) Canary {
 	if s := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled); s != nil && s.Status == metav1.ConditionTrue &&
 		s.Reason == appv1.ReasonCanaryAnalysisUnresolved {
 		_, c.Held, _ = strings.Cut(s.Message, "cannot be resolved: ")
+	}
+	if s := meta.FindStatusCondition(as.Status.Conditions, appv1.ConditionStalled); s != nil && s.Status == metav1.ConditionTrue &&
+		s.Reason == appv1.ReasonRouteFeatureUnsupported {
+		_, c.Unsupported, _ = strings.Cut(s.Message, "does not support: ")
 	}
 	switch {
 	case st.CanaryTemplateHash != "" && st.Step != nil:

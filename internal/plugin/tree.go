@@ -179,7 +179,7 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 	case CanaryPromoting:
 		return fmt.Sprintf("promoted, %s until the stable Pods all run it", c.Traffic())
 	case CanaryAwaitingRoute:
-		return awaitingRoute
+		return c.awaitingRoute()
 	case CanaryAwaitingAnalysis:
 		return awaitingAnalysis + c.Held
 	case CanaryAborted:
@@ -194,8 +194,17 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 	return "none"
 }
 
-// awaitingRoute is where a canary held for its route stands.
-const awaitingRoute = "holds at its start, no step and no traffic: waits for its route (the cluster serves no HTTPRoutes)"
+// awaitingRouteAPI is where a canary held for the Gateway API stands.
+const awaitingRouteAPI = "holds at its start, no step and no traffic: waits for its route (the cluster serves no HTTPRoutes)"
+
+// awaitingRoute is what a canary held for its route waits for: the Gateway
+// API, or a feature a Gateway's class does not support.
+func (c Canary) awaitingRoute() string {
+	if c.Unsupported != "" {
+		return "holds at its start, no step and no traffic: its route needs what the Gateway does not support: " + c.Unsupported
+	}
+	return awaitingRouteAPI
+}
 
 // awaitingAnalysis, then why, is a canary held for its analysis's
 // templates.

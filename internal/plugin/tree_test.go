@@ -330,6 +330,24 @@ func TestCanaryLineAwaitingRoute(t *testing.T) {
 	}
 }
 
+// TestCanaryLineRouteUnsupported: get says a canary held for a feature
+// its route needs, which a Gateway's class does not support, which and
+// why.
+func TestCanaryLineRouteUnsupported(t *testing.T) {
+	as := awaitingRouteApp()
+	why := "GatewayClass limited (of Gateway infra/public) does not list HTTPRouteRequestMirror among its supportedFeatures, which spec.canary.steps[0].mirror needs"
+	setConditions(as, appv1.ReasonRouteFeatureUnsupported,
+		"Canary "+canaryHash+" holds at its start, with no step and no traffic: its route needs what the Gateway does not support: "+why,
+		metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue)
+	c := CanaryOf(as)
+	if c.Phase != CanaryAwaitingRoute || c.Unsupported != why {
+		t.Fatalf("CanaryOf = %+v, want held for its route's feature", c)
+	}
+	if got, want := canaryLine(as, c, now), "holds at its start, no step and no traffic: its route needs what the Gateway does not support: "+why; got != want {
+		t.Errorf("canaryLine = %q, want %q", got, want)
+	}
+}
+
 // TestCanaryLineAwaitingAnalysis: get says a canary held for its
 // analysis's templates waits for them, and which template and why; once
 // it runs, the templates it pinned, and an edit since.

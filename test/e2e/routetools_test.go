@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -44,11 +45,16 @@ import (
 //     nothing more once it is over.
 //   - abort: an abort at a gate removes the weight, the mirror, the cookie
 //     and the sticky rule in one write.
+//   - unsupported: a mirror step on a Gateway whose class lists its
+//     supportedFeatures without the mirror's holds the canary at its
+//     start (Stalled, RouteFeatureUnsupported, one Warning Event, no
+//     canary Pod); once the class lists them, the release goes through.
 func TestCanaryRouteTools(t *testing.T) {
 	parallel(t)
 	installGatewayAPI(t)
 	t.Run("mirror-sticky", func(t *testing.T) { t.Parallel(); testMirrorSticky(t) })
 	t.Run("abort", func(t *testing.T) { t.Parallel(); testRouteToolsAbort(t) })
+	t.Run("unsupported", func(t *testing.T) { t.Parallel(); testRouteFeatureUnsupported(t) })
 }
 
 func testMirrorSticky(t *testing.T) {
@@ -141,6 +147,95 @@ func testRouteToolsAbort(t *testing.T) {
 	t.Logf("the route's states: %v", states)
 	if n := len(states); n < 2 || states[n-2] != "10% mirror 30% sticky" || states[n-1] != "0%" {
 		t.Errorf("the route's states went %v, want 10%% mirror 30%% sticky, then 0%% in one write", states)
+	}
+}
+
+func testRouteFeatureUnsupported(t *testing.T) {
+	ns := newNamespace(t)
+	const name = "shadow-held"
+	ctx := context.Background()
+	gw := gatewayAPI(t).GatewayV1()
+	// A class of this test's own (classes are cluster-wide), listing only
+	// HTTPRoute, as its controller would; and a Gateway of it.
+	className := "limited-" + ns
+	if _, err := gw.GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: className},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: "example.com/no-controller"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gw.GatewayClasses().Delete(context.Background(), className, metav1.DeleteOptions{}) })
+	setFeatures := func(features ...string) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			gc, err := gw.GatewayClasses().Get(ctx, className, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			gc.Status.SupportedFeatures = nil
+			for _, f := range features {
+				gc.Status.SupportedFeatures = append(gc.Status.SupportedFeatures, gatewayv1.SupportedFeature{Name: gatewayv1.FeatureName(f)})
+			}
+			_, err = gw.GatewayClasses().UpdateStatus(ctx, gc, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("setting the class's supportedFeatures: %v", err)
+		}
+	}
+	setFeatures("HTTPRoute")
+	if _, err := gw.Gateways(ns).Create(ctx, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "limited"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(className),
+			Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	spec := canarySpec(appv1.CanaryStep{Weight: 0, Mirror: 50, PauseSeconds: 2}, appv1.CanaryStep{Weight: 100})
+	spec.HTTPRoute.ParentRefs = []gatewayv1.ParentReference{{Name: "limited"}}
+	createAppService(t, ns, name, spec)
+	waitAvailable(t, ns, name, 1)
+	rec := recordCanary(t, ns, name)
+	events := recordEvents(t, ns, name)
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+
+	want := "does not list HTTPRouteRequestMirror among its supportedFeatures, which spec.canary.steps[0].mirror needs"
+	held := rec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
+		c := condition(vs[len(vs)-1].obj, appv1.ConditionStalled)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != appv1.ReasonRouteFeatureUnsupported || !strings.Contains(c.Message, want) {
+			return fmt.Errorf("Stalled %+v, want True, %s: ...%s", c, appv1.ReasonRouteFeatureUnsupported, want)
+		}
+		return nil
+	})
+	events.wait(t, time.Minute, func(es []*corev1.Event) error {
+		for _, e := range es {
+			if e.Type == corev1.EventTypeWarning && e.Reason == appv1.ReasonRouteFeatureUnsupported && strings.Contains(e.Message, want) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Warning Event %s yet", appv1.ReasonRouteFeatureUnsupported)
+	})
+	// Held past a recheck (30 s, and 15 s of the class kept): no step, no
+	// canary Pod, the Event once.
+	rec.holds(t, 35*time.Second)
+	if st := held[len(held)-1].obj.Status.Canary; st == nil || st.Step != nil {
+		t.Errorf("held with status.canary %s, want no step", canaryString(st))
+	}
+	if vs := rec.canary.snapshot(); len(vs) > 0 {
+		t.Errorf("the canary's Deployment was made while the release was held (%d versions)", len(vs))
+	}
+	n := 0
+	for _, e := range events.snapshot() {
+		if e.Reason == appv1.ReasonRouteFeatureUnsupported {
+			n = max(n, int(e.Count))
+		}
+	}
+	if n != 1 {
+		t.Errorf("the Warning Event %s was recorded %d times, want once", appv1.ReasonRouteFeatureUnsupported, n)
+	}
+
+	setFeatures("HTTPRoute", "HTTPRouteRequestMirror", "HTTPRouteRequestPercentageMirror")
+	waitCanaryDone(t, ns, name)
+	rec.waitDone(t)
+	wantEdges := []string{"0@0%", "0@0%+m50", "1@0%", "1@100%", "2@100%"}
+	if got := edgeNames(canaryEdges(rec.app.snapshot())); !slices.Equal(got, wantEdges) && !slices.Equal(got, wantEdges[:4]) {
+		t.Errorf("once the class listed the features, the canary's edges went %v, want %v", got, wantEdges)
 	}
 }
 

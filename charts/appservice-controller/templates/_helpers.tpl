@@ -75,6 +75,11 @@ compares them). */}}
 - apiGroups: ["gateway.networking.k8s.io"]
   resources: ["httproutes"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
+# The Gateways a route attaches to, and their classes: the features a
+# class supports, read when a release needs a mirror or sticky users.
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["gateways", "gatewayclasses"]
+  verbs: ["get"]
 - apiGroups: ["policy"]
   resources: ["poddisruptionbudgets"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]

@@ -237,6 +237,11 @@ const (
 	ReasonCreateFailed = "CreateFailed"
 	ReasonUpdateFailed = "UpdateFailed"
 	ReasonDeleteFailed = "DeleteFailed"
+	// ReasonRouteFeatureUnsupported: the canary needs of its route what the
+	// class of a Gateway it attaches to says it does not support (its
+	// status.supportedFeatures lacks a mirror step's or sticky users'
+	// feature): the canary holds at its start.
+	ReasonRouteFeatureUnsupported = "RouteFeatureUnsupported"
 	// ReasonRouteAPIMissing: the spec asks for an HTTPRoute and the cluster
 	// does not serve them (the Gateway API is not installed).
 	ReasonRouteAPIMissing = "RouteAPIMissing"
