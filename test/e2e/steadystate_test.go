@@ -232,8 +232,11 @@ func everyShape(i int) *appv1.AppService {
 			},
 		}
 		if i%12 == 0 {
-			// A canary for the next template change: none under way.
-			s.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 20, PauseSeconds: 60}, {Weight: 100}}}
+			// A canary for the next template change, with a mirror
+			// and sticky users: none under way. (The upgrade test's
+			// earlier build, whose CRD has neither, has them pruned.)
+			s.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 20, Mirror: 10, PauseSeconds: 60}, {Weight: 100}},
+				Sticky: &appv1.CanarySticky{CookieName: "canary", MaxAgeSeconds: 600}}
 		}
 		s.Ingress = &appv1.Ingress{
 			ClassName:   "nginx",
