@@ -20,10 +20,7 @@ package admission
 
 import (
 	"context"
-	"encoding/json"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -207,18 +204,9 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 
 			// The regression cases first, as the property test checks
 			// them.
-			files, _ := filepath.Glob(filepath.Join(corpusDir, "*.json"))
-			for _, f := range files {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var c corpusCase
-				if err := json.Unmarshal(data, &c); err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				if _, err := checkSpec(ctx, kube, apps, ns, c); err != nil {
-					t.Logf("%s finds it: %v", f, err)
+			for _, c := range regressionCases(t) {
+				if _, err := checkSpec(ctx, kube, apps, ns, c.corpusCase); err != nil {
+					t.Logf("%s finds it: %v", c.file, err)
 					return
 				}
 			}

@@ -102,6 +102,31 @@ type corpusCase struct {
 	Spec appv1.AppServiceSpec `json:"spec"`
 }
 
+// regressionCase is a regression case (corpusDir) and its file.
+type regressionCase struct {
+	corpusCase
+	file string
+}
+
+// regressionCases are the regression cases kept in corpusDir.
+func regressionCases(t *testing.T) []regressionCase {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.json"))
+	cases := make([]regressionCase, 0, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := regressionCase{file: f}
+		if err := json.Unmarshal(data, &c.corpusCase); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
 func TestAdmissionProperty(t *testing.T) {
 	ctx := context.Background()
 	kube, apps := startAPIServer(t)
@@ -113,21 +138,13 @@ func TestAdmissionProperty(t *testing.T) {
 		return checkSpec(ctx, kube, apps, ns, c)
 	}
 
-	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.json"))
-	if len(files) == 0 {
+	cases := regressionCases(t)
+	if len(cases) == 0 {
 		t.Fatalf("no regression cases in %s", corpusDir)
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c corpusCase
-		if err := json.Unmarshal(data, &c); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := check(c); err != nil {
-			t.Errorf("%s: %v", f, err)
+	for _, c := range cases {
+		if _, err := check(c.corpusCase); err != nil {
+			t.Errorf("%s: %v", c.file, err)
 		}
 	}
 

@@ -416,15 +416,7 @@ func TestCanaryRestart(t *testing.T) {
 
 	// Killed as soon as each of the first six edges is recorded: step i's
 	// Pods asked for, then its weight routed (its pause begun).
-	for k := 1; k <= 6; k++ {
-		rec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
-			if got := edgeNames(canaryEdges(vs)); len(got) < k {
-				return fmt.Errorf("edges so far %v, waiting for edge %d", got, k)
-			}
-			return nil
-		})
-		restartController(t)
-	}
+	rec.killAtEdges(t, 6)
 	waitCanaryDone(t, ns, name)
 	checkCanaryGone(t, ns, name)
 	// Each edge once (a pause begun again would show a second start), in
@@ -469,15 +461,7 @@ func TestCanaryRestart(t *testing.T) {
 	waitAvailable(t, ns, pods, 2)
 	prec := recordCanary(t, ns, pods)
 	updateAppService(t, ns, pods, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
-	for k := 1; k <= 4; k++ {
-		prec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
-			if got := edgeNames(canaryEdges(vs)); len(got) < k {
-				return fmt.Errorf("edges so far %v, waiting for edge %d", got, k)
-			}
-			return nil
-		})
-		restartController(t)
-	}
+	prec.killAtEdges(t, 4)
 	waitCanaryDone(t, ns, pods)
 	prec.waitDone(t)
 	want = []string{"0@0%", "0@25%", "1@25%", "1@50%", "2@50%", "2@100%", "3@100%"}
@@ -495,15 +479,7 @@ func TestCanaryRestart(t *testing.T) {
 	waitAvailable(t, ns, shadow, 1)
 	srec := recordCanary(t, ns, shadow)
 	updateAppService(t, ns, shadow, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
-	for k := 1; k <= 4; k++ {
-		srec.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
-			if got := edgeNames(canaryEdges(vs)); len(got) < k {
-				return fmt.Errorf("edges so far %v, waiting for edge %d", got, k)
-			}
-			return nil
-		})
-		restartController(t)
-	}
+	srec.killAtEdges(t, 4)
 	waitCanaryDone(t, ns, shadow)
 	srec.waitDone(t)
 	want = []string{"0@0%", "0@0%+m50", "1@0%", "1@20%", "2@20%", "2@100%", "3@100%"}
@@ -559,6 +535,21 @@ func TestCanaryRestart(t *testing.T) {
 	}
 	if first := trec.weightChanges()[1]; first.rv < smoke.rv {
 		t.Errorf("the route sent the canary traffic at resourceVersion %d, before its smoke test passed (%d)", first.rv, smoke.rv)
+	}
+}
+
+// killAtEdges kills (SIGKILL) and restarts the controller as soon as each
+// of the canary's first n edges is recorded.
+func (r *canaryRecord) killAtEdges(t *testing.T, n int) {
+	t.Helper()
+	for k := 1; k <= n; k++ {
+		r.app.wait(t, 2*time.Minute, func(vs []version[*appv1.AppService]) error {
+			if got := edgeNames(canaryEdges(vs)); len(got) < k {
+				return fmt.Errorf("edges so far %v, waiting for edge %d", got, k)
+			}
+			return nil
+		})
+		restartController(t)
 	}
 }
 
