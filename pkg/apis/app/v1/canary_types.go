@@ -22,10 +22,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// The canary's types: spec.canary (its steps, tests, analysis, testers and
-// sticky users) and status.canary (its progress, measurements, tests and
-// requests).
-
 // Canary is the steps of a canary (after Argo Rollouts' setWeight and
 // pause steps, on the HTTPRoute's backendRefs weights as Flagger writes
 // them).
