@@ -24,15 +24,13 @@ import (
 	"sync"
 	"time"
 
-	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
-
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
