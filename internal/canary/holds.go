@@ -53,12 +53,16 @@ import (
 
 // holdForRoute reports whether the canary must hold at its start for its
 // route, which the cluster cannot hold: no step may claim a weight no
-// route carries. A promotion under way goes on, needing no route; so does
-// a canary by Pods to which a route was added.
+// route carries.
 func holdForRoute(in Input, st *appv1.CanaryStatus, running bool) bool {
-	if !in.RouteMissing {
-		return false
-	}
+	return in.RouteMissing && routeHolds(in, st, running)
+}
+
+// routeHolds reports whether a canary whose route cannot carry it holds
+// at its start: one not yet running, or running by route before its
+// promotion. A promotion under way goes on, needing no route; so does a
+// canary by Pods to which a route was added.
+func routeHolds(in Input, st *appv1.CanaryStatus, running bool) bool {
 	if !running || st.CanaryTemplateHash != in.Hash {
 		return true
 	}
@@ -82,15 +86,9 @@ func awaitRoute(in Input, st *appv1.CanaryStatus) Decision {
 
 // holdForFeatures reports whether the canary must hold at its start for a
 // feature its route needs and a Gateway's class does not support (a
-// mirror, sticky users): as holdForRoute.
+// mirror, sticky users).
 func holdForFeatures(in Input, st *appv1.CanaryStatus, running bool) bool {
-	if in.RouteUnsupported == "" {
-		return false
-	}
-	if !running || st.CanaryTemplateHash != in.Hash {
-		return true
-	}
-	return in.by != appv1.CanaryByPods && *st.Step < int32(len(in.Spec.Steps))
+	return in.RouteUnsupported != "" && routeHolds(in, st, running)
 }
 
 // FeaturesRecheck is how often a canary held for its route's features
