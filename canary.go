@@ -56,7 +56,7 @@ func (s *appSync) decideCanary(ctx context.Context, desired *appsv1.Deployment) 
 		}
 	}()
 	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now(),
-		RouteMissing: s.as.Spec.HTTPRoute != nil && !s.c.routes.served(), NoRoute: s.as.Spec.HTTPRoute == nil}
+		RouteMissing: s.c.routes.routeMissing(s.as), NoRoute: s.as.Spec.HTTPRoute == nil && s.as.Spec.GRPCRoute == nil}
 	if children.Suspended(s.as) {
 		// No Pods to protect: a template change goes to the Deployment at
 		// 0 replicas, as without a canary.

@@ -255,8 +255,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return owner.WorkerPool{Name: "appservice", Queue: c.queue, Sync: c.syncHandler, Logger: appServiceLogger}.Run(ctx, workers, synced)
 }
 
-// queueRouted queues every AppService that asks for an HTTPRoute: once the
-// Gateway API is served, those that waited for it are synced at once, not
+// queueRouted queues every AppService that asks for a route: once a kind of
+// route is served, those that waited for it are synced at once, not
 // at their next retry.
 func (c *Controller) queueRouted() {
 	all, err := c.appServicesLister.List(labels.Everything())
@@ -265,7 +265,7 @@ func (c *Controller) queueRouted() {
 		return
 	}
 	for _, as := range all {
-		if as.Spec.HTTPRoute != nil {
+		if as.Spec.HTTPRoute != nil || as.Spec.GRPCRoute != nil {
 			c.queue.Add(cache.MetaObjectToName(as))
 		}
 	}
@@ -325,13 +325,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 	serviceErr := s.syncServices(ctx)
 	ingress, ingressErr := s.ingresses().Sync(ctx, &s.Sync, children.NewIngress(as))
-	route, routeErr := s.syncHTTPRoute(ctx)
-	pruneErr := s.pruneCanary(ctx, desiredDeployment, canaryErr, routeErr)
+	route, httpRouteErr := s.syncHTTPRoute(ctx)
+	_, grpcRouteErr := s.syncGRPCRoute(ctx)
+	pruneErr := s.pruneCanary(ctx, desiredDeployment, canaryErr, errors.Join(httpRouteErr, grpcRouteErr))
 	testsErr := s.syncCanaryTests(ctx, canaryErr)
 	_, budgetErr := s.disruptionBudgets().Sync(ctx, &s.Sync, children.NewDisruptionBudget(as))
 	_, autoscalerErr := s.autoscalers().Sync(ctx, &s.Sync, children.NewAutoscaler(as))
 	s.Changes.Record(c.recorder, as)
-	errs := []error{saErr, configErr, throttleErr, canaryErr, deployErr, serviceErr, ingressErr, routeErr, pruneErr, testsErr, budgetErr, autoscalerErr}
+	errs := []error{saErr, configErr, throttleErr, canaryErr, deployErr, serviceErr, ingressErr, httpRouteErr, grpcRouteErr, pruneErr, testsErr, budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
 	if errors.Is(syncErr, syncerr.ErrNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")

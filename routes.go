@@ -39,42 +39,81 @@ import (
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// HTTPRoutes are the one child whose kind a cluster may not serve: the
-// Gateway API is installed separately, as CRDs. Their informer starts only
-// once discovery shows the kind served: at start-up, or afterwards, when a
-// loop of its own that asks discovery every routeRecheck (and at once when
-// a sync that wants a route nudges it) finds it, so that
-// installing the Gateway API needs no restart. Once the informer has synced,
+// The routes, HTTPRoutes and GRPCRoutes, are the children whose kinds a
+// cluster may not serve: the Gateway API is installed separately, as
+// CRDs. The informer of each kind is registered and started only once
+// discovery shows the kind served: at start-up, or afterwards, when a loop
+// of its own that asks discovery every routeRecheck (and at once when a
+// sync that wants a route nudges it) finds it, so that installing the
+// Gateway API needs no restart. Once an informer started late has synced,
 // that loop queues every AppService that asks for a route: those that
-// waited for it are synced within routeRecheck of the API being served,
+// waited for it are synced within routeRecheck of the kind being served,
 // whatever their retries' backoff has grown to (it reaches 1000 s). Until
-// then an AppService that asks for a route is Degraded (RouteAPIMissing),
-// its canary holds at its start (canary.go), and the rest of it is synced as
-// usual. A route left from before is seen by the informer's first list,
-// whose events queue its owner.
+// then an AppService that asks for a route of that kind is Degraded
+// (RouteAPIMissing), its canary holds at its start (canary.go), and the
+// rest of it is synced as usual. A route left from before is seen by the
+// informer's first list, whose events queue its owner.
 
 // routeRecheck is how often discovery is asked again whether the cluster
-// serves HTTPRoutes while it does not.
+// serves a kind of route while it does not.
 const routeRecheck = 30 * time.Second
 
-// routeInformer is the HTTPRoute informer, started on demand.
+// routeInformer is the routes' informers, each started on demand.
 type routeInformer struct {
 	discovery discovery.DiscoveryInterface
 	client    gatewayclient.Interface
 	factory   gatewayinformers.SharedInformerFactory
-	cache     owner.ChildCache[*gatewayv1.HTTPRoute]
-	synced    cache.InformerSynced
+	// http and grpc are the two kinds; their caches are set when their
+	// informers are registered, before they start.
+	http, grpc *routeKind
+	httpCache  owner.ChildCache[*gatewayv1.HTTPRoute]
+	grpcCache  owner.ChildCache[*gatewayv1.GRPCRoute]
 	// recheck is routeRecheck (shorter in tests).
 	recheck time.Duration
 	// nudged asks the loop to ask discovery now: a sync wants a route.
 	nudged chan struct{}
 
-	mu      sync.Mutex
-	started bool
-
 	// features are the features of the Gateways' classes the routes
 	// attach to, read when a release needs one (featuresOf).
 	features featureCache
+}
+
+// routeKind is the informer of one kind of route.
+type routeKind struct {
+	// resource is the kind's name in discovery ("httproutes"), kind its
+	// Kind.
+	resource, kind string
+	// register registers the kind's informer in the factory, with the
+	// controller's handler and index, and returns its HasSynced: once,
+	// just before the factory starts it.
+	register func() (cache.InformerSynced, error)
+
+	mu      sync.Mutex
+	started bool
+	synced  cache.InformerSynced
+}
+
+// served reports whether the kind's informer has started: the cluster
+// serves the kind. False for a controller without the Gateway API's
+// client.
+func (k *routeKind) served() bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.started
+}
+
+// hasSynced reports whether the kind's informer has started and synced.
+func (k *routeKind) hasSynced() bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	synced := k.synced
+	k.mu.Unlock()
+	return synced != nil && synced()
 }
 
 // GatewayAPI is the Gateway API's client and informer factory (expected to
@@ -84,56 +123,103 @@ type GatewayAPI struct {
 	Informers gatewayinformers.SharedInformerFactory
 }
 
-// newRouteInformer registers the HTTPRoute informer of g, with the
-// controller's index and handler; nothing starts yet.
+// newRouteInformer makes the routes' informers of g, registered with the
+// controller's index and handler once each kind is served; nothing starts
+// yet.
 func newRouteInformer(d discovery.DiscoveryInterface, g *GatewayAPI, handler cache.ResourceEventHandler) (*routeInformer, error) {
-	client, factory := g.Client, g.Informers
-	informer := factory.Gateway().V1().HTTPRoutes().Informer()
-	if _, err := informer.AddEventHandler(handler); err != nil {
-		return nil, err
-	}
-	c, err := owner.NewChildCache[*gatewayv1.HTTPRoute](informer, appServiceKind)
-	if err != nil {
-		return nil, err
-	}
-	return &routeInformer{discovery: d, client: client, factory: factory, cache: c, synced: informer.HasSynced, recheck: routeRecheck,
-		nudged: make(chan struct{}, 1)}, nil
+	r := &routeInformer{discovery: d, client: g.Client, factory: g.Informers, recheck: routeRecheck, nudged: make(chan struct{}, 1)}
+	r.http = &routeKind{resource: "httproutes", kind: "HTTPRoute", register: func() (cache.InformerSynced, error) {
+		informer := g.Informers.Gateway().V1().HTTPRoutes().Informer()
+		var err error
+		r.httpCache, err = registerRoutes[*gatewayv1.HTTPRoute](informer, handler)
+		return informer.HasSynced, err
+	}}
+	r.grpc = &routeKind{resource: "grpcroutes", kind: "GRPCRoute", register: func() (cache.InformerSynced, error) {
+		informer := g.Informers.Gateway().V1().GRPCRoutes().Informer()
+		var err error
+		r.grpcCache, err = registerRoutes[*gatewayv1.GRPCRoute](informer, handler)
+		return informer.HasSynced, err
+	}}
+	return r, nil
 }
 
-// run starts the informer, on ctx's lifetime, if the cluster serves
-// HTTPRoutes, and returns its HasSynced. Otherwise it returns nil and
-// asks discovery again every recheck, and when a sync that wants a route
-// nudges it (at most once a second), until the cluster does; then it
-// starts the informer and, once it has synced, calls waiting.
-func (r *routeInformer) run(ctx context.Context, waiting func()) cache.InformerSynced {
-	if r.startIfServed(ctx) {
-		return r.synced
+// registerRoutes adds the controller's handler and index to a route
+// informer, and returns its cache.
+func registerRoutes[T metav1.Object](informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) (owner.ChildCache[T], error) {
+	if _, err := informer.AddEventHandler(handler); err != nil {
+		return owner.ChildCache[T]{}, err
 	}
-	klog.FromContext(ctx).Info("The cluster does not serve HTTPRoutes (no Gateway API): AppServices that ask for one are Degraded until it does",
-		"recheck", r.recheck)
-	go func() {
-		tick := time.NewTicker(r.recheck)
-		defer tick.Stop()
-		// It was just asked: next at the recheck, or when nudged.
-		for served := false; !served; served = r.startIfServed(ctx) {
+	return owner.NewChildCache[T](informer, appServiceKind)
+}
+
+// kinds are the routes' kinds.
+func (r *routeInformer) kinds() []*routeKind { return []*routeKind{r.http, r.grpc} }
+
+// run starts, on ctx's lifetime, the informers of the kinds the cluster
+// serves, and returns the HasSynced of those (nil for none). For the
+// others it asks discovery again every recheck, and when a sync that
+// wants a route nudges it (at most once a second), until the cluster
+// serves them; it starts each then and, once it has synced, calls
+// waiting.
+func (r *routeInformer) run(ctx context.Context, waiting func()) cache.InformerSynced {
+	var synced []cache.InformerSynced
+	for _, k := range r.startServed(ctx) {
+		synced = append(synced, k.synced)
+	}
+	var missing []string
+	for _, k := range r.kinds() {
+		if !k.served() {
+			missing = append(missing, k.kind+"s")
+		}
+	}
+	if len(missing) > 0 {
+		klog.FromContext(ctx).Info("The cluster does not serve these routes (the Gateway API's): AppServices that ask for one are Degraded until it does",
+			"kinds", missing, "recheck", r.recheck)
+		go r.wait(ctx, waiting)
+	}
+	if len(synced) == 0 {
+		return nil
+	}
+	return func() bool {
+		for _, s := range synced {
+			if !s() {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// wait asks discovery every recheck, or when nudged, until every kind is
+// served, starting each when it is; once one started so has synced, it
+// calls waiting.
+func (r *routeInformer) wait(ctx context.Context, waiting func()) {
+	tick := time.NewTicker(r.recheck)
+	defer tick.Stop()
+	// It was just asked: next at the recheck, or when nudged.
+	for !r.http.served() || !r.grpc.served() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-r.nudged:
+			// A burst of syncs asks once; the others wait a second.
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.C:
-			case <-r.nudged:
-				// A burst of syncs asks once; the others wait a second.
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Second):
-				}
+			case <-time.After(time.Second):
 			}
 		}
-		if cache.WaitForCacheSync(ctx.Done(), r.synced) {
+		started := r.startServed(ctx)
+		for _, k := range started {
+			if !cache.WaitForCacheSync(ctx.Done(), k.synced) {
+				return
+			}
+		}
+		if len(started) > 0 {
 			waiting()
 		}
-	}()
-	return nil
+	}
 }
 
 // nudge has the loop ask discovery now rather than at its next recheck:
@@ -148,34 +234,51 @@ func (r *routeInformer) nudge() {
 	}
 }
 
-// startIfServed starts the informer when the cluster serves HTTPRoutes, and
-// reports whether it did.
-func (r *routeInformer) startIfServed(ctx context.Context) bool {
-	gv := children.HTTPRouteGroupVersion
-	ok, err := served(r.discovery, schema.GroupVersionResource{Group: gv.Group, Version: gv.Version, Resource: "httproutes"})
-	if err != nil {
-		klog.FromContext(ctx).Error(err, "Asking discovery for HTTPRoutes; asking again later", "recheck", r.recheck)
+// startServed starts the informer of each kind not yet started that the
+// cluster serves, and returns those it started.
+func (r *routeInformer) startServed(ctx context.Context) []*routeKind {
+	var started []*routeKind
+	for _, k := range r.kinds() {
+		if k.served() {
+			continue
+		}
+		gv := children.HTTPRouteGroupVersion
+		ok, err := served(r.discovery, schema.GroupVersionResource{Group: gv.Group, Version: gv.Version, Resource: k.resource})
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "Asking discovery for a kind of route; asking again later", "kind", k.kind, "recheck", r.recheck)
+		}
+		if !ok {
+			continue
+		}
+		synced, err := k.register()
+		if err != nil {
+			// Adding a handler or an index to an informer not started
+			// does not fail.
+			klog.FromContext(ctx).Error(err, "Registering a route informer", "kind", k.kind)
+			continue
+		}
+		k.mu.Lock()
+		k.started, k.synced = true, synced
+		k.mu.Unlock()
+		klog.FromContext(ctx).Info("The cluster serves these routes: starting their informer", "kind", k.kind)
+		started = append(started, k)
 	}
-	if !ok {
-		return false
+	if len(started) > 0 {
+		r.factory.Start(ctx.Done())
 	}
-	klog.FromContext(ctx).Info("The cluster serves HTTPRoutes: starting their informer")
-	r.factory.Start(ctx.Done())
-	r.mu.Lock()
-	r.started = true
-	r.mu.Unlock()
-	return true
+	return started
 }
 
-// served reports whether the informer has started: the cluster serves
-// HTTPRoutes. False for a controller without the Gateway API's client.
-func (r *routeInformer) served() bool {
-	if r == nil {
-		return false
+// kind is r's kind of route (http or grpc): nil for a controller without
+// the Gateway API's client.
+func (r *routeInformer) kind(grpc bool) *routeKind {
+	switch {
+	case r == nil:
+		return nil
+	case grpc:
+		return r.grpc
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.started
+	return r.http
 }
 
 // The features a canary needs of its route (a mirror step, sticky users)
@@ -190,54 +293,74 @@ func (r *routeInformer) served() bool {
 // for half canary.FeaturesRecheck, the interval at which a held canary
 // looks again.
 
-// routeFeatures are the Gateway API features the canary of as needs of
-// its route, each with the field that needs it.
-func routeFeatures(as *appv1.AppService) [][2]string {
+// routeNeeds are the Gateway API features the canary of as needs of one of
+// its routes, each with the field that needs it, and the route's parents.
+type routeNeeds struct {
+	parents []gatewayv1.ParentReference
+	needs   [][2]string
+}
+
+// routeFeatures are the features the canary of as needs of its routes: of
+// the HTTPRoute, a mirror's and the sticky users'; of the GRPCRoute, the
+// kind itself (the Gateway API names no feature for a GRPCRoute's mirror,
+// which the route's status reports).
+func routeFeatures(as *appv1.AppService) []routeNeeds {
 	c := as.Spec.Canary
-	if c == nil || as.Spec.HTTPRoute == nil {
+	if c == nil {
 		return nil
 	}
-	var out [][2]string
-	for i, st := range c.Steps {
-		if st.Mirror == 0 {
-			continue
+	var out []routeNeeds
+	if r := as.Spec.HTTPRoute; r != nil {
+		var needs [][2]string
+		for i, st := range c.Steps {
+			if st.Mirror == 0 {
+				continue
+			}
+			field := fmt.Sprintf("spec.canary.steps[%d].mirror", i)
+			needs = append(needs, [2]string{string(features.SupportHTTPRouteRequestMirror), field})
+			if st.Mirror < 100 {
+				needs = append(needs, [2]string{string(features.SupportHTTPRouteRequestPercentageMirror), field})
+			}
+			break
 		}
-		field := fmt.Sprintf("spec.canary.steps[%d].mirror", i)
-		out = append(out, [2]string{string(features.SupportHTTPRouteRequestMirror), field})
-		if st.Mirror < 100 {
-			out = append(out, [2]string{string(features.SupportHTTPRouteRequestPercentageMirror), field})
+		if c.Sticky != nil {
+			needs = append(needs, [2]string{string(features.SupportHTTPRouteResponseHeaderModification), "spec.canary.sticky"})
 		}
-		break
+		if len(needs) > 0 {
+			out = append(out, routeNeeds{parents: r.ParentRefs, needs: needs})
+		}
 	}
-	if c.Sticky != nil {
-		out = append(out, [2]string{string(features.SupportHTTPRouteResponseHeaderModification), "spec.canary.sticky"})
+	if r := as.Spec.GRPCRoute; r != nil {
+		out = append(out, routeNeeds{parents: r.ParentRefs, needs: [][2]string{{string(features.SupportGRPCRoute), "spec.grpcRoute"}}})
 	}
 	return out
 }
 
-// unsupported says which feature the canary of as needs of its route the
-// class of one of its Gateways does not list ("" for none, or none known).
+// unsupported says which feature the canary of as needs of its routes the
+// class of one of their Gateways does not list ("" for none, or none
+// known).
 func (r *routeInformer) unsupported(ctx context.Context, as *appv1.AppService) string {
-	needs := routeFeatures(as)
-	if len(needs) == 0 || !r.served() {
+	if r == nil {
 		return ""
 	}
-	for _, p := range as.Spec.HTTPRoute.ParentRefs {
-		if (p.Group != nil && *p.Group != gatewayv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
-			continue
-		}
-		ns := as.Namespace
-		if p.Namespace != nil {
-			ns = string(*p.Namespace)
-		}
-		class, listed := r.features.of(ctx, r.client, ns, string(p.Name))
-		if listed == nil {
-			continue
-		}
-		for _, need := range needs {
-			if !listed[need[0]] {
-				return fmt.Sprintf("GatewayClass %s (of Gateway %s/%s) does not list %s among its supportedFeatures, which %s needs",
-					class, ns, p.Name, need[0], need[1])
+	for _, route := range routeFeatures(as) {
+		for _, p := range route.parents {
+			if (p.Group != nil && *p.Group != gatewayv1.GroupName) || (p.Kind != nil && *p.Kind != "Gateway") {
+				continue
+			}
+			ns := as.Namespace
+			if p.Namespace != nil {
+				ns = string(*p.Namespace)
+			}
+			class, listed := r.features.of(ctx, r.client, ns, string(p.Name))
+			if listed == nil {
+				continue
+			}
+			for _, need := range route.needs {
+				if !listed[need[0]] {
+					return fmt.Sprintf("GatewayClass %s (of Gateway %s/%s) does not list %s among its supportedFeatures, which %s needs",
+						class, ns, p.Name, need[0], need[1])
+				}
 			}
 		}
 	}
@@ -293,36 +416,64 @@ func (f *featureCache) of(ctx context.Context, client gatewayclient.Interface, n
 	return e.class, e.listed
 }
 
-// errRouteAPIMissing is the failure of an AppService asking for a route on a
-// cluster that serves no HTTPRoutes.
-var errRouteAPIMissing = &syncerr.ChildError{
-	Reason: appv1.ReasonRouteAPIMissing,
-	Err: fmt.Errorf("HTTPRoute: the cluster does not serve %s HTTPRoutes (the Gateway API is not installed); the route is created once it is",
-		children.HTTPRouteGroupVersion),
+// errRouteAPIMissing and errGRPCRouteAPIMissing are the failures of an
+// AppService asking for a route on a cluster that serves no routes of
+// that kind.
+var (
+	errRouteAPIMissing = &syncerr.ChildError{
+		Reason: appv1.ReasonRouteAPIMissing,
+		Err: fmt.Errorf("HTTPRoute: the cluster does not serve %s HTTPRoutes (the Gateway API is not installed); the route is created once it is",
+			children.HTTPRouteGroupVersion),
+	}
+	errGRPCRouteAPIMissing = &syncerr.ChildError{
+		Reason: appv1.ReasonRouteAPIMissing,
+		Err: fmt.Errorf("GRPCRoute: the cluster does not serve %s GRPCRoutes (the Gateway API is not installed, or too old); the route is created once it is",
+			children.GRPCRouteGroupVersion),
+	}
+)
+
+// routeMissing reports whether as asks for a route of a kind the cluster
+// does not serve (yet).
+func (r *routeInformer) routeMissing(as *appv1.AppService) bool {
+	return (as.Spec.HTTPRoute != nil && !r.kind(false).served()) || (as.Spec.GRPCRoute != nil && !r.kind(true).served())
+}
+
+// gate says whether a route of kind k may be synced now, and if not, the
+// error of the sync (nil when it wants no route): the cluster must serve
+// the kind, and its cache must have synced.
+func (r *routeInformer) gate(k *routeKind, wanted bool, missing error) (bool, error) {
+	switch {
+	case !k.served() && wanted:
+		r.nudge()
+		return false, missing
+	case !k.served():
+		return false, nil // no route wanted, and the cluster can hold none
+	case !k.hasSynced() && wanted:
+		// Just started (the Gateway API appeared while we ran).
+		return false, fmt.Errorf("%ss: %w", k.kind, syncerr.ErrCacheLag)
+	case !k.hasSynced():
+		// No route wanted: one left from before is deleted by a later
+		// sync (its informer's events and the resyncs bring the
+		// AppService back); the others' syncs do not wait for it.
+		return false, nil
+	}
+	return true, nil
+}
+
+// split is what the canary's decision asks of the routes.
+func (s *appSync) split() children.RouteSplit {
+	return children.RouteSplit{
+		Weight: s.canary.RouteWeight, Mirror: s.canary.RouteMirror, Testers: s.canary.Testers, Sticky: s.canary.StickyCookie,
+	}
 }
 
 // syncHTTPRoute syncs the AppService's HTTPRoute: when the cluster serves
 // them and the cache has synced. It returns the live route (nil for none).
 func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, error) {
 	desired := children.NewHTTPRoute(s.as)
-	children.SplitHTTPRoute(desired, s.as, children.RouteSplit{
-		Weight: s.canary.RouteWeight, Mirror: s.canary.RouteMirror, Testers: s.canary.Testers, Sticky: s.canary.StickyCookie,
-	})
-	r := s.c.routes
-	switch {
-	case !r.served() && desired != nil:
-		r.nudge()
-		return nil, errRouteAPIMissing
-	case !r.served():
-		return nil, nil // no route wanted, and the cluster can hold none
-	case !r.synced() && desired != nil:
-		// Just started (the Gateway API appeared while we ran).
-		return nil, fmt.Errorf("HTTPRoutes: %w", syncerr.ErrCacheLag)
-	case !r.synced():
-		// No route wanted: one left from before is deleted by a later
-		// sync (its informer's events and the resyncs bring the
-		// AppService back); the others' syncs do not wait for it.
-		return nil, nil
+	children.SplitHTTPRoute(desired, s.as, s.split())
+	if ok, err := s.c.routes.gate(s.c.routes.kind(false), desired != nil, errRouteAPIMissing); !ok {
+		return nil, err
 	}
 	return s.httpRoutes().Sync(ctx, &s.Sync, desired)
 }
@@ -330,6 +481,23 @@ func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, erro
 func (s *appSync) httpRoutes() owner.ChildKind[*gatewayv1.HTTPRoute] {
 	return owner.ChildKind[*gatewayv1.HTTPRoute]{
 		Name: "HTTPRoute", Client: s.c.routes.client.GatewayV1().HTTPRoutes(s.as.Namespace),
-		Cache: s.c.routes.cache, Diff: children.UpdateHTTPRoute, Unwanted: "the spec has no httpRoute (or no ports)",
+		Cache: s.c.routes.httpCache, Diff: children.UpdateHTTPRoute, Unwanted: "the spec has no httpRoute (or no ports)",
+	}
+}
+
+// syncGRPCRoute is syncHTTPRoute for the GRPCRoute.
+func (s *appSync) syncGRPCRoute(ctx context.Context) (*gatewayv1.GRPCRoute, error) {
+	desired := children.NewGRPCRoute(s.as)
+	children.SplitGRPCRoute(desired, s.as, s.split())
+	if ok, err := s.c.routes.gate(s.c.routes.kind(true), desired != nil, errGRPCRouteAPIMissing); !ok {
+		return nil, err
+	}
+	return s.grpcRoutes().Sync(ctx, &s.Sync, desired)
+}
+
+func (s *appSync) grpcRoutes() owner.ChildKind[*gatewayv1.GRPCRoute] {
+	return owner.ChildKind[*gatewayv1.GRPCRoute]{
+		Name: "GRPCRoute", Client: s.c.routes.client.GatewayV1().GRPCRoutes(s.as.Namespace),
+		Cache: s.c.routes.grpcCache, Diff: children.UpdateGRPCRoute, Unwanted: "the spec has no grpcRoute (or no ports)",
 	}
 }

@@ -65,8 +65,8 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 		defer cancel()
 		r, _ := newInformer(t, true)
 		synced := r.run(ctx, func() { t.Error("waiting called though nothing waited") })
-		if synced == nil || !r.served() {
-			t.Fatal("not started on a cluster that serves HTTPRoutes")
+		if synced == nil || !r.http.served() || !r.grpc.served() {
+			t.Fatal("not started on a cluster that serves HTTPRoutes and GRPCRoutes")
 		}
 		if !cache.WaitForCacheSync(ctx.Done(), synced) {
 			t.Error("the informer never synced")
@@ -78,7 +78,7 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 		r, disc := newInformer(t, false)
 		r.recheck = 10 * time.Millisecond
 		woken := make(chan struct{}, 2)
-		if synced := r.run(ctx, func() { woken <- struct{}{} }); synced != nil || r.served() {
+		if synced := r.run(ctx, func() { woken <- struct{}{} }); synced != nil || r.http.served() || r.grpc.served() {
 			t.Fatal("started on a cluster without the Gateway API")
 		}
 		// Asked again without any sync asking.
@@ -98,8 +98,8 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the Gateway API is served, and nothing woke the AppServices waiting for it")
 		}
-		if !r.served() || !r.synced() {
-			t.Errorf("woken with the informer started %v, synced %v", r.served(), r.synced())
+		if !r.http.served() || !r.http.hasSynced() || !r.grpc.served() || !r.grpc.hasSynced() {
+			t.Errorf("woken with the informers started %v %v, synced %v %v", r.http.served(), r.grpc.served(), r.http.hasSynced(), r.grpc.hasSynced())
 		}
 		asked := disc.asked.Load()
 		time.Sleep(10 * r.recheck)
@@ -130,14 +130,45 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 			t.Fatal("a sync that wants a route did not have discovery asked before the recheck")
 		}
 	})
+	t.Run("GRPCRoutes served after HTTPRoutes", func(t *testing.T) {
+		// A Gateway API from before GRPCRoutes: the HTTPRoutes' informer
+		// starts at once, the GRPCRoutes' once they are served.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r, disc := newInformer(t, true)
+		disc.noGRPC.Store(true)
+		r.recheck = 10 * time.Millisecond
+		woken := make(chan struct{}, 2)
+		synced := r.run(ctx, func() { woken <- struct{}{} })
+		if synced == nil || !r.http.served() || r.grpc.served() {
+			t.Fatalf("started HTTPRoutes %v, GRPCRoutes %v: want only the HTTPRoutes'", r.http.served(), r.grpc.served())
+		}
+		as := fixtures.AppService()
+		as.Spec.GRPCRoute = &appv1.GRPCRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
+		if _, err := newAppSync(&Controller{routes: r}, as).syncGRPCRoute(ctx); !errors.Is(err, errGRPCRouteAPIMissing) {
+			t.Fatalf("before the start: %v, want the GRPCRoute API missing", err)
+		}
+		if !r.routeMissing(as) {
+			t.Error("routeMissing is false for a GRPCRoute the cluster does not serve")
+		}
+		disc.noGRPC.Store(false)
+		select {
+		case <-woken:
+		case <-time.After(10 * time.Second):
+			t.Fatal("GRPCRoutes are served, and nothing woke the AppServices waiting for them")
+		}
+		if !r.grpc.served() || !r.grpc.hasSynced() || r.routeMissing(as) {
+			t.Errorf("woken with the GRPCRoutes' informer started %v, synced %v", r.grpc.served(), r.grpc.hasSynced())
+		}
+	})
 }
 
-// switchedDiscovery serves HTTPRoutes while served is true, and counts the
-// questions.
+// switchedDiscovery serves HTTPRoutes and GRPCRoutes while served is true
+// (GRPCRoutes not while noGRPC is), and counts the questions.
 type switchedDiscovery struct {
 	*discoveryfake.FakeDiscovery
-	served atomic.Bool
-	asked  atomic.Int32
+	served, noGRPC atomic.Bool
+	asked          atomic.Int32
 }
 
 func (d *switchedDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
@@ -145,8 +176,12 @@ func (d *switchedDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.A
 	if gv != "gateway.networking.k8s.io/v1" || !d.served.Load() {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "discovery"}, gv)
 	}
-	return &metav1.APIResourceList{GroupVersion: gv,
-		APIResources: []metav1.APIResource{{Name: "httproutes", Kind: "HTTPRoute", Namespaced: true}}}, nil
+	list := &metav1.APIResourceList{GroupVersion: gv,
+		APIResources: []metav1.APIResource{{Name: "httproutes", Kind: "HTTPRoute", Namespaced: true}}}
+	if !d.noGRPC.Load() {
+		list.APIResources = append(list.APIResources, metav1.APIResource{Name: "grpcroutes", Kind: "GRPCRoute", Namespaced: true})
+	}
+	return list, nil
 }
 
 // TestSyncHTTPRouteWhileTheRouteCacheSyncs: a Gateway API that appeared
@@ -154,14 +189,24 @@ func (d *switchedDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.A
 // that wants a route waits for it (stale, retried); one that wants none
 // does not.
 func TestSyncHTTPRouteWhileTheRouteCacheSyncs(t *testing.T) {
-	c := &Controller{routes: &routeInformer{started: true, synced: func() bool { return false }}}
+	filling := func(kind string) *routeKind {
+		return &routeKind{kind: kind, started: true, synced: func() bool { return false }}
+	}
+	c := &Controller{routes: &routeInformer{http: filling("HTTPRoute"), grpc: filling("GRPCRoute")}}
 	as := fixtures.AppService()
 	if _, err := newAppSync(c, as).syncHTTPRoute(context.Background()); err != nil {
 		t.Errorf("no route wanted: %v, want nil", err)
 	}
+	if _, err := newAppSync(c, as).syncGRPCRoute(context.Background()); err != nil {
+		t.Errorf("no GRPCRoute wanted: %v, want nil", err)
+	}
 	as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
 	if _, err := newAppSync(c, as).syncHTTPRoute(context.Background()); !syncerr.IsStale(err) {
 		t.Errorf("a route wanted: %v, want a stale error (cache lag)", err)
+	}
+	as.Spec.GRPCRoute = &appv1.GRPCRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
+	if _, err := newAppSync(c, as).syncGRPCRoute(context.Background()); !syncerr.IsStale(err) {
+		t.Errorf("a GRPCRoute wanted: %v, want a stale error (cache lag)", err)
 	}
 }
 
@@ -169,10 +214,11 @@ func TestSyncHTTPRouteWhileTheRouteCacheSyncs(t *testing.T) {
 // for a route are queued, and no other.
 func TestQueueRouted(t *testing.T) {
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	routed, plain := fixtures.AppService(), fixtures.AppService()
-	routed.Name, plain.Name = "routed", "plain"
+	routed, grpc, plain := fixtures.AppService(), fixtures.AppService(), fixtures.AppService()
+	routed.Name, grpc.Name, plain.Name = "routed", "grpc", "plain"
 	routed.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
-	for _, as := range []*appv1.AppService{routed, plain} {
+	grpc.Spec.GRPCRoute = &appv1.GRPCRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
+	for _, as := range []*appv1.AppService{routed, grpc, plain} {
 		if err := indexer.Add(as); err != nil {
 			t.Fatal(err)
 		}
@@ -180,11 +226,16 @@ func TestQueueRouted(t *testing.T) {
 	c := &Controller{appServicesLister: appcache.NewLister(indexer), queue: owner.NewQueue("test")}
 	defer c.queue.ShutDown()
 	c.queueRouted()
-	if c.queue.Len() != 1 {
-		t.Fatalf("%d keys queued, want 1", c.queue.Len())
+	if c.queue.Len() != 2 {
+		t.Fatalf("%d keys queued, want 2", c.queue.Len())
 	}
-	if key, _ := c.queue.Get(); key != cache.MetaObjectToName(routed) {
-		t.Errorf("queued %v, want %v", key, cache.MetaObjectToName(routed))
+	got := map[cache.ObjectName]bool{}
+	for range 2 {
+		key, _ := c.queue.Get()
+		got[key] = true
+	}
+	if !got[cache.MetaObjectToName(routed)] || !got[cache.MetaObjectToName(grpc)] {
+		t.Errorf("queued %v, want %v and %v", got, cache.MetaObjectToName(routed), cache.MetaObjectToName(grpc))
 	}
 }
 
@@ -206,7 +257,7 @@ func TestRouteUnsupported(t *testing.T) {
 		return &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(class)}}
 	}
 	client := gatewayfake.NewSimpleClientset(
-		class("full", "HTTPRoute", "HTTPRouteRequestMirror", "HTTPRouteRequestPercentageMirror", "HTTPRouteResponseHeaderModification"),
+		class("full", "HTTPRoute", "HTTPRouteRequestMirror", "HTTPRouteRequestPercentageMirror", "HTTPRouteResponseHeaderModification", "GRPCRoute"),
 		class("limited", "HTTPRoute", "HTTPRouteRequestMirror"),
 		class("silent"),
 	)
@@ -218,7 +269,7 @@ func TestRouteUnsupported(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &routeInformer{client: client, started: true}
+	r := &routeInformer{client: client}
 	app := func(gw string, mirror int32, sticky bool) *appv1.AppService {
 		as := fixtures.AppService()
 		as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(gw), Namespace: new(gatewayv1.Namespace("infra"))}}}
@@ -226,6 +277,12 @@ func TestRouteUnsupported(t *testing.T) {
 		if sticky {
 			as.Spec.Canary.Sticky = &appv1.CanarySticky{CookieName: "canary"}
 		}
+		return as
+	}
+	grpcApp := func(gw string) *appv1.AppService {
+		as := app(gw, 0, false)
+		as.Spec.HTTPRoute = nil
+		as.Spec.GRPCRoute = &appv1.GRPCRoute{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(gw), Namespace: new(gatewayv1.Namespace("infra"))}}}
 		return as
 	}
 	for _, tc := range []struct {
@@ -243,6 +300,9 @@ func TestRouteUnsupported(t *testing.T) {
 		{"a class that cannot be read", app("orphan", 20, true), ""},
 		{"a Gateway that cannot be read", app("nowhere", 20, true), ""},
 		{"no feature needed", app("limited", 0, false), ""},
+		{"a GRPCRoute listed", grpcApp("full"), ""},
+		{"a GRPCRoute not listed", grpcApp("limited"),
+			"GatewayClass limited (of Gateway infra/limited) does not list GRPCRoute among its supportedFeatures, which spec.grpcRoute needs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := r.unsupported(context.Background(), tc.as); got != tc.want {

@@ -112,14 +112,15 @@ type Input struct {
 	// Analysis is what the controller has of spec.canary.analysis's
 	// measurements (analysis.go).
 	Analysis Analysis
-	// RouteMissing: the canary's route cannot exist, for the cluster
-	// serves no HTTPRoutes (the Gateway API is not installed).
+	// RouteMissing: one of the canary's routes cannot exist, for the
+	// cluster serves no routes of its kind (the Gateway API is not
+	// installed).
 	RouteMissing bool
 	// RouteUnsupported says which feature the canary needs of its route
 	// the class of a Gateway it attaches to does not support ("": none
 	// missing, or none known).
 	RouteUnsupported string
-	// NoRoute: the spec has no httpRoute; a canary's share is carried by
+	// NoRoute: the spec has no httpRoute nor grpcRoute; a canary's share is carried by
 	// its Pods beside the stable ones, behind the one Service.
 	NoRoute bool
 	// StableAvailable is the stable Deployment's available Pods, and

@@ -64,7 +64,7 @@ func TestDecide(t *testing.T) {
 	// step, no weight, no Pods; the stable Pods keep theirs.
 	awaiting := Decision{Phase: AwaitingRoute, HoldStable: true, Reason: appv1.ReasonRouteAPIMissing,
 		Status:  &appv1.CanaryStatus{StableTemplateHash: "old", CanaryTemplateHash: "new"},
-		Message: "Canary new holds at its start, with no step and no traffic: it waits for its HTTPRoute, which the cluster cannot hold until it serves the Gateway API"}
+		Message: "Canary new holds at its start, with no step and no traffic: it waits for its route, which the cluster cannot hold until it serves the Gateway API"}
 	with := func(f func(*Input)) Input {
 		in := pending
 		f(&in)

@@ -48,7 +48,7 @@ import (
 )
 
 // The holds at a canary's start: no step, no Pods and no weight while its
-// route cannot exist (the cluster serves no HTTPRoutes) or its analysis's
+// route cannot exist (the cluster serves no HTTPRoutes, or GRPCRoutes) or its analysis's
 // templates cannot be resolved; the stable Pods serve all the traffic.
 
 // holdForRoute reports whether the canary must hold at its start for its
@@ -80,7 +80,7 @@ func awaitRoute(in Input, st *appv1.CanaryStatus) Decision {
 		Status: &appv1.CanaryStatus{StableTemplateHash: st.StableTemplateHash, CanaryTemplateHash: in.Hash,
 			AbortedTemplateHash: st.AbortedTemplateHash, History: st.History, Tests: st.Tests},
 		Message: fmt.Sprintf("Canary %s holds at its start, with no step and no traffic: "+
-			"it waits for its HTTPRoute, which the cluster cannot hold until it serves the Gateway API", in.Hash),
+			"it waits for its route, which the cluster cannot hold until it serves the Gateway API", in.Hash),
 	}
 }
 

@@ -41,9 +41,9 @@ import (
 // in place. Every other list in it is ours as a whole and is replaced as a
 // whole ($patch: replace), as an update would: merged by their keys,
 // lists whose items may share a key (ports of one number over TCP and UDP,
-// spread constraints of one topology key) would go wrong. The HTTPRoute, a
-// custom resource, has no strategic merge: it gets a JSON merge patch,
-// which replaces lists whole, and its owned fields are whole lists.
+// spread constraints of one topology key) would go wrong. The routes,
+// custom resources, have no strategic merge: they get a JSON merge patch,
+// which replaces lists whole, and their owned fields are whole lists.
 //
 // The patch carries live's resourceVersion, a precondition: computed from
 // a cached object, it is only right for that version (the records of what
@@ -61,10 +61,11 @@ func Patch(live, updated metav1.Object) ([]byte, types.PatchType, error) {
 	}
 	var data []byte
 	pt := types.StrategicMergePatchType
-	if _, ok := live.(*gatewayv1.HTTPRoute); ok {
+	switch live.(type) {
+	case *gatewayv1.HTTPRoute, *gatewayv1.GRPCRoute:
 		pt = types.MergePatchType
 		data, err = jsonpatch.CreateMergePatch(original, modified)
-	} else {
+	default:
 		data, err = strategicpatch.CreateTwoWayMergePatch(original, modified, live)
 	}
 	if err != nil {

@@ -154,6 +154,8 @@ func Trim(obj any) (any, error) {
 		return Encode(trimAutoscaler(o))
 	case *gatewayv1.HTTPRoute:
 		return Encode(trimHTTPRoute(o))
+	case *gatewayv1.GRPCRoute:
+		return Encode(trimGRPCRoute(o))
 	case *batchv1.Job:
 		return Encode(trimJob(o))
 	}
@@ -196,6 +198,12 @@ func trimAutoscaler(o *autoscalingv2.HorizontalPodAutoscaler) *autoscalingv2.Hor
 
 func trimHTTPRoute(o *gatewayv1.HTTPRoute) *gatewayv1.HTTPRoute {
 	r := &gatewayv1.HTTPRoute{ObjectMeta: trimMeta(&o.ObjectMeta)}
+	r.Spec.ParentRefs, r.Spec.Hostnames, r.Spec.Rules = o.Spec.ParentRefs, o.Spec.Hostnames, o.Spec.Rules
+	return r
+}
+
+func trimGRPCRoute(o *gatewayv1.GRPCRoute) *gatewayv1.GRPCRoute {
+	r := &gatewayv1.GRPCRoute{ObjectMeta: trimMeta(&o.ObjectMeta)}
 	r.Spec.ParentRefs, r.Spec.Hostnames, r.Spec.Rules = o.Spec.ParentRefs, o.Spec.Hostnames, o.Spec.Rules
 	return r
 }

@@ -19,6 +19,9 @@ limitations under the License.
 package admission
 
 import (
+	"encoding/json"
+	"hash/fnv"
+	"math/rand/v2"
 	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -176,6 +179,132 @@ func genRouteRule(r *specRand) appv1.HTTPRouteRule {
 		rule.Port = new(pick(r, intstr.FromInt32(80), intstr.FromString("http"), intstr.FromString("admin"), intstr.FromInt32(9000)))
 		if bad(r) {
 			rule.Port = new(pick(r, intstr.FromInt32(81), intstr.FromString("web"), intstr.FromString("")))
+		}
+	}
+	return rule
+}
+
+// genGRPCRoute gives one spec in six a grpcRoute (beside the httpRoute it
+// may have) and, most of the time, the ports it routes to, from a source
+// of its own seeded by a hash of the spec, as genCanary is, so that the
+// other generators' draws stay as they were; bad values come as often as
+// in the rest of the spec (badOdds).
+func genGRPCRoute(c *corpusCase, badOdds int) {
+	spec, err := json.Marshal(c.Spec)
+	if err != nil {
+		panic(err) // a struct of the API's types always encodes
+	}
+	h := fnv.New64a()
+	h.Write([]byte("grpcRoute"))
+	h.Write([]byte(c.Name))
+	h.Write(spec)
+	r := &specRand{Rand: rand.New(rand.NewPCG(h.Sum64(), 0x94d049bb133111eb)), badOdds: badOdds}
+	if r.IntN(6) != 0 {
+		return
+	}
+	s := &c.Spec
+	if len(s.Ports) == 0 && (r.IntN(6) > 0 || !bad(r)) {
+		s.Ports = []corev1.ServicePort{{Name: "grpc", Port: 50051}, {Name: "admin", Port: 9000}}[:1+r.IntN(2)]
+	}
+	route := &appv1.GRPCRoute{}
+	for i := range 1 + r.IntN(2) {
+		p := gatewayv1.ParentReference{Name: gatewayv1.ObjectName([]string{"gw", "grpc"}[i])}
+		if r.IntN(2) == 0 {
+			p.SectionName = new(gatewayv1.SectionName(pick(r, "grpc", "h2c")))
+		}
+		if bad(r) {
+			p.Name = gatewayv1.ObjectName(pick(r, "", strings.Repeat("n", 254)))
+		}
+		route.ParentRefs = append(route.ParentRefs, p)
+	}
+	if r.IntN(2) == 0 {
+		h := pick(r, "grpc.example.com", "*.example.com")
+		if bad(r) {
+			h = pick(r, "Grpc.example.com", "1.2.3.4", "*")
+		}
+		route.Hostnames = []gatewayv1.Hostname{gatewayv1.Hostname(h)}
+	}
+	for range r.IntN(3) {
+		route.Rules = append(route.Rules, genGRPCRouteRule(r, s.Ports))
+	}
+	s.GRPCRoute = route
+}
+
+// genGRPCRouteRule draws a rule, to one of ports.
+func genGRPCRouteRule(r *specRand, ports []corev1.ServicePort) appv1.GRPCRouteRule {
+	var rule appv1.GRPCRouteRule
+	for range r.IntN(3) {
+		var m gatewayv1.GRPCRouteMatch
+		if r.IntN(3) > 0 {
+			// A service, a method or both; names by an exact match,
+			// patterns by a regular expression.
+			regex := r.IntN(3) == 0
+			m.Method = &gatewayv1.GRPCMethodMatch{Type: new(gatewayv1.GRPCMethodMatchExact)}
+			if regex {
+				m.Method.Type = new(gatewayv1.GRPCMethodMatchRegularExpression)
+			}
+			both := r.IntN(3)
+			if both != 1 {
+				m.Method.Service = new(pick(r, "shop.Cart", "grpc.health.v1.Health"))
+				if regex {
+					m.Method.Service = new(pick(r, "shop\\..*", "shop.Cart"))
+				}
+			}
+			if both != 0 {
+				m.Method.Method = new(pick(r, "Get", "Check"))
+				if regex {
+					m.Method.Method = new(pick(r, "List.*", "Get"))
+				}
+			}
+			if bad(r) {
+				switch r.IntN(3) {
+				case 0:
+					m.Method.Service = new(pick(r, "shop/Cart", "1shop", "shop..Cart"))
+				case 1:
+					m.Method.Method = new(pick(r, "Get.Cart", "1Get"))
+				default:
+					m.Method.Service, m.Method.Method = nil, nil
+				}
+			}
+		}
+		if r.IntN(3) == 0 {
+			m.Headers = []gatewayv1.GRPCHeaderMatch{{Name: gatewayv1.GRPCHeaderName(pick(r, "x-env", "X-Canary")), Value: pick(r, "prod", "true")}}
+			if bad(r) {
+				m.Headers = append(m.Headers, m.Headers[0])
+			}
+		}
+		rule.Matches = append(rule.Matches, m)
+	}
+	for _, kind := range r.Perm(3)[:r.IntN(3)] {
+		var f gatewayv1.GRPCRouteFilter
+		switch kind {
+		case 0:
+			f.Type = gatewayv1.GRPCRouteFilterRequestHeaderModifier
+			f.RequestHeaderModifier = &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "x-from", Value: "appservice"}}}
+		case 1:
+			f.Type = gatewayv1.GRPCRouteFilterResponseHeaderModifier
+			f.ResponseHeaderModifier = &gatewayv1.HTTPHeaderFilter{Remove: []string{"x-debug"}}
+		default:
+			f.Type = gatewayv1.GRPCRouteFilterRequestMirror
+			f.RequestMirror = &gatewayv1.HTTPRequestMirrorFilter{BackendRef: gatewayv1.BackendObjectReference{Name: "shadow", Port: new(gatewayv1.PortNumber(50051))}}
+		}
+		if bad(r) {
+			if r.IntN(2) == 0 {
+				f.RequestHeaderModifier = &gatewayv1.HTTPHeaderFilter{} // beside another type
+			} else {
+				f.Type = "URLRewrite"
+			}
+		}
+		rule.Filters = append(rule.Filters, f)
+	}
+	if r.IntN(2) == 0 && len(ports) > 0 {
+		p := pick(r, ports...)
+		rule.Port = new(intstr.FromInt32(p.Port))
+		if p.Name != "" && r.IntN(2) == 0 {
+			rule.Port = new(intstr.FromString(p.Name))
+		}
+		if bad(r) {
+			rule.Port = new(pick(r, intstr.FromInt32(81), intstr.FromString("web")))
 		}
 	}
 	return rule

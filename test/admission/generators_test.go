@@ -152,11 +152,12 @@ func generate(rng *rand.Rand) corpusCase {
 		genContainers(r, c.Name, s)
 	}
 	s.Suspend = genSuspend(c)
+	genGRPCRoute(&c, r.badOdds)
 	s.Canary = genCanary(c)
 	return c
 }
 
-// genCanary sets spec.canary on one spec with an httpRoute in three, and
+// genCanary sets spec.canary on one spec with a route in three, and
 // on one without in six (a canary by Pods; with tester headers, refused:
 // testers need the route), with step weights and pauses in and out of
 // bounds and too many steps now and then.
@@ -173,7 +174,8 @@ func genCanary(c corpusCase) *appv1.Canary {
 	h.Write(spec)
 	x := h.Sum64()
 	draw := func(n uint64) uint64 { v := x % n; x /= n; return v }
-	if c.Spec.HTTPRoute != nil && draw(3) != 0 || c.Spec.HTTPRoute == nil && draw(6) != 0 {
+	routed := c.Spec.HTTPRoute != nil || c.Spec.GRPCRoute != nil
+	if routed && draw(3) != 0 || !routed && draw(6) != 0 {
 		return nil
 	}
 	canary := &appv1.Canary{Abort: draw(6) == 0}

@@ -40,7 +40,7 @@ import (
 // TestAdmissionPropertyFindsMissingRules: the property test is only as good
 // as its generator. For each rule that spans the init containers and
 // sidecars (and one copied into them from the app container), and each
-// that keeps a sticky canary's rules within what an HTTPRoute holds, the CRD is
+// that keeps a sticky canary's or the testers' rules within what a route holds, the CRD is
 // installed without it, and the property test's own specs (its regression
 // cases, and the same seed and number) must then include one that is
 // admitted but whose Deployment (or HTTPRoute) the API server refuses. A canary spec that only the rule refuses says when the
@@ -164,6 +164,17 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 				return remove(&spec.XValidations, byMessage("none of them Cookie"))
 			},
 			sticky([]appv1.HTTPRouteRule{{Matches: []gatewayv1.HTTPRouteMatch{{Headers: []gatewayv1.HTTPHeaderMatch{{Name: "Cookie", Value: "a=1"}}}}}}, nil),
+		},
+		{
+			"the testers' twin of a GRPCRoute rule that matches their header",
+			func(_, spec *apiextensionsv1.JSONSchemaProps) int {
+				return remove(&spec.XValidations, byMessage("each match of grpcRoute.rules"))
+			},
+			appv1.AppServiceSpec{Ports: []corev1.ServicePort{{Port: 50051}},
+				GRPCRoute: &appv1.GRPCRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}, Rules: []appv1.GRPCRouteRule{{
+					Matches: []gatewayv1.GRPCRouteMatch{{Headers: []gatewayv1.GRPCHeaderMatch{{Name: "x-canary", Value: "1"}}}},
+				}}},
+				Canary: &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}}, TesterHeaders: []appv1.TesterHeader{{Name: "x-canary", Value: "qa"}}}},
 		},
 	}...)
 	install := func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, canary appv1.AppServiceSpec, admitted bool) {

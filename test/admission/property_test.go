@@ -236,10 +236,11 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		dryRunChild(ctx, "ServiceAccount", kube.CoreV1().ServiceAccounts(ns).Create, children.NewServiceAccount(admitted), children.UpdateServiceAccount),
 		dryRunChild(ctx, "Ingress", kube.NetworkingV1().Ingresses(ns).Create, children.NewIngress(admitted), children.UpdateIngress),
 		dryRunChild(ctx, "HTTPRoute", gateway.GatewayV1().HTTPRoutes(ns).Create, children.NewHTTPRoute(admitted), children.UpdateHTTPRoute),
+		dryRunChild(ctx, "GRPCRoute", gateway.GatewayV1().GRPCRoutes(ns).Create, children.NewGRPCRoute(admitted), children.UpdateGRPCRoute),
 		dryRunChild(ctx, "PodDisruptionBudget", kube.PolicyV1().PodDisruptionBudgets(ns).Create, children.NewDisruptionBudget(admitted), children.UpdateDisruptionBudget),
 		dryRunChild(ctx, "HorizontalPodAutoscaler", kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Create, children.NewAutoscaler(admitted), children.UpdateAutoscaler),
 	}
-	if steps := admitted.Spec.Canary; steps != nil && admitted.Spec.HTTPRoute != nil {
+	if steps := admitted.Spec.Canary; steps != nil && (admitted.Spec.HTTPRoute != nil || admitted.Spec.GRPCRoute != nil) {
 		// The canary's children by route, at its first step's weight, and
 		// the route with all a canary can add to it: a weight, a mirror,
 		// the testers' and the sticky users' rules.
@@ -254,11 +255,14 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 			split.Sticky = "5d8f6b7c9"
 		}
 		children.SplitHTTPRoute(route, admitted, split)
+		grpcRoute := children.NewGRPCRoute(admitted)
+		children.SplitGRPCRoute(grpcRoute, admitted, split)
 		errs = append(errs,
 			dryRunChild(ctx, "canary Deployment", kube.AppsV1().Deployments(ns).Create,
 				children.NewCanaryDeployment(admitted, stable, canary.CanaryReplicas(*stable.Spec.Replicas, first), false), children.UpdateDeployment),
 			dryRunChild(ctx, "canary Service", kube.CoreV1().Services(ns).Create, children.NewCanaryService(admitted), children.UpdateService),
 			dryRunChild(ctx, "HTTPRoute split with the canary", gateway.GatewayV1().HTTPRoutes(ns).Create, route, children.UpdateHTTPRoute),
+			dryRunChild(ctx, "GRPCRoute split with the canary", gateway.GatewayV1().GRPCRoutes(ns).Create, grpcRoute, children.UpdateGRPCRoute),
 		)
 	} else if steps != nil {
 		// By Pods: its Deployment, labelled for the AppService's Service.
@@ -411,9 +415,14 @@ func buildAll(as *appv1.AppService) (err error) {
 		children.HTTPRouteURL(r)
 		children.SplitHTTPRoute(r, as, children.RouteSplit{Weight: 50, Mirror: 20, Testers: true, Sticky: "5d8f6b7c9"})
 	}
+	if r := children.NewGRPCRoute(as); r != nil {
+		children.UpdateGRPCRoute(r, children.NewGRPCRoute(as))
+		children.SplitGRPCRoute(r, as, children.RouteSplit{Weight: 50, Mirror: 20, Testers: true})
+	}
 	if as.Spec.Canary != nil {
-		c := children.NewCanaryDeployment(as, d, 1, as.Spec.HTTPRoute == nil)
-		children.UpdateDeployment(c, children.NewCanaryDeployment(as, d, 1, as.Spec.HTTPRoute == nil))
+		byPods := as.Spec.HTTPRoute == nil && as.Spec.GRPCRoute == nil
+		c := children.NewCanaryDeployment(as, d, 1, byPods)
+		children.UpdateDeployment(c, children.NewCanaryDeployment(as, d, 1, byPods))
 		children.NewCanaryService(as)
 		children.TemplateHash(d)
 	}

@@ -73,10 +73,11 @@ compares them). */}}
   resources: ["ingresses"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
 - apiGroups: ["gateway.networking.k8s.io"]
-  resources: ["httproutes"]
+  resources: ["httproutes", "grpcroutes"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
 # The Gateways a route attaches to, and their classes: the features a
-# class supports, read when a release needs a mirror or sticky users.
+# class supports, read when a release needs a mirror, sticky users or a
+# GRPCRoute.
 - apiGroups: ["gateway.networking.k8s.io"]
   resources: ["gateways", "gatewayclasses"]
   verbs: ["get"]

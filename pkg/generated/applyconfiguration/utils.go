@@ -94,6 +94,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.DownwardAPIVolumeSourceApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("EmptyDirVolumeSource"):
 		return &appv1.EmptyDirVolumeSourceApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("GRPCRoute"):
+		return &appv1.GRPCRouteApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("GRPCRouteRule"):
+		return &appv1.GRPCRouteRuleApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HTTPRoute"):
 		return &appv1.HTTPRouteApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("HTTPRouteRule"):

@@ -51,10 +51,10 @@ type Canary struct {
 	// +kubebuilder:validation:MaxItems=8
 	TesterHeaders []TesterHeader `json:"testerHeaders,omitempty"`
 
-	// ShrinkStable: without httpRoute, the stable Deployment gives up a Pod
+	// ShrinkStable: without a route, the stable Deployment gives up a Pod
 	// for each canary Pod, so that the Pods behind the Service stay at
 	// size, as in Argo Rollouts' canary without a traffic router
-	// (docs/canary.md). Not with httpRoute nor autoscaling.
+	// (docs/canary.md). Not with httpRoute, grpcRoute nor autoscaling.
 	// +optional
 	ShrinkStable bool `json:"shrinkStable,omitempty"`
 
@@ -200,7 +200,7 @@ type AnalysisMetric struct {
 // +kubebuilder:validation:XValidation:rule="self.weight > 0 || has(self.mirror)",message="a step of weight 0 serves no one: give it a mirror, or a weight",fieldPath=".weight"
 type CanaryStep struct {
 	// Weight is the percentage of the traffic the canary gets: the
-	// route's weight; without httpRoute, its share of the Pods, as near as
+	// routes' weight; without a route, its share of the Pods, as near as
 	// whole Pods come (docs/canary.md). 0 only beside a mirror.
 	// +required
 	// +kubebuilder:validation:Minimum=0
@@ -208,7 +208,7 @@ type CanaryStep struct {
 	Weight int32 `json:"weight"`
 
 	// Mirror is the percentage of the route's requests copied to the
-	// canary while the step holds (an HTTPRoute RequestMirror filter): its
+	// canary while the step holds (a route's RequestMirror filter): its
 	// answers are dropped, and its analysis and tests judge it.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
@@ -328,7 +328,7 @@ type CanaryStatus struct {
 	Mirror int32 `json:"mirror,omitempty"`
 
 	// TrafficBy is how the canary's share is carried: Route (the
-	// HTTPRoute's weights) or Pods (its share of the Pods behind the
+	// routes' weights) or Pods (its share of the Pods behind the
 	// Service).
 	// +optional
 	TrafficBy CanaryTraffic `json:"trafficBy,omitempty"`

@@ -273,3 +273,61 @@ type HTTPRouteRule struct {
 	// +optional
 	Port *intstr.IntOrString `json:"port,omitempty"`
 }
+
+// GRPCRoute routes gRPC from Gateways to the AppService's Service through a
+// GRPCRoute (Gateway API, gateway.networking.k8s.io/v1), beside or instead
+// of httpRoute; spec.ports must not be empty. A canary's weights, testers
+// and mirror go to it as to the HTTPRoute (sticky users do not: gRPC
+// clients keep no cookies). As for httpRoute, on a cluster without the
+// Gateway API's GRPCRoutes the AppService is Degraded until they are
+// served.
+//
+// +kubebuilder:validation:XValidation:rule="self.parentRefs.all(p1, self.parentRefs.exists_one(p2, p1.name == p2.name && (!has(p1.sectionName) || !has(p2.sectionName) || p1.sectionName == p2.sectionName)))",message="a parent named twice needs a different sectionName in each reference",fieldPath=".parentRefs"
+type GRPCRoute struct {
+	// ParentRefs are the Gateways the route attaches to (Gateway API
+	// ParentReference: name, and optionally namespace, sectionName, port).
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	ParentRefs []gatewayv1.ParentReference `json:"parentRefs"`
+
+	// Hostnames are the authorities the route matches (a wildcard *.
+	// prefix allowed); unset, those of the Gateway's listeners.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Hostnames []gatewayv1.Hostname `json:"hostnames,omitempty"`
+
+	// Rules match calls and send them to one of the Service's ports.
+	// Unset, every call goes to the first of spec.ports.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Rules []GRPCRouteRule `json:"rules,omitempty"`
+}
+
+// GRPCRouteRule is one rule of the GRPCRoute: which calls (matches), what
+// is done to them on the way (filters), and the Service's port they go to.
+type GRPCRouteRule struct {
+	// Matches select the calls of this rule (Gateway API GRPCRouteMatch:
+	// method, headers); any matches. Unset, every call.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Matches []gatewayv1.GRPCRouteMatch `json:"matches,omitempty"`
+
+	// Filters change calls and answers on the way (Gateway API
+	// GRPCRouteFilter): header modifiers, mirrors.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.filter(f, f.type == 'RequestHeaderModifier').size() <= 1",message="RequestHeaderModifier filter cannot be repeated"
+	// +kubebuilder:validation:XValidation:rule="self.filter(f, f.type == 'ResponseHeaderModifier').size() <= 1",message="ResponseHeaderModifier filter cannot be repeated"
+	Filters []gatewayv1.GRPCRouteFilter `json:"filters,omitempty"`
+
+	// Port is the Service's port the calls go to: one of spec.ports, by
+	// number or by name. Unset, the first of spec.ports.
+	// +optional
+	Port *intstr.IntOrString `json:"port,omitempty"`
+}

@@ -33,7 +33,7 @@ import (
 
 // AppService runs an image as a Deployment of `size` replicas and, when it
 // declares ports, exposes them through a Service of the same name; its
-// serviceAccount, ingress, httpRoute, disruptionBudget and autoscaling
+// serviceAccount, ingress, httpRoute, grpcRoute, disruptionBudget and autoscaling
 // blocks ask for the other children an app needs.
 //
 // +genclient
@@ -79,10 +79,13 @@ type AppService struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress) || !has(self.ports) || [self.ports].all(ps, self.ingress.hosts.all(h, h.paths.all(p, !has(p.port) || (type(p.port) == int ? ps.exists(q, q.port == p.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == p.port)))))",message="each ingress path's port must be one of spec.ports, by number or name",fieldPath=".ingress.hosts"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || size(self.?ports.orValue([])) > 0",message="an httpRoute routes to the Service: ports may not be empty",fieldPath=".httpRoute"
 // +kubebuilder:validation:XValidation:rule="!has(self.httpRoute) || !has(self.httpRoute.rules) || !has(self.ports) || [self.ports].all(ps, self.httpRoute.rules.all(r, !has(r.port) || (type(r.port) == int ? ps.exists(q, q.port == r.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == r.port))))",message="each httpRoute rule's port must be one of spec.ports, by number or name",fieldPath=".httpRoute.rules"
-// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || has(self.httpRoute)",message="testers reach the canary through the HTTPRoute's rules: set spec.httpRoute too, or remove testerHeaders",fieldPath=".canary.testerHeaders"
-// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !self.canary.?shrinkStable.orValue(false) || (!has(self.httpRoute) && !has(self.autoscaling))",message="shrinkStable sizes a canary by Pods against size: not with httpRoute (its weights carry the share) nor autoscaling (the autoscaler owns the stable's replicas)",fieldPath=".canary.shrinkStable"
+// +kubebuilder:validation:XValidation:rule="!has(self.grpcRoute) || size(self.?ports.orValue([])) > 0",message="a grpcRoute routes to the Service: ports may not be empty",fieldPath=".grpcRoute"
+// +kubebuilder:validation:XValidation:rule="!has(self.grpcRoute) || !has(self.grpcRoute.rules) || !has(self.ports) || [self.ports].all(ps, self.grpcRoute.rules.all(r, !has(r.port) || (type(r.port) == int ? ps.exists(q, q.port == r.port) : ps.exists(q, has(q.name) && size(q.name) > 0 && q.name == r.port))))",message="each grpcRoute rule's port must be one of spec.ports, by number or name",fieldPath=".grpcRoute.rules"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || has(self.httpRoute) || has(self.grpcRoute)",message="testers reach the canary through the route's rules: set spec.httpRoute or spec.grpcRoute too, or remove testerHeaders",fieldPath=".canary.testerHeaders"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !self.canary.?shrinkStable.orValue(false) || (!has(self.httpRoute) && !has(self.grpcRoute) && !has(self.autoscaling))",message="shrinkStable sizes a canary by Pods against size: not with httpRoute or grpcRoute (their weights carry the share) nor autoscaling (the autoscaler owns the stable's replicas)",fieldPath=".canary.shrinkStable"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || !has(self.httpRoute) || !has(self.httpRoute.rules) || self.httpRoute.rules.all(r, !has(r.matches) || r.matches.all(m, !has(m.headers) || (size(m.headers) + size(self.canary.testerHeaders) <= 16 && !m.headers.exists(h, self.canary.testerHeaders.exists(t, t.name.lowerAscii() == h.name.lowerAscii())))))",message="the testers' rules add these headers to each match of httpRoute.rules: a match may not name one, nor have more than 16 with them",fieldPath=".canary.testerHeaders"
-// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !self.canary.steps.exists(s, has(s.mirror)) || has(self.httpRoute)",message="a mirror copies the HTTPRoute's requests: set spec.httpRoute too, or remove the steps' mirror",fieldPath=".canary.steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.testerHeaders) || !has(self.grpcRoute) || !has(self.grpcRoute.rules) || self.grpcRoute.rules.all(r, !has(r.matches) || r.matches.all(m, !has(m.headers) || (size(m.headers) + size(self.canary.testerHeaders) <= 16 && !m.headers.exists(h, self.canary.testerHeaders.exists(t, t.name.lowerAscii() == h.name.lowerAscii())))))",message="the testers' rules add these headers to each match of grpcRoute.rules: a match may not name one, nor have more than 16 with them",fieldPath=".canary.testerHeaders"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !self.canary.steps.exists(s, has(s.mirror)) || has(self.httpRoute) || has(self.grpcRoute)",message="a mirror copies the route's requests: set spec.httpRoute or spec.grpcRoute too, or remove the steps' mirror",fieldPath=".canary.steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.sticky) || has(self.httpRoute)",message="a sticky canary is kept by the HTTPRoute's rules: set spec.httpRoute too, or remove sticky",fieldPath=".canary.sticky"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.sticky) || !has(self.canary.testerHeaders) || !has(self.httpRoute) || size(self.httpRoute.?rules.orValue([])) <= 5",message="with testerHeaders and sticky each httpRoute rule has two twins, and an HTTPRoute holds 16 rules: at most 5 rules",fieldPath=".canary.sticky"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.sticky) || !has(self.httpRoute) || !has(self.httpRoute.rules) || self.httpRoute.rules.all(r, !has(r.matches) || r.matches.all(m, !has(m.headers) || (size(m.headers) < 16 && !m.headers.exists(h, h.name.lowerAscii() == 'cookie'))))",message="the sticky rule adds a Cookie header match to each match: a match may have at most 15 headers, none of them Cookie",fieldPath=".canary.sticky"
@@ -423,6 +426,12 @@ type AppServiceSpec struct {
 	// +optional
 	HTTPRoute *HTTPRoute `json:"httpRoute,omitempty"`
 
+	// GRPCRoute makes a Gateway API GRPCRoute that routes gRPC from
+	// Gateways to the Service: needs ports, and the Gateway API installed
+	// in the cluster. It may go with httpRoute.
+	// +optional
+	GRPCRoute *GRPCRoute `json:"grpcRoute,omitempty"`
+
 	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
 	// running through voluntary disruptions such as node drains.
 	// +optional
@@ -430,7 +439,7 @@ type AppServiceSpec struct {
 
 	// Canary sends each step's share of the traffic to a Deployment
 	// NAME-canary running a new Pod template, before the running Pods roll
-	// to it: through the HTTPRoute's weights, or without httpRoute by its
+	// to it: through the routes' weights, or without a route by its
 	// share of the Pods behind the Service (docs/canary.md).
 	// +optional
 	Canary *Canary `json:"canary,omitempty"`

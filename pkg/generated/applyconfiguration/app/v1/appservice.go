@@ -37,7 +37,7 @@ import (
 // condition.
 // AppService runs an image as a Deployment of `size` replicas and, when it
 // declares ports, exposes them through a Service of the same name; its
-// serviceAccount, ingress, httpRoute, disruptionBudget and autoscaling
+// serviceAccount, ingress, httpRoute, grpcRoute, disruptionBudget and autoscaling
 // blocks ask for the other children an app needs.
 type AppServiceApplyConfiguration struct {
 	metav1.TypeMetaApplyConfiguration    `json:""`

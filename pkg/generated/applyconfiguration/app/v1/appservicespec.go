@@ -203,12 +203,16 @@ type AppServiceSpecApplyConfiguration struct {
 	// in the cluster. Its first named hostname is in the status as url when
 	// there is no ingress.
 	HTTPRoute *HTTPRouteApplyConfiguration `json:"httpRoute,omitempty"`
+	// GRPCRoute makes a Gateway API GRPCRoute that routes gRPC from
+	// Gateways to the Service: needs ports, and the Gateway API installed
+	// in the cluster. It may go with httpRoute.
+	GRPCRoute *GRPCRouteApplyConfiguration `json:"grpcRoute,omitempty"`
 	// DisruptionBudget makes a PodDisruptionBudget that keeps enough Pods
 	// running through voluntary disruptions such as node drains.
 	DisruptionBudget *DisruptionBudgetApplyConfiguration `json:"disruptionBudget,omitempty"`
 	// Canary sends each step's share of the traffic to a Deployment
 	// NAME-canary running a new Pod template, before the running Pods roll
-	// to it: through the HTTPRoute's weights, or without httpRoute by its
+	// to it: through the routes' weights, or without a route by its
 	// share of the Pods behind the Service (docs/canary.md).
 	Canary *CanaryApplyConfiguration `json:"canary,omitempty"`
 }
@@ -598,6 +602,14 @@ func (b *AppServiceSpecApplyConfiguration) WithIngress(value *IngressApplyConfig
 // If called multiple times, the HTTPRoute field is set to the value of the last call.
 func (b *AppServiceSpecApplyConfiguration) WithHTTPRoute(value *HTTPRouteApplyConfiguration) *AppServiceSpecApplyConfiguration {
 	b.HTTPRoute = value
+	return b
+}
+
+// WithGRPCRoute sets the GRPCRoute field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the GRPCRoute field is set to the value of the last call.
+func (b *AppServiceSpecApplyConfiguration) WithGRPCRoute(value *GRPCRouteApplyConfiguration) *AppServiceSpecApplyConfiguration {
+	b.GRPCRoute = value
 	return b
 }
 

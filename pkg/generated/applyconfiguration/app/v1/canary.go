@@ -36,10 +36,10 @@ type CanaryApplyConfiguration struct {
 	// TesterHeaders: requests with all of them go to the canary while it
 	// has an available Pod, beside the step's weight.
 	TesterHeaders []TesterHeaderApplyConfiguration `json:"testerHeaders,omitempty"`
-	// ShrinkStable: without httpRoute, the stable Deployment gives up a Pod
+	// ShrinkStable: without a route, the stable Deployment gives up a Pod
 	// for each canary Pod, so that the Pods behind the Service stay at
 	// size, as in Argo Rollouts' canary without a traffic router
-	// (docs/canary.md). Not with httpRoute nor autoscaling.
+	// (docs/canary.md). Not with httpRoute, grpcRoute nor autoscaling.
 	ShrinkStable *bool `json:"shrinkStable,omitempty"`
 	// RollbackWindow: a change back to one of this many last stable
 	// templates skips the steps.

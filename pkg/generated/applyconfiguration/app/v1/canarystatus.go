@@ -42,7 +42,7 @@ type CanaryStatusApplyConfiguration struct {
 	// Mirror is the step's mirror, once its Pods are available.
 	Mirror *int32 `json:"mirror,omitempty"`
 	// TrafficBy is how the canary's share is carried: Route (the
-	// HTTPRoute's weights) or Pods (its share of the Pods behind the
+	// routes' weights) or Pods (its share of the Pods behind the
 	// Service).
 	TrafficBy *appv1.CanaryTraffic `json:"trafficBy,omitempty"`
 	// Share is the percentage of the traffic the canary gets: the route's

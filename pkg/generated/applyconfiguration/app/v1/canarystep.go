@@ -24,11 +24,11 @@ package v1
 // CanaryStep is one stage of a canary.
 type CanaryStepApplyConfiguration struct {
 	// Weight is the percentage of the traffic the canary gets: the
-	// route's weight; without httpRoute, its share of the Pods, as near as
+	// routes' weight; without a route, its share of the Pods, as near as
 	// whole Pods come (docs/canary.md). 0 only beside a mirror.
 	Weight *int32 `json:"weight,omitempty"`
 	// Mirror is the percentage of the route's requests copied to the
-	// canary while the step holds (an HTTPRoute RequestMirror filter): its
+	// canary while the step holds (a route's RequestMirror filter): its
 	// answers are dropped, and its analysis and tests judge it.
 	Mirror *int32 `json:"mirror,omitempty"`
 	// PauseSeconds is how long the weight holds, once the canary's Pods
