@@ -174,17 +174,20 @@ func releasedByHand(ctx context.Context, t *tour) error {
 
 // shadowed: at shadow's gate, its route mirrored to the canary with no
 // weight, had the sticky twin and kept the maintenance rule someone else
-// added; the promotion took off the mirror and the sticky rule, and kept
-// the maintenance rule.
+// added, and its GRPCRoute mirrored alike; the promotion took off the
+// mirrors and the sticky rule, and kept the maintenance rule.
 func shadowed(ctx context.Context, t *tour) error {
-	if len(t.last) < 6 {
-		return fmt.Errorf("the route at the gate was not printed")
+	if len(t.last) < 7 {
+		return fmt.Errorf("the routes at the gate were not printed")
 	}
-	gate := t.last[5]
+	gate, grpc := t.last[5], t.last[6]
 	for _, want := range []string{"appservice-0: RequestMirror -> shadow=1", "appservice-0-sticky: -> shadow-canary=1", "maintenance: -> shadow="} {
 		if !strings.Contains(gate, want) {
 			return fmt.Errorf("the route at the gate has no %q:\n%s", want, gate)
 		}
+	}
+	if !strings.Contains(grpc, "appservice-0: RequestMirror -> shadow=1") || strings.Contains(grpc, "sticky") {
+		return fmt.Errorf("the GRPCRoute at the gate does not mirror alone:\n%s", grpc)
 	}
 	if err := t.eventually(ctx, func() (bool, string, error) {
 		image, err := t.get(ctx, "deployment/shadow", "{.spec.template.spec.containers[0].image}")
@@ -192,11 +195,18 @@ func shadowed(ctx context.Context, t *tour) error {
 	}); err != nil {
 		return err
 	}
-	return t.eventually(ctx, func() (bool, string, error) {
+	if err := t.eventually(ctx, func() (bool, string, error) {
 		rules, err := t.get(ctx, "httproute/shadow", routeNamedRules[len("jsonpath="):])
 		done := err == nil && !strings.Contains(rules, "RequestMirror") && !strings.Contains(rules, "sticky") &&
 			strings.Contains(rules, "maintenance:") && !strings.Contains(rules, "shadow-canary")
 		return done, "the route's rules:\n" + rules, err
+	}); err != nil {
+		return err
+	}
+	return t.eventually(ctx, func() (bool, string, error) {
+		rules, err := t.get(ctx, "grpcroute/shadow", routeNamedRules[len("jsonpath="):])
+		done := err == nil && !strings.Contains(rules, "RequestMirror") && !strings.Contains(rules, "shadow-canary")
+		return done, "the GRPCRoute's rules:\n" + rules, err
 	})
 }
 

@@ -53,8 +53,8 @@ const routeWeightColumns = "custom-columns=BACKENDS:.spec.rules[0].backendRefs[*
 // its backends with their weights.
 const routeRules = `jsonpath={range .spec.rules[*]}{.matches[0].headers[*].name}{" -> "}{range .backendRefs[*]}{.name}={.weight} {end}{"\n"}{end}`
 
-// routeNamedRules prints each rule of an HTTPRoute: its name, its filters'
-// types and its backends with their weights.
+// routeNamedRules prints each rule of an HTTPRoute or a GRPCRoute: its
+// name, its filters' types and its backends with their weights.
 const routeNamedRules = `jsonpath={range .spec.rules[*]}{.name}{": "}{range .filters[*]}{.type}{" "}{end}` +
 	`{"-> "}{range .backendRefs[*]}{.name}={.weight} {end}{"\n"}{end}`
 
@@ -561,10 +561,12 @@ func tourSteps() []step {
 		title: text{"Shadow traffic and sticky users", "影子流量与粘性用户"},
 		say: text{
 			"shadow's first step has a weight of 0 and a mirror of 50%: the canary gets a copy of half the requests, its\n" +
-				"answers dropped, and serves no one until it is promoted. Its users stay on it by a cookie (sticky). Someone\n" +
-				"else adds a maintenance rule to its route: the controller names its own rules and keeps that one.",
+				"answers dropped, and serves no one until it is promoted. Its users stay on it by a cookie (sticky). Its gRPC\n" +
+				"port has a GRPCRoute, mirrored the same. Someone else adds a maintenance rule to its HTTPRoute: the controller\n" +
+				"names its own rules and keeps that one.",
 			"shadow 的第一步权重为 0、镜像 50%：金丝雀收到一半请求的副本，它的回答被丢弃，在晋升之前不服务任何人。\n" +
-				"它的用户靠 cookie 留在它上面（sticky）。有人在它的路由上加了一条维护规则：控制器为自己的规则命名，并保留那一条。",
+				"它的用户靠 cookie 留在它上面（sticky）。它的 gRPC 端口有一条 GRPCRoute，同样被镜像。有人在它的 HTTPRoute 上\n" +
+				"加了一条维护规则：控制器为自己的规则命名，并保留那一条。",
 		},
 		cmds: []command{
 			kubectl("apply", "-f", shadowManifest),
@@ -575,13 +577,15 @@ func tourSteps() []step {
 			kubectl("patch", "appsvc", "shadow", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`),
 			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Reconciling")].reason}=CanaryGated`, "appsvc/shadow", "--timeout=2m"),
 			kubectl("get", "httproute", "shadow", "-o", routeNamedRules),
+			kubectl("get", "grpcroute", "shadow", "-o", routeNamedRules),
 			kubectl("appservice", "promote", "shadow"),
 		},
 		expect: text{
 			"at its gate, the controller's rule mirrors to shadow-canary with no weight, its sticky twin sends the cookie's carriers there,\n" +
-				"and the maintenance rule someone else added is kept; promoted, the mirror and the sticky rule are gone, the maintenance rule stays",
+				"and the maintenance rule someone else added is kept; the GRPCRoute's rule mirrors too; promoted, the mirrors and the\n" +
+				"sticky rule are gone, the maintenance rule stays",
 			"在关卡处，控制器的规则把请求镜像到 shadow-canary 且不分权重，它的粘性孪生规则把带 cookie 的请求送去那里，\n" +
-				"他人加的维护规则被保留；晋升后镜像和粘性规则都移除，维护规则仍在",
+				"他人加的维护规则被保留；GRPCRoute 的规则同样镜像；晋升后镜像和粘性规则都移除，维护规则仍在",
 		},
 		check: shadowed,
 	}, {

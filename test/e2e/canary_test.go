@@ -397,8 +397,9 @@ func testCanaryAbort(t *testing.T) {
 // canary, right after it recorded the edge, and restarted: no step is
 // skipped nor taken twice, no pause starts over, and the route never sends
 // traffic to a canary without available Pods; the same of a canary by
-// Pods; a canary with a mirror step and sticky users likewise; and a
-// canary's test, killed while it runs and once it ended, runs once.
+// Pods; a canary with a mirror step and sticky users likewise, on an
+// HTTPRoute and a GRPCRoute; and a canary's test, killed while it runs
+// and once it ended, runs once.
 // Serial: it restarts the suite's controller.
 func TestCanaryRestart(t *testing.T) {
 	serial(t, 2)
@@ -469,9 +470,11 @@ func TestCanaryRestart(t *testing.T) {
 	const shadow = "shadow"
 	shadowSpec := canarySpec(appv1.CanaryStep{Weight: 0, Mirror: 50, PauseSeconds: 4}, appv1.CanaryStep{Weight: 20, PauseSeconds: 4}, appv1.CanaryStep{Weight: 100})
 	shadowSpec.Canary.Sticky = &appv1.CanarySticky{CookieName: "canary"}
+	shadowSpec.GRPCRoute = &appv1.GRPCRoute{ParentRefs: shadowSpec.HTTPRoute.ParentRefs}
 	createAppService(t, ns, shadow, shadowSpec)
 	waitAvailable(t, ns, shadow, 1)
 	srec := recordCanary(t, ns, shadow)
+	sgrpc := record[*gatewayv1.GRPCRoute](t, gatewayAPI(t).GatewayV1().GRPCRoutes(ns).Watch, shadow)
 	updateAppService(t, ns, shadow, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 	srec.killAtEdges(t, 4)
 	waitCanaryDone(t, ns, shadow)
@@ -480,6 +483,12 @@ func TestCanaryRestart(t *testing.T) {
 	states := routeStates(srec.route.snapshot())
 	if want := []string{"0%", "0% mirror 50% sticky", "20% sticky", "100% sticky", "100%", "0%"}; !slices.Equal(states, want) && !slices.Equal(states, want[:5]) {
 		t.Errorf("the mirrored canary's route went %v, want %v", states, want)
+	}
+	// Its GRPCRoute: the same weights and mirror (and, with no sticky
+	// rule to hide it, 0% between the mirror and the next step's weight).
+	grpcStates := grpcRouteStates(sgrpc.snapshot(), true)
+	if want := []string{"0%", "0% mirror 50%", "0%", "20%", "100%", "0%"}; !slices.Equal(grpcStates, want) && !slices.Equal(grpcStates, want[:5]) {
+		t.Errorf("the mirrored canary's GRPCRoute went %v, want %v", grpcStates, want)
 	}
 
 	// A smoke test (8 s), the controller killed once its record is

@@ -49,12 +49,14 @@ import (
 //     supportedFeatures without the mirror's holds the canary at its
 //     start (Stalled, RouteFeatureUnsupported, one Warning Event, no
 //     canary Pod); once the class lists them, the release goes through.
+//   - grpc: a canary on a GRPCRoute beside the HTTPRoute (testGRPCRoute).
 func TestCanaryRouteTools(t *testing.T) {
 	parallel(t)
 	installGatewayAPI(t)
 	t.Run("mirror-sticky", func(t *testing.T) { t.Parallel(); testMirrorSticky(t) })
 	t.Run("abort", func(t *testing.T) { t.Parallel(); testRouteToolsAbort(t) })
 	t.Run("unsupported", func(t *testing.T) { t.Parallel(); testRouteFeatureUnsupported(t) })
+	t.Run("grpc", func(t *testing.T) { t.Parallel(); testGRPCRoute(t) })
 }
 
 func testMirrorSticky(t *testing.T) {

@@ -187,7 +187,8 @@ func createActivities(t *testing.T, ns string) {
 
 // everyShape is the i-th AppService of the steady-state and upgrade tests:
 // a third with every optional field and child (an init container and a
-// sidecar, an HTTPRoute, autoscaled one time in two), the others plain
+// sidecar, an HTTPRoute, a GRPCRoute one time in two, autoscaled one time
+// in two), the others plain
 // with either Service type, one in ten suspended. It reads the ConfigMap
 // app, the Secret db (setUpEveryShape) and the missing Secret tls.
 func everyShape(i int) *appv1.AppService {
@@ -230,6 +231,25 @@ func everyShape(i int) *appv1.AppService {
 				}}, Timeouts: &gatewayv1.HTTPRouteTimeouts{Request: new(gatewayv1.Duration("10s"))}, Port: new(intstr.FromString("http"))},
 				{},
 			},
+		}
+		if i%6 == 0 {
+			// A GRPCRoute beside the HTTPRoute, with the API server's
+			// defaults in its matches. (The upgrade test's earlier
+			// build, whose CRD has none, has it pruned.)
+			s.GRPCRoute = &appv1.GRPCRoute{
+				ParentRefs: []gatewayv1.ParentReference{{Name: "public", Namespace: new(gatewayv1.Namespace("infra"))}},
+				Hostnames:  []gatewayv1.Hostname{gatewayv1.Hostname(as.Name + "-grpc.example.com")},
+				Rules: []appv1.GRPCRouteRule{
+					{Matches: []gatewayv1.GRPCRouteMatch{{
+						Method:  &gatewayv1.GRPCMethodMatch{Service: new("shop.Cart")},
+						Headers: []gatewayv1.GRPCHeaderMatch{{Name: "x-tenant", Value: "a"}},
+					}}, Filters: []gatewayv1.GRPCRouteFilter{{
+						Type:                  gatewayv1.GRPCRouteFilterRequestHeaderModifier,
+						RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "x-from", Value: "gateway"}}},
+					}}, Port: new(intstr.FromString("http"))},
+					{},
+				},
+			}
 		}
 		if i%12 == 0 {
 			// A canary for the next template change, with a mirror
