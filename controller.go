@@ -188,7 +188,7 @@ func NewController(
 	// A change of a child queues its owner, so that drift is repaired and the
 	// status follows the Deployment.
 	childHandler := owner.ChildEvents{Kind: appServiceKind, Queue: c.queue}.Handlers()
-	var errs []error
+	errs := make([]error, 0, 16) // two for each informer registered
 	c.serviceAccounts = watchChild[*corev1.ServiceAccount](c, kubeInformers.Core().V1().ServiceAccounts().Informer(), childHandler, &errs)
 	c.deployments = watchChild[*appsv1.Deployment](c, kubeInformers.Apps().V1().Deployments().Informer(), childHandler, &errs)
 	c.configRollouts, err = newConfigRollouts(c, kubeInformers.Apps().V1().Deployments().Informer(), maxConfigRollouts)
@@ -202,8 +202,7 @@ func NewController(
 	// controller's informer, which caches them whole.
 	c.activities = watchChild[*appv1.Activity](c, appInformers.Activities().Informer(), childHandler, &errs)
 	if gateway != nil {
-		c.routes, err = newRouteInformer(kubeClient.Discovery(), gateway, childHandler)
-		errs = append(errs, err)
+		c.routes = newRouteInformer(kubeClient.Discovery(), gateway, childHandler)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -326,13 +325,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	serviceErr := s.syncServices(ctx)
 	ingress, ingressErr := s.ingresses().Sync(ctx, &s.Sync, children.NewIngress(as))
 	route, httpRouteErr := s.syncHTTPRoute(ctx)
-	_, grpcRouteErr := s.syncGRPCRoute(ctx)
+	grpcRouteErr := s.syncGRPCRoute(ctx)
 	pruneErr := s.pruneCanary(ctx, desiredDeployment, canaryErr, errors.Join(httpRouteErr, grpcRouteErr))
 	testsErr := s.syncCanaryTests(ctx, canaryErr)
 	_, budgetErr := s.disruptionBudgets().Sync(ctx, &s.Sync, children.NewDisruptionBudget(as))
 	_, autoscalerErr := s.autoscalers().Sync(ctx, &s.Sync, children.NewAutoscaler(as))
 	s.Changes.Record(c.recorder, as)
-	errs := []error{saErr, configErr, throttleErr, canaryErr, deployErr, serviceErr, ingressErr, httpRouteErr, grpcRouteErr, pruneErr, testsErr, budgetErr, autoscalerErr}
+	errs := []error{saErr, configErr, throttleErr, canaryErr, deployErr, serviceErr, ingressErr, httpRouteErr, grpcRouteErr, pruneErr, testsErr,
+		budgetErr, autoscalerErr}
 	syncErr := errors.Join(errs...)
 	if errors.Is(syncErr, syncerr.ErrNamespaceTerminating) {
 		logger.V(2).Info("Namespace is being terminated; not creating children")

@@ -126,7 +126,7 @@ type GatewayAPI struct {
 // newRouteInformer makes the routes' informers of g, registered with the
 // controller's index and handler once each kind is served; nothing starts
 // yet.
-func newRouteInformer(d discovery.DiscoveryInterface, g *GatewayAPI, handler cache.ResourceEventHandler) (*routeInformer, error) {
+func newRouteInformer(d discovery.DiscoveryInterface, g *GatewayAPI, handler cache.ResourceEventHandler) *routeInformer {
 	r := &routeInformer{discovery: d, client: g.Client, factory: g.Informers, recheck: routeRecheck, nudged: make(chan struct{}, 1)}
 	r.http = &routeKind{resource: "httproutes", kind: "HTTPRoute", register: func() (cache.InformerSynced, error) {
 		informer := g.Informers.Gateway().V1().HTTPRoutes().Informer()
@@ -140,7 +140,7 @@ func newRouteInformer(d discovery.DiscoveryInterface, g *GatewayAPI, handler cac
 		r.grpcCache, err = registerRoutes[*gatewayv1.GRPCRoute](informer, handler)
 		return informer.HasSynced, err
 	}}
-	return r, nil
+	return r
 }
 
 // registerRoutes adds the controller's handler and index to a route
@@ -162,8 +162,9 @@ func (r *routeInformer) kinds() []*routeKind { return []*routeKind{r.http, r.grp
 // serves them; it starts each then and, once it has synced, calls
 // waiting.
 func (r *routeInformer) run(ctx context.Context, waiting func()) cache.InformerSynced {
-	var synced []cache.InformerSynced
-	for _, k := range r.startServed(ctx) {
+	started := r.startServed(ctx)
+	synced := make([]cache.InformerSynced, 0, len(started))
+	for _, k := range started {
 		synced = append(synced, k.synced)
 	}
 	var missing []string
@@ -485,14 +486,16 @@ func (s *appSync) httpRoutes() owner.ChildKind[*gatewayv1.HTTPRoute] {
 	}
 }
 
-// syncGRPCRoute is syncHTTPRoute for the GRPCRoute.
-func (s *appSync) syncGRPCRoute(ctx context.Context) (*gatewayv1.GRPCRoute, error) {
+// syncGRPCRoute is syncHTTPRoute for the GRPCRoute, which the status does
+// not read.
+func (s *appSync) syncGRPCRoute(ctx context.Context) error {
 	desired := children.NewGRPCRoute(s.as)
 	children.SplitGRPCRoute(desired, s.as, s.split())
 	if ok, err := s.c.routes.gate(s.c.routes.kind(true), desired != nil, errGRPCRouteAPIMissing); !ok {
-		return nil, err
+		return err
 	}
-	return s.grpcRoutes().Sync(ctx, &s.Sync, desired)
+	_, err := s.grpcRoutes().Sync(ctx, &s.Sync, desired)
+	return err
 }
 
 func (s *appSync) grpcRoutes() owner.ChildKind[*gatewayv1.GRPCRoute] {

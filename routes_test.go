@@ -53,10 +53,7 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 		disc.served.Store(served)
 		client := gatewayfake.NewSimpleClientset()
 		factory := gatewayinformers.NewSharedInformerFactory(client, 0)
-		r, err := newRouteInformer(disc, &GatewayAPI{Client: client, Informers: factory}, cache.ResourceEventHandlerFuncs{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newRouteInformer(disc, &GatewayAPI{Client: client, Informers: factory}, cache.ResourceEventHandlerFuncs{})
 		t.Cleanup(factory.Shutdown)
 		return r, disc
 	}
@@ -145,7 +142,7 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 		}
 		as := fixtures.AppService()
 		as.Spec.GRPCRoute = &appv1.GRPCRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
-		if _, err := newAppSync(&Controller{routes: r}, as).syncGRPCRoute(ctx); !errors.Is(err, errGRPCRouteAPIMissing) {
+		if err := newAppSync(&Controller{routes: r}, as).syncGRPCRoute(ctx); !errors.Is(err, errGRPCRouteAPIMissing) {
 			t.Fatalf("before the start: %v, want the GRPCRoute API missing", err)
 		}
 		if !r.routeMissing(as) {
@@ -197,7 +194,7 @@ func TestSyncHTTPRouteWhileTheRouteCacheSyncs(t *testing.T) {
 	if _, err := newAppSync(c, as).syncHTTPRoute(context.Background()); err != nil {
 		t.Errorf("no route wanted: %v, want nil", err)
 	}
-	if _, err := newAppSync(c, as).syncGRPCRoute(context.Background()); err != nil {
+	if err := newAppSync(c, as).syncGRPCRoute(context.Background()); err != nil {
 		t.Errorf("no GRPCRoute wanted: %v, want nil", err)
 	}
 	as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
@@ -205,7 +202,7 @@ func TestSyncHTTPRouteWhileTheRouteCacheSyncs(t *testing.T) {
 		t.Errorf("a route wanted: %v, want a stale error (cache lag)", err)
 	}
 	as.Spec.GRPCRoute = &appv1.GRPCRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
-	if _, err := newAppSync(c, as).syncGRPCRoute(context.Background()); !syncerr.IsStale(err) {
+	if err := newAppSync(c, as).syncGRPCRoute(context.Background()); !syncerr.IsStale(err) {
 		t.Errorf("a GRPCRoute wanted: %v, want a stale error (cache lag)", err)
 	}
 }

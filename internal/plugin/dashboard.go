@@ -141,6 +141,7 @@ func serveDashboard(ctx context.Context, o *Options, c *Clients, ns, addr string
 type namespaceWatch struct {
 	w                                       *watcher
 	apps, deployments, routes, acts, events *source
+	grpcRoutes                              *source
 	sets, pods                              [2]*source
 	jobs, testPods                          *source
 }
@@ -201,6 +202,8 @@ func watchNamespace(ctx context.Context, c *Clients, ns string) *namespaceWatch 
 	}
 	nw.routes = w.add(ctx, informerFor[*gatewayv1.HTTPRouteList](c, c.GatewayV1.HTTPRoutes(ns), &gatewayv1.HTTPRoute{}, has(appv1.LabelAppService)),
 		request{verbWatch, resourceRoutes, ns}, apierrors.IsNotFound)
+	nw.grpcRoutes = w.add(ctx, informerFor[*gatewayv1.GRPCRouteList](c, c.GatewayV1.GRPCRoutes(ns), &gatewayv1.GRPCRoute{}, has(appv1.LabelAppService)),
+		request{verbWatch, resourceGRPCRoutes, ns}, apierrors.IsNotFound)
 	nw.acts = w.add(ctx, indexed(informerFor[*appv1.ActivityList](c, c.AppV1.Activities(ns), &appv1.Activity{}, has(appv1.LabelAppService)),
 		labelIndex(appv1.LabelAppService)), request{verbWatch, resourceActivities, ns}, nil)
 	nw.jobs = w.add(ctx, indexed(informerFor[*batchv1.JobList](c, c.BatchV1.Jobs(ns), &batchv1.Job{}, has(testsSelector)),
@@ -254,6 +257,14 @@ func (nw *namespaceWatch) snapshot(ns, name string) *Snapshot {
 	}
 	if nw.routes.off.Load() {
 		s.RouteProblem = routesNotServed
+	}
+	if obj, ok, _ := nw.grpcRoutes.informer.GetStore().GetByKey(key); ok && !nw.grpcRoutes.off.Load() {
+		if r, ok := obj.(*gatewayv1.GRPCRoute); ok {
+			s.GRPCRoute = r.DeepCopy()
+		}
+	}
+	if nw.grpcRoutes.off.Load() && as.Spec.GRPCRoute != nil {
+		s.GRPCRouteProblem = grpcRoutesNotServed
 	}
 	s.Activities = indexed[appv1.Activity](nw.acts, byAppService, key)
 	s.Jobs = indexed[batchv1.Job](nw.jobs, cache.NamespaceIndex, ns)

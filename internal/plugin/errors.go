@@ -96,6 +96,7 @@ const (
 	resourceActivities  = "activities"
 	resourceJobs        = "jobs"
 	resourceRoutes      = "httproutes"
+	resourceGRPCRoutes  = "grpcroutes"
 	resourceEvents      = "events"
 )
 

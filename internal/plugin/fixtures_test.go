@@ -154,6 +154,32 @@ func mirrorSnapshot() *Snapshot {
 	return s
 }
 
+// grpcSnapshot is gatedSnapshot's app on a GRPCRoute alone, accepted by
+// its Gateway, its controller's rule at the step's weight with a mirror.
+func grpcSnapshot() *Snapshot {
+	s := gatedSnapshot()
+	as := s.AppService
+	as.Spec.Canary.Steps[0].Mirror, as.Status.Canary.Mirror = 25, 25
+	as.Spec.GRPCRoute = &appv1.GRPCRoute{ParentRefs: as.Spec.HTTPRoute.ParentRefs}
+	as.Spec.HTTPRoute, s.Route = nil, nil
+	backend := func(name string, weight int32) gatewayv1.GRPCBackendRef {
+		return gatewayv1.GRPCBackendRef{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{Name: gatewayv1.ObjectName(name)}, Weight: new(weight)}}
+	}
+	r := &gatewayv1.GRPCRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: ago(48 * time.Hour), Labels: stableLabels},
+		Spec: gatewayv1.GRPCRouteSpec{Rules: []gatewayv1.GRPCRouteRule{{
+			Name:        new(gatewayv1.SectionName("appservice-0")),
+			BackendRefs: []gatewayv1.GRPCBackendRef{backend("web", 90), backend("web-canary", 10)},
+			Filters: []gatewayv1.GRPCRouteFilter{{Type: gatewayv1.GRPCRouteFilterRequestMirror, RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{
+				BackendRef: gatewayv1.BackendObjectReference{Name: "web-canary"}, Percent: new(int32(25))}}},
+		}}},
+	}
+	r.Status.Parents = []gatewayv1.RouteParentStatus{{ParentRef: gatewayv1.ParentReference{Name: "public"}, ControllerName: "example.com/gateway",
+		Conditions: []metav1.Condition{{Type: string(gatewayv1.RouteConditionAccepted), Status: metav1.ConditionTrue}}}}
+	s.GRPCRoute = r
+	return s
+}
+
 var (
 	stableLabels = map[string]string{appv1.LabelAppService: name}
 	canaryLabels = map[string]string{appv1.LabelCanary: name}

@@ -39,7 +39,7 @@ func newGetCommand(o *Options) *cobra.Command {
 		Short: "Show an AppService as a tree of its children, with its canary",
 		Long: `Show an AppService: its state, its canary's step, weight, pause or gate, its
 route's weights, its analysis, its conditions, and the tree of its Deployments
-(stable and canary), their ReplicaSets and Pods, and its HTTPRoute.
+(stable and canary), their ReplicaSets and Pods, and its HTTPRoute and GRPCRoute.
 
 --watch redraws it on every change the API server reports through watches
 (never polling), at most every 200 ms; on a terminal it clears the screen
@@ -169,11 +169,27 @@ func readSnapshot(ctx context.Context, c *Clients, name string) (*Snapshot, erro
 			return nil, apiError(err, request{verbGet, resourceRoutes, ns})
 		}
 	}
+	if as.Spec.GRPCRoute != nil {
+		route, err := c.GatewayV1.GRPCRoutes(ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			s.GRPCRoute = route
+		case objectNotFound(err):
+		case apierrors.IsNotFound(err):
+			s.GRPCRouteProblem = grpcRoutesNotServed
+		default:
+			return nil, apiError(err, request{verbGet, resourceGRPCRoutes, ns})
+		}
+	}
 	return s, nil
 }
 
-// routesNotServed: the cluster has no Gateway API.
-const routesNotServed = "the cluster does not serve HTTPRoutes (gateway.networking.k8s.io/v1)"
+// routesNotServed and grpcRoutesNotServed: the cluster has no Gateway
+// API, or one without GRPCRoutes.
+const (
+	routesNotServed     = "the cluster does not serve HTTPRoutes (gateway.networking.k8s.io/v1)"
+	grpcRoutesNotServed = "the cluster does not serve GRPCRoutes (gateway.networking.k8s.io/v1)"
+)
 
 // readTests reads the Activities of the AppService's canary's tests, and
 // their Jobs and Pods, when its status records tests.

@@ -50,6 +50,10 @@ type Snapshot struct {
 	Route *gatewayv1.HTTPRoute
 	// RouteProblem says why the route could not be read ("": it could).
 	RouteProblem string
+	// GRPCRoute is the AppService's GRPCRoute (nil: none), and
+	// GRPCRouteProblem why it could not be read.
+	GRPCRoute        *gatewayv1.GRPCRoute
+	GRPCRouteProblem string
 	// Activities are the AppService's canary's tests, Jobs and Pods
 	// (among Pods) theirs and maybe other Activities'.
 	Activities []appv1.Activity
@@ -272,6 +276,15 @@ func routeLine(as *appv1.AppService, s *Snapshot) string {
 	switch {
 	case s.RouteProblem != "":
 		return s.RouteProblem
+	case s.Route == nil && as.Spec.HTTPRoute == nil && (s.GRPCRoute != nil || as.Spec.GRPCRoute != nil):
+		// gRPC alone: its GRPCRoute's.
+		switch {
+		case s.GRPCRouteProblem != "":
+			return s.GRPCRouteProblem
+		case s.GRPCRoute == nil:
+			return "GRPCRoute: none yet"
+		}
+		return "GRPCRoute: " + grpcRouteWeights(s.GRPCRoute)
 	case s.Route == nil && as.Spec.HTTPRoute == nil:
 		if as.Spec.Canary != nil {
 			return "none (no spec.httpRoute): the canary's share is its Pods' behind the Service"
@@ -296,7 +309,50 @@ func routeWeights(r *gatewayv1.HTTPRoute) string {
 		return "no backends"
 	}
 	rule := r.Spec.Rules[i]
-	refs := rule.BackendRefs
+	refs := make([]gatewayv1.BackendRef, 0, len(rule.BackendRefs))
+	for _, ref := range rule.BackendRefs {
+		refs = append(refs, ref.BackendRef)
+	}
+	parts := backendShares(refs)
+	for _, f := range rule.Filters {
+		if m := f.RequestMirror; m != nil && f.Type == gatewayv1.HTTPRouteFilterRequestMirror {
+			parts = append(parts, mirrorPart(m))
+		}
+	}
+	if slices.ContainsFunc(r.Spec.Rules, func(rule gatewayv1.HTTPRouteRule) bool {
+		return rule.Name != nil && string(*rule.Name) == children.RuleName(0, "sticky")
+	}) {
+		parts = append(parts, "sticky users to the canary")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// grpcRouteWeights is routeWeights of a GRPCRoute: the backends of the
+// controller's first rule with their shares, and its mirror.
+func grpcRouteWeights(r *gatewayv1.GRPCRoute) string {
+	i := slices.IndexFunc(r.Spec.Rules, func(rule gatewayv1.GRPCRouteRule) bool {
+		return rule.Name != nil && string(*rule.Name) == children.RuleName(0, "")
+	})
+	if i < 0 || len(r.Spec.Rules[i].BackendRefs) == 0 {
+		return "no backends"
+	}
+	rule := r.Spec.Rules[i]
+	refs := make([]gatewayv1.BackendRef, 0, len(rule.BackendRefs))
+	for _, ref := range rule.BackendRefs {
+		refs = append(refs, ref.BackendRef)
+	}
+	parts := backendShares(refs)
+	for _, f := range rule.Filters {
+		if m := f.RequestMirror; m != nil && f.Type == gatewayv1.GRPCRouteFilterRequestMirror {
+			parts = append(parts, mirrorPart(m))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// backendShares is each backend's name and share of the weights, as "web
+// 90%".
+func backendShares(refs []gatewayv1.BackendRef) []string {
 	total := int32(0)
 	for _, ref := range refs {
 		total += backendWeight(ref)
@@ -309,26 +365,21 @@ func routeWeights(r *gatewayv1.HTTPRoute) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %d%%", ref.Name, share))
 	}
-	for _, f := range rule.Filters {
-		if m := f.RequestMirror; m != nil && f.Type == gatewayv1.HTTPRouteFilterRequestMirror {
-			percent := int32(100)
-			if m.Percent != nil {
-				percent = *m.Percent
-			}
-			parts = append(parts, fmt.Sprintf("a copy of %d%% to %s", percent, m.BackendRef.Name))
-		}
+	return parts
+}
+
+// mirrorPart says a mirror filter: "a copy of 20% to web-canary".
+func mirrorPart(m *gatewayv1.HTTPRequestMirrorFilter) string {
+	percent := int32(100)
+	if m.Percent != nil {
+		percent = *m.Percent
 	}
-	if slices.ContainsFunc(r.Spec.Rules, func(rule gatewayv1.HTTPRouteRule) bool {
-		return rule.Name != nil && string(*rule.Name) == children.RuleName(0, "sticky")
-	}) {
-		parts = append(parts, "sticky users to the canary")
-	}
-	return strings.Join(parts, ", ")
+	return fmt.Sprintf("a copy of %d%% to %s", percent, m.BackendRef.Name)
 }
 
 // backendWeight is a backendRef's weight, 1 when unset (the Gateway API's
 // default).
-func backendWeight(ref gatewayv1.HTTPBackendRef) int32 {
+func backendWeight(ref gatewayv1.BackendRef) int32 {
 	if ref.Weight == nil {
 		return 1
 	}
@@ -406,8 +457,12 @@ func treeRows(s *Snapshot, state State, c Canary, now time.Time) []row {
 	}
 	kids = append(kids, testRows(s, now)...)
 	if s.Route != nil {
-		kids = append(kids, []row{{depth: 1, name: s.Route.Name, kind: "HTTPRoute", status: routeStatus(s.Route),
+		kids = append(kids, []row{{depth: 1, name: s.Route.Name, kind: "HTTPRoute", status: routeStatus(s.Route.Status.RouteStatus),
 			age: age(s.Route.CreationTimestamp.Time, now), info: routeWeights(s.Route)}})
+	}
+	if s.GRPCRoute != nil {
+		kids = append(kids, []row{{depth: 1, name: s.GRPCRoute.Name, kind: "GRPCRoute", status: routeStatus(s.GRPCRoute.Status.RouteStatus),
+			age: age(s.GRPCRoute.CreationTimestamp.Time, now), info: grpcRouteWeights(s.GRPCRoute)}})
 	}
 	for i, k := range kids {
 		k[0].last = i == len(kids)-1
@@ -584,9 +639,9 @@ func replicaSetStatus(rs *appsv1.ReplicaSet) string {
 }
 
 // routeStatus is whether the route's Gateways accepted it.
-func routeStatus(r *gatewayv1.HTTPRoute) string {
+func routeStatus(r gatewayv1.RouteStatus) string {
 	accepted, refused := 0, 0
-	for _, p := range r.Status.Parents {
+	for _, p := range r.Parents {
 		switch c := meta.FindStatusCondition(p.Conditions, string(gatewayv1.RouteConditionAccepted)); {
 		case c == nil:
 		case c.Status == metav1.ConditionTrue:

@@ -49,6 +49,7 @@ func TestRender(t *testing.T) {
 	}{
 		{"gated", gatedSnapshot},
 		{"mirror", mirrorSnapshot},
+		{"grpc", grpcSnapshot},
 		{"pausing-with-analysis", pausingSnapshot},
 		{"waiting-for-pods", waitingSnapshot},
 		{"by-pods", byPodsSnapshot},

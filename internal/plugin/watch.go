@@ -40,7 +40,7 @@ import (
 )
 
 // get --watch: one informer for each kind of object the view shows, each
-// filtered to the AppService's own (the AppService and its HTTPRoute by
+// filtered to the AppService's own (the AppService and its routes by
 // name, the Deployments, ReplicaSets and Pods by label), no resync: after
 // the first list (or watch-list), the API server pushes every change and
 // the plugin asks for nothing. Each change redraws the view from the
@@ -218,6 +218,8 @@ func watchAppService(ctx context.Context, o *Options, c *Clients, name string, p
 	}
 	routes := w.add(ctx, informerFor[*gatewayv1.HTTPRouteList](c, c.GatewayV1.HTTPRoutes(ns), &gatewayv1.HTTPRoute{}, byName),
 		request{verbWatch, resourceRoutes, ns}, apierrors.IsNotFound)
+	grpcRoutes := w.add(ctx, informerFor[*gatewayv1.GRPCRouteList](c, c.GatewayV1.GRPCRoutes(ns), &gatewayv1.GRPCRoute{}, byName),
+		request{verbWatch, resourceGRPCRoutes, ns}, apierrors.IsNotFound)
 	// A canary's tests: its Activities, and the Activities' Jobs and Pods.
 	acts := w.add(ctx, informerFor[*appv1.ActivityList](c, c.AppV1.Activities(ns), &appv1.Activity{}, byLabel(stableSelector(name))),
 		request{verbWatch, resourceActivities, ns}, nil)
@@ -253,6 +255,14 @@ func watchAppService(ctx context.Context, o *Options, c *Clients, name string, p
 		}
 		if routes.off.Load() {
 			s.RouteProblem = routesNotServed
+		}
+		for _, r := range storeItems[gatewayv1.GRPCRoute](grpcRoutes) {
+			if r.Name == name {
+				s.GRPCRoute = &r
+			}
+		}
+		if grpcRoutes.off.Load() && s.AppService != nil && s.AppService.Spec.GRPCRoute != nil {
+			s.GRPCRouteProblem = grpcRoutesNotServed
 		}
 		s.Activities, s.Jobs = storeItems[appv1.Activity](acts), storeItems[batchv1.Job](jobs)
 		s.Pods = append(s.Pods, storeItems[corev1.Pod](testPods)...)

@@ -187,7 +187,7 @@ func TestDashboard(t *testing.T) {
 	// The page says it lost the dashboard.
 	b.waitText(t, detail, "#live", "Reconnecting")
 	reqs := auditedRequestsEnded(t, user)
-	wantWatches := map[string]int{"appservices": 1, "deployments": 1, "replicasets": 2, "pods": 3, "httproutes": 1, "activities": 1, "jobs": 1,
+	wantWatches := map[string]int{"appservices": 1, "deployments": 1, "replicasets": 2, "pods": 3, "httproutes": 1, "grpcroutes": 1, "activities": 1, "jobs": 1,
 		"events": 1}
 	gotWatches, lists := map[string]int{}, 0
 	var after []string

@@ -169,7 +169,7 @@ func testPluginWatch(t *testing.T) {
 	// One informer per kind and selector: the AppService and the route by
 	// name, the Deployments, the stable and the canary's ReplicaSets and
 	// Pods by label, and the tests' Activities, Jobs and Pods.
-	wantWatches := map[string]int{"appservices": 1, "deployments": 1, "replicasets": 2, "pods": 3, "httproutes": 1, "activities": 1, "jobs": 1}
+	wantWatches := map[string]int{"appservices": 1, "deployments": 1, "replicasets": 2, "pods": 3, "httproutes": 1, "grpcroutes": 1, "activities": 1, "jobs": 1}
 	gotWatches, lists := map[string]int{}, 0
 	for _, r := range reqs {
 		switch r.Verb {
