@@ -282,9 +282,9 @@ func (r *routeInformer) kind(grpc bool) *routeKind {
 	return r.http
 }
 
-// The features a canary needs of its route (a mirror step, sticky users)
-// are checked against the supportedFeatures the class of each Gateway it
-// attaches to lists in its status (GEP-2162): a class that lists them and
+// The features a canary needs of its routes (a mirror step, sticky users,
+// the GRPCRoute itself) are checked against the supportedFeatures the
+// class of each Gateway they attach to lists in its status (GEP-2162): a class that lists them and
 // lacks one holds the canary at its start (canary.RouteUnsupported:
 // Stalled, RouteFeatureUnsupported, a Warning Event), rather than pretend
 // to mirror or keep users. A class that lists none, or a Gateway or class
