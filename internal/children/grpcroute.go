@@ -17,7 +17,6 @@ limitations under the License.
 package children
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -43,12 +42,7 @@ func NewGRPCRoute(as *appv1.AppService) *gatewayv1.GRPCRoute {
 	}
 	r = r.DeepCopy()
 	out := &gatewayv1.GRPCRoute{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            as.Name,
-			Namespace:       as.Namespace,
-			Labels:          SelectorLabels(as),
-			OwnerReferences: []metav1.OwnerReference{*NewControllerRef(as)},
-		},
+		ObjectMeta: routeMeta(as),
 		Spec: gatewayv1.GRPCRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: defaultParents(r.ParentRefs)},
 			Hostnames:       r.Hostnames,

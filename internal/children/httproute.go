@@ -48,12 +48,7 @@ func NewHTTPRoute(as *appv1.AppService) *gatewayv1.HTTPRoute {
 	}
 	r = r.DeepCopy()
 	out := &gatewayv1.HTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            as.Name,
-			Namespace:       as.Namespace,
-			Labels:          SelectorLabels(as),
-			OwnerReferences: []metav1.OwnerReference{*NewControllerRef(as)},
-		},
+		ObjectMeta: routeMeta(as),
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: defaultParents(r.ParentRefs)},
 			Hostnames:       r.Hostnames,
@@ -105,6 +100,17 @@ var httpRules = ruleAccess[gatewayv1.HTTPRouteRule, gatewayv1.HTTPRouteFilter]{
 // HTTPRoute the controller creates with rules: their filters are its own.
 func RouteFiltersRecord(rules []gatewayv1.HTTPRouteRule) string {
 	return filtersRecord(httpRules, rules)
+}
+
+// routeMeta is the metadata of the AppService's routes: its name, our
+// label, and it as their controller.
+func routeMeta(as *appv1.AppService) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:            as.Name,
+		Namespace:       as.Namespace,
+		Labels:          SelectorLabels(as),
+		OwnerReferences: []metav1.OwnerReference{*NewControllerRef(as)},
+	}
 }
 
 // defaultParents are the spec's parents with the group and kind a
