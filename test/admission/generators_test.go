@@ -153,7 +153,7 @@ func generate(rng *rand.Rand) corpusCase {
 	}
 	s.Suspend = genSuspend(c)
 	genGRPCRoute(&c, r.badOdds)
-	s.Canary = genCanary(c)
+	s.Canary = genCanary(c, r.badOdds == 0)
 	return c
 }
 
@@ -162,8 +162,12 @@ func generate(rng *rand.Rand) corpusCase {
 // testers need the route), with step weights and pauses in and out of
 // bounds and too many steps now and then.
 // Like genSuspend, it is drawn from a hash of the spec, not from the
-// random source, so that every other field keeps its corpus values.
-func genCanary(c corpusCase) *appv1.Canary {
+// random source, so that every other field keeps its corpus values. In a
+// clean spec (one that draws no bad value), the testers, the
+// shrinkStable and the route's tools take only values the spec admits
+// (genRouteTools), so that canaries by route with them are admitted, and
+// their routes dry-run created, as often as the rest of the spec allows.
+func genCanary(c corpusCase, clean bool) *appv1.Canary {
 	spec, err := json.Marshal(c.Spec)
 	if err != nil {
 		panic(err) // a struct of the API's types always encodes
@@ -197,18 +201,28 @@ func genCanary(c corpusCase) *appv1.Canary {
 	// Tester headers: names a rule's match may have too (in another case),
 	// names that are not header names, empty values, more than fit.
 	n := []int{0, 0, 1, 2, 3, 9}[draw(6)]
+	if clean && (n > 3 || !routed) {
+		n = 0
+	}
 	for i := range n {
 		name := []string{"x-canary", "x-tester", "X-Env", "bad name", "x-qa"}[draw(5)]
-		if n > 3 || name == "x-qa" {
+		if n > 3 || name == "x-qa" || clean {
 			name = fmt.Sprintf("x-qa-%d", i)
 		}
-		canary.TesterHeaders = append(canary.TesterHeaders, appv1.TesterHeader{
-			Name: gatewayv1.HTTPHeaderName(name), Value: []string{"qa", "1", ""}[draw(3)]})
+		value := []string{"qa", "1", ""}[draw(3)]
+		if clean && value == "" {
+			value = "qa"
+		}
+		canary.TesterHeaders = append(canary.TesterHeaders, appv1.TesterHeader{Name: gatewayv1.HTTPHeaderName(name), Value: value})
 	}
 	canary.RollbackWindow = []int32{0, 0, 1, 3, 10, -1, 11}[draw(7)]
 	canary.ShrinkStable = draw(4) == 0
+	if clean {
+		canary.RollbackWindow = max(0, min(canary.RollbackWindow, 10))
+		canary.ShrinkStable = canary.ShrinkStable && !routed && c.Spec.Autoscaling == nil
+	}
 	genTests(h.Sum64()^0x7f4a7c159e3779b9, canary.Steps, false)
-	genRouteTools(h.Sum64()^0x3c6ef372fe94f82b, canary)
+	genRouteTools(h.Sum64()^0x3c6ef372fe94f82b, canary, clean, c.Spec)
 	return canary
 }
 
@@ -218,25 +232,81 @@ func genCanary(c corpusCase) *appv1.Canary {
 // from their own draws (x), so that the other generators' draws stay as
 // they were. Whether the spec has the route they need is the spec's draw.
 // The routes a sticky canary has no room in are regression cases
-// (testdata): a canary on a route is rarely drawn without a bad value
-// somewhere in the spec.
-func genRouteTools(x uint64, canary *appv1.Canary) {
+// (testdata). In a clean spec (clean) they take only values spec admits:
+// a mirror in bounds and only with a route, a weight of 0 only beside a
+// mirror, a sticky cookie only with the httpRoute, named and kept in
+// bounds; the same draws are made, so the other draws stay as they were.
+func genRouteTools(x uint64, canary *appv1.Canary, clean bool, spec appv1.AppServiceSpec) {
 	draw := func(n uint64) uint64 { v := x % n; x /= n; return v }
+	routed := spec.HTTPRoute != nil || spec.GRPCRoute != nil
 	for i := range canary.Steps {
 		if draw(4) != 0 {
 			continue
 		}
-		canary.Steps[i].Mirror = []int32{1, 20, 50, 100, 0, 101}[draw(6)]
-		if draw(3) == 0 {
+		mirror, zero := []int32{1, 20, 50, 100, 0, 101}[draw(6)], draw(3) == 0
+		if clean && (!routed || mirror == 0 || mirror > 100) {
+			continue
+		}
+		canary.Steps[i].Mirror = mirror
+		if zero {
 			canary.Steps[i].Weight = 0
 		}
 	}
 	if draw(3) != 0 {
 		return
 	}
-	canary.Sticky = &appv1.CanarySticky{
+	sticky := &appv1.CanarySticky{
 		CookieName:    []string{"canary", "app_canary-1", "", "bad name", strings.Repeat("c", 65)}[draw(5)],
 		MaxAgeSeconds: []int32{0, 0, 3600, 2592000, -1, 2592001}[draw(6)],
+	}
+	if clean {
+		if spec.HTTPRoute == nil {
+			return
+		}
+		if strings.Trim(sticky.CookieName, "abcdefghijklmnopqrstuvwxyz_-1") != "" || sticky.CookieName == "" || len(sticky.CookieName) > 64 {
+			sticky.CookieName = "canary"
+		}
+		sticky.MaxAgeSeconds = max(0, min(sticky.MaxAgeSeconds, 2592000))
+	}
+	canary.Sticky = sticky
+}
+
+// genOnRoutes puts spec's canary (its tests kept) on routes with all their
+// tools, from draws of its own (x): the spec's httpRoute or one of its
+// own, and a grpcRoute one time in two (alone one time in four); a mirror
+// step of weight 0 and a step with both; testers and sticky users each one
+// time in two (sticky only with the httpRoute). All in bounds: a spec
+// admitted without them is admitted with them, and its routes split with
+// every tool must be created.
+func genOnRoutes(x uint64, spec *appv1.AppServiceSpec) {
+	draw := drawer(x)
+	if len(spec.Ports) == 0 {
+		spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80}}
+	}
+	spec.Canary.ShrinkStable = false
+	grpc, alone := draw(2) == 0, draw(2) == 0
+	if spec.HTTPRoute == nil && (!grpc || !alone) {
+		spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}, Rules: []appv1.HTTPRouteRule{
+			{Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchExact), Value: new("/api")},
+				Headers: []gatewayv1.HTTPHeaderMatch{{Name: "x-env", Value: "prod"}}}}},
+			{},
+		}}
+	}
+	if grpc && spec.GRPCRoute == nil {
+		spec.GRPCRoute = &appv1.GRPCRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}, Rules: []appv1.GRPCRouteRule{
+			{Matches: []gatewayv1.GRPCRouteMatch{{Method: &gatewayv1.GRPCMethodMatch{Service: new("shop.Cart")},
+				Headers: []gatewayv1.GRPCHeaderMatch{{Name: "x-env", Value: "prod"}}}}},
+			{},
+		}}
+	}
+	steps := spec.Canary.Steps
+	steps[0].Weight, steps[0].Mirror = 0, []int32{1, 20, 100}[draw(3)]
+	steps[1].Mirror = []int32{10, 50}[draw(2)]
+	if draw(2) == 0 {
+		spec.Canary.TesterHeaders = []appv1.TesterHeader{{Name: "x-qa", Value: "qa"}}
+	}
+	if draw(2) == 0 && spec.HTTPRoute != nil {
+		spec.Canary.Sticky = &appv1.CanarySticky{CookieName: "canary", MaxAgeSeconds: []int32{0, 3600}[draw(2)]}
 	}
 }
 

@@ -181,6 +181,15 @@ func TestAdmissionProperty(t *testing.T) {
 			outcome, err = check(v)
 			outcomes["with tests, "+outcome]++
 			c = v
+			if err == nil && outcome == "admitted" {
+				// And with a canary on routes, with all the routes'
+				// tools, which a random spec is rarely admitted with.
+				v.Spec = *c.Spec.DeepCopy()
+				genOnRoutes(seed^uint64(i+1)*0xbf58476d1ce4e5b9, &v.Spec)
+				outcome, err = check(v)
+				outcomes["on routes, "+outcome]++
+				c = v
+			}
 		}
 		if err == nil {
 			continue
@@ -200,6 +209,9 @@ func TestAdmissionProperty(t *testing.T) {
 	t.Logf("seed %d, %d specs: %s", seed, n, strings.Join(summary, ", "))
 	if outcomes["with tests, admitted"] < n/30 || outcomes["with tests, refused"] < n/100 {
 		t.Errorf("the generator is lopsided for a canary's tests (%v): it must produce both kinds", outcomes)
+	}
+	if outcomes["on routes, admitted"] < n/30 {
+		t.Errorf("the generator admits too few canaries on routes (%v)", outcomes)
 	}
 	if outcomes["admitted"] < n/10 || outcomes["refused"] < n/10 {
 		t.Errorf("the generator is lopsided (%v): it must produce both kinds of spec", outcomes)
