@@ -19,15 +19,12 @@ limitations under the License.
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -110,27 +107,13 @@ func grpcAppHeader() gatewayv1.GRPCRouteFilter {
 func othersEditGRPC(t *testing.T, ns, name string) {
 	t.Helper()
 	routes := gatewayAPI(t).GatewayV1().GRPCRoutes(ns)
-	ctx := context.Background()
-	eventually(t, time.Minute, func() error {
-		_, err := routes.Get(ctx, name, metav1.GetOptions{})
-		return err
-	})
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		r, err := routes.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	editLive(t, name, routes.Get, routes.Update, func(r *gatewayv1.GRPCRoute) {
 		r.Spec.Rules[0].Filters = append(r.Spec.Rules[0].Filters, gatewayv1.GRPCRouteFilter{Type: gatewayv1.GRPCRouteFilterResponseHeaderModifier,
 			ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Add: []gatewayv1.HTTPHeader{{Name: "X-Served-By", Value: "edge"}}}})
 		r.Spec.Rules = append(r.Spec.Rules, gatewayv1.GRPCRouteRule{Name: new(gatewayv1.SectionName("debug")),
 			Matches:     []gatewayv1.GRPCRouteMatch{{Method: &gatewayv1.GRPCMethodMatch{Service: new("debug.Debug")}}},
 			BackendRefs: r.Spec.Rules[0].BackendRefs})
-		_, err = routes.Update(ctx, r, metav1.UpdateOptions{})
-		return err
 	})
-	if err != nil {
-		t.Fatalf("adding a rule and a filter to the GRPCRoute: %v", err)
-	}
 }
 
 // checkGRPCRoute: in a version of the GRPCRoute, someone else's rule is

@@ -238,26 +238,29 @@ func appHeader() gatewayv1.HTTPRouteFilter {
 func othersEdit(t *testing.T, ns, name string) {
 	t.Helper()
 	routes := gatewayAPI(t).GatewayV1().HTTPRoutes(ns)
-	ctx := context.Background()
-	eventually(t, time.Minute, func() error {
-		_, err := routes.Get(ctx, name, metav1.GetOptions{})
-		return err
-	})
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		r, err := routes.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	editLive(t, name, routes.Get, routes.Update, func(r *gatewayv1.HTTPRoute) {
 		r.Spec.Rules[0].Filters = append(r.Spec.Rules[0].Filters, edgeHeader())
 		r.Spec.Rules = append(r.Spec.Rules, gatewayv1.HTTPRouteRule{Name: new(gatewayv1.SectionName("maintenance")),
 			Matches:     []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: new(gatewayv1.PathMatchExact), Value: new("/down")}}},
 			BackendRefs: r.Spec.Rules[0].BackendRefs})
-		_, err = routes.Update(ctx, r, metav1.UpdateOptions{})
+	})
+}
+
+// editLive changes the object name as someone else would (mutate) and
+// updates it, once it exists, again after a conflict (the controller may
+// write it meanwhile), until the update succeeds.
+func editLive[T any](t *testing.T, name string, get func(context.Context, string, metav1.GetOptions) (T, error),
+	update func(context.Context, T, metav1.UpdateOptions) (T, error), mutate func(T)) {
+	t.Helper()
+	eventually(t, time.Minute, func() error {
+		obj, err := get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mutate(obj)
+		_, err = update(context.Background(), obj, metav1.UpdateOptions{})
 		return err
 	})
-	if err != nil {
-		t.Fatalf("adding a rule and a filter to the route: %v", err)
-	}
 }
 
 // edgeHeader is the filter someone else adds to the controller's rule.
