@@ -170,21 +170,15 @@ func SplitHTTPRoute(r *gatewayv1.HTTPRoute, as *appv1.AppService, split RouteSpl
 	for i := range r.Spec.Rules {
 		rule := &r.Spec.Rules[i]
 		if split.Mirror > 0 && len(rule.BackendRefs) == 1 {
-			mirror := rule.BackendRefs[0].BackendObjectReference
-			mirror.Name = canaryName
 			rule.Filters = append(rule.Filters, gatewayv1.HTTPRouteFilter{
-				Type:          gatewayv1.HTTPRouteFilterRequestMirror,
-				RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{BackendRef: mirror, Percent: new(split.Mirror)},
+				Type: gatewayv1.HTTPRouteFilterRequestMirror, RequestMirror: canaryMirror(rule.BackendRefs[0].BackendRef, canaryName, split.Mirror),
 			})
 		}
 		if len(rule.BackendRefs) != 1 || split.Weight <= 0 {
 			continue
 		}
-		stable := rule.BackendRefs[0]
-		stable.Weight = new(100 - split.Weight)
-		canary := *stable.DeepCopy()
-		canary.Name = canaryName
-		canary.Weight = new(split.Weight)
+		stable, canary := rule.BackendRefs[0], gatewayv1.HTTPBackendRef{}
+		stable.BackendRef, canary.BackendRef = splitBackend(stable.BackendRef, canaryName, split.Weight)
 		if sticky {
 			canary.Filters = []gatewayv1.HTTPRouteFilter{{
 				Type: gatewayv1.HTTPRouteFilterResponseHeaderModifier,
@@ -197,6 +191,23 @@ func SplitHTTPRoute(r *gatewayv1.HTTPRoute, as *appv1.AppService, split RouteSpl
 	}
 	r.Spec.Rules = append(r.Spec.Rules, twins...)
 	setRecord(&r.Annotations, appv1.AnnotationRouteFilters, RouteFiltersRecord(r.Spec.Rules))
+}
+
+// canaryMirror is a RequestMirror filter's copy of percent of a rule's
+// requests, whose one backend is stable, to the canary's Service on the
+// same port.
+func canaryMirror(stable gatewayv1.BackendRef, canary gatewayv1.ObjectName, percent int32) *gatewayv1.HTTPRequestMirrorFilter {
+	mirror := *stable.BackendObjectReference.DeepCopy()
+	mirror.Name = canary
+	return &gatewayv1.HTTPRequestMirrorFilter{BackendRef: mirror, Percent: new(percent)}
+}
+
+// splitBackend is a rule's one backend, stable, split into the stable's
+// share and the canary's Service's, of weight percent, on the same port.
+func splitBackend(stable gatewayv1.BackendRef, canary gatewayv1.ObjectName, weight int32) (gatewayv1.BackendRef, gatewayv1.BackendRef) {
+	s, c := *stable.DeepCopy(), *stable.DeepCopy()
+	s.Weight, c.Name, c.Weight = new(100-weight), canary, new(weight)
+	return s, c
 }
 
 // stickyCookie is the Set-Cookie header's value of spec.canary.sticky's

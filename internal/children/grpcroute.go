@@ -127,21 +127,15 @@ func SplitGRPCRoute(r *gatewayv1.GRPCRoute, as *appv1.AppService, split RouteSpl
 	for i := range r.Spec.Rules {
 		rule := &r.Spec.Rules[i]
 		if split.Mirror > 0 && len(rule.BackendRefs) == 1 {
-			mirror := rule.BackendRefs[0].BackendObjectReference
-			mirror.Name = canaryName
 			rule.Filters = append(rule.Filters, gatewayv1.GRPCRouteFilter{
-				Type:          gatewayv1.GRPCRouteFilterRequestMirror,
-				RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{BackendRef: mirror, Percent: new(split.Mirror)},
+				Type: gatewayv1.GRPCRouteFilterRequestMirror, RequestMirror: canaryMirror(rule.BackendRefs[0].BackendRef, canaryName, split.Mirror),
 			})
 		}
 		if len(rule.BackendRefs) != 1 || split.Weight <= 0 {
 			continue
 		}
-		stable := rule.BackendRefs[0]
-		stable.Weight = new(100 - split.Weight)
-		canary := *stable.DeepCopy()
-		canary.Name = canaryName
-		canary.Weight = new(split.Weight)
+		stable, canary := rule.BackendRefs[0], gatewayv1.GRPCBackendRef{}
+		stable.BackendRef, canary.BackendRef = splitBackend(stable.BackendRef, canaryName, split.Weight)
 		rule.BackendRefs = []gatewayv1.GRPCBackendRef{stable, canary}
 	}
 	r.Spec.Rules = append(r.Spec.Rules, twins...)
