@@ -331,11 +331,17 @@ func (s *appSync) syncDeployments(ctx context.Context, desired *appsv1.Deploymen
 }
 
 // syncServices creates or updates the Service and, while the decision
-// asks for one, the canary's. Without a canary, the Service's Sync also
+// asks for one, the canary's; a blue-green release's switch is the
+// Service's selector. Without a canary, the Service's Sync also
 // deletes one the spec no longer asks for, as it always did; with one,
 // pruneCanary does, after the route.
 func (s *appSync) syncServices(ctx context.Context) error {
 	desired := children.NewService(s.as)
+	if desired != nil && s.canary.SwitchService {
+		// A blue-green release switched without a route: the one write
+		// that sends the users to the preview, or back.
+		desired.Spec.Selector = children.SwitchedSelector(s.as, s.canary.Status.CanaryTemplateHash)
+	}
 	if !s.canaryChildren() {
 		_, err := s.services().Sync(ctx, &s.Sync, desired)
 		return err

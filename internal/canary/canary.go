@@ -243,6 +243,10 @@ type Decision struct {
 	// PodsServe: the canary's Pods are labelled for the AppService's
 	// Service (by Pods, once its first Before tests passed: PodsServe).
 	PodsServe bool
+	// SwitchService: a blue-green release without a route has switched:
+	// the AppService's Service selects its preview's Pods
+	// (children.SwitchedSelector).
+	SwitchService bool
 	// Edge is the edge of the release this decision makes, which the
 	// notifications hear of ("": none), and EdgeStep its step (from 0).
 	// Gated is decided at every sync a step waits at its gate: the edge
@@ -287,6 +291,12 @@ func Decide(in Input) Decision {
 		// No route weight: the Service sends the canary its Pods' share.
 		d.RouteWeight = 0
 	}
+	if in.by == appv1.CanaryByService {
+		// The Service's selector carries it: all or nothing, and only to
+		// Pods that serve.
+		d.SwitchService = d.Status != nil && d.Status.Weight == 100 && (d.Phase == Running || d.Phase == Promoting) && in.Pods.serving()
+		d.RouteWeight = 0
+	}
 	in.routeRules(&d)
 	if in.shrinking() && d.Phase == Running {
 		// The stable gives up the Pods of the step carried: none until the
@@ -325,6 +335,9 @@ func Decide(in Input) Decision {
 		if in.by == appv1.CanaryByPods {
 			d.Status.Share, d.Status.CanaryPods, d.Status.ServingPods = podShare(in)
 		}
+		if d.SwitchService {
+			d.Status.Share = 100
+		}
 	}
 	return d
 }
@@ -340,7 +353,10 @@ func TrafficBy(in Input) appv1.CanaryTraffic {
 			return recorded
 		}
 	}
-	if in.NoRoute {
+	switch {
+	case in.NoRoute && in.blueGreen():
+		return appv1.CanaryByService
+	case in.NoRoute:
 		return appv1.CanaryByPods
 	}
 	return appv1.CanaryByRoute
@@ -396,6 +412,10 @@ func decide(in Input) Decision {
 	}
 
 	step := *st.Step
+	if in.blueGreen() && step == steps {
+		// Its steps passed: the switch (bluegreen.go).
+		return in.switchStage(st)
+	}
 	if step >= steps {
 		// The last step passed: the stable Deployment rolls to the
 		// canary's template (this sync writes it).
@@ -539,6 +559,11 @@ func onRequest(in Input, st *appv1.CanaryStatus) (*Decision, bool, *appv1.Canary
 		next := st.DeepCopy()
 		next.Step, next.StepStartTime = new(steps), &metav1.Time{Time: in.Now}
 		d := promoting(in, next)
+		if in.blueGreen() {
+			// Not past the switch: to it.
+			next.Weight, next.Mirror, next.PreviewReady, next.Request = 0, 0, false, nil
+			d = in.previewGrows(next, in.ProgressDeadline)
+		}
 		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
 			fmt.Sprintf("Canary %s promoted on request at step %d of %d, skipping the steps left: the stable Pods roll to it", in.Hash, step+1, steps)}
 		return &d, false, st

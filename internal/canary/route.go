@@ -49,7 +49,10 @@ func (in Input) routeRules(d *Decision) {
 // carried: "10% of the traffic by route", or by Pods "20% of the traffic
 // by Pods (1 of 5), for a 25% step", from the Pods available now.
 func (in Input) traffic(weight int32) string {
-	if in.by != appv1.CanaryByPods {
+	switch in.by {
+	case appv1.CanaryByService:
+		return fmt.Sprintf("%d%% of the traffic by the Service's selector", weight)
+	case appv1.CanaryByRoute, "":
 		return fmt.Sprintf("%d%% of the traffic by route", weight)
 	}
 	share, c, n := podShare(in)

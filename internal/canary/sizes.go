@@ -67,6 +67,10 @@ func podShare(in Input) (share, canaryPods, servingPods int32) {
 // shrinks.
 func (in Input) replicas(weight int32) int32 {
 	switch {
+	case in.blueGreen() && weight == 100:
+		return in.fullSize()
+	case in.blueGreen():
+		return in.previewSize()
 	case in.shrinking():
 		return ShrinkReplicas(in.StableReplicas, weight)
 	case in.by == appv1.CanaryByPods:

@@ -43,7 +43,7 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		return runningAt(in, status, replicas, after, what)
 	}
 	replicas := in.replicas(want.Weight)
-	routed := st.Weight == want.Weight && st.Mirror == want.Mirror
+	routed := in.routedAt(st, want)
 	tested := beforePassed(c, st, step)
 	if !tested && in.by == appv1.CanaryByPods && st.Weight > 0 {
 		// By Pods, the step's Pods are its weight: they wait for its
@@ -113,6 +113,7 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		// the route, its pause starts, and its During tests begin.
 		next := st.DeepCopy()
 		next.Weight, next.Mirror, next.StepStartTime = want.Weight, want.Mirror, &metav1.Time{Time: in.Now}
+		next.PreviewReady = in.blueGreen()
 		r := in.stepTests(next, step, appv1.CanaryTestDuring, begin, names)
 		event := &Event{corev1.EventTypeNormal, appv1.ReasonCanaryStep,
 			fmt.Sprintf("Canary %s at step %d of %d: %s%s", in.Hash, step+1, steps, in.traffic(want.Weight), mirrored(want.Mirror))}
@@ -203,13 +204,21 @@ func (in Input) routedStep(st *appv1.CanaryStatus, step, replicas int32, since t
 func (in Input) passedAhead(st *appv1.CanaryStatus, step, replicas int32, tested bool) bool {
 	c := in.Spec
 	want := c.Steps[step]
-	if !tested || step+1 >= int32(len(c.Steps)) || (st.Weight == want.Weight && st.Mirror == want.Mirror) || !holdsForNothing(c, want) {
+	if !tested || step+1 >= int32(len(c.Steps)) || in.routedAt(st, want) || !holdsForNothing(c, want) {
 		return false
 	}
 	next := advance(in, &appv1.CanaryStatus{Step: new(step), Weight: want.Weight, Mirror: want.Mirror}, step).CanaryReplicas
 	p := in.Pods
 	return next != replicas && p != nil && p.Observed && p.Replicas == next && p.Total == next &&
 		p.Updated >= replicas && p.Available >= replicas
+}
+
+// routedAt reports whether the status's step has its weight and mirror
+// routed: its pause counts, and its During tests run. A blue-green step,
+// whose weight is always 0, has once its preview was available
+// (PreviewReady).
+func (in Input) routedAt(st *appv1.CanaryStatus, want appv1.CanaryStep) bool {
+	return st.Weight == want.Weight && st.Mirror == want.Mirror && (st.PreviewReady || !in.blueGreen())
 }
 
 // holdsForNothing reports whether step passes as soon as its weight is
@@ -323,7 +332,11 @@ func advance(in Input, st *appv1.CanaryStatus, step int32) Decision {
 	next := st.DeepCopy()
 	// The step's mirror ends with it; its weight holds until the next
 	// step's Pods are available.
-	next.Step, next.StepStartTime, next.Request, next.Mirror = new(step+1), &metav1.Time{Time: in.Now}, nil, 0
+	next.Step, next.StepStartTime, next.Request, next.Mirror, next.PreviewReady = new(step+1), &metav1.Time{Time: in.Now}, nil, 0, false
+	if step+1 >= steps && in.blueGreen() {
+		// The switch's wait, then the switch, in a sync of their own.
+		return in.previewGrows(next, in.ProgressDeadline)
+	}
 	if step+1 >= steps {
 		return promoting(in, next)
 	}

@@ -43,9 +43,26 @@ import (
 // canary is turned on. What "differs" means for them is UpdateDeployment's
 // and UpdateService's.
 
-// CanaryName is the name of an AppService's canary Deployment and Service.
+// CanaryName is the name of an AppService's canary Deployment and Service:
+// NAME-canary, or NAME-preview for a blue-green release
+// (spec.canary.blueGreen).
 func CanaryName(as *appv1.AppService) string {
+	if BlueGreen(as) {
+		return as.Name + "-preview"
+	}
 	return as.Name + "-canary"
+}
+
+// BlueGreen reports whether the AppService releases by blue-green.
+func BlueGreen(as *appv1.AppService) bool {
+	return as.Spec.Canary != nil && as.Spec.Canary.BlueGreen != nil
+}
+
+// SwitchedSelector is the AppService's Service's selector once a blue-green
+// release without a route has switched: the preview's Pods of the
+// template hash names, and no other.
+func SwitchedSelector(as *appv1.AppService, hash string) map[string]string {
+	return mergeLabels(CanarySelectorLabels(as), map[string]string{appv1.LabelTemplate: hash})
 }
 
 // CanarySelectorLabels are the labels that tie the canary's Pods to its
@@ -81,7 +98,35 @@ func NewCanaryDeployment(as *appv1.AppService, stable *appsv1.Deployment, replic
 		delete(d.Spec.Template.Labels, appv1.LabelAppService)
 	}
 	d.Spec.Template.Labels = mergeLabels(d.Spec.Template.Labels, CanarySelectorLabels(as))
+	if BlueGreen(as) {
+		// Named by its template, for the Service's selector at the switch.
+		d.Spec.Template.Labels[appv1.LabelTemplate] = TemplateHash(stable)
+		if as.Spec.Canary.BlueGreen.AntiAffinity {
+			d.Spec.Template.Spec.Affinity = previewAntiAffinity(as, d.Spec.Template.Spec.Affinity)
+		}
+	}
 	return d
+}
+
+// previewAntiAffinity is affinity (the spec's, never modified) with a
+// preference against the nodes of the stable Pods: the two stacks share as
+// few nodes as the scheduler can manage, and a node lost takes at most one
+// of them. Preferred, not required: a cluster of fewer nodes still runs the
+// preview.
+func previewAntiAffinity(as *appv1.AppService, affinity *corev1.Affinity) *corev1.Affinity {
+	out := affinity.DeepCopy()
+	if out == nil {
+		out = &corev1.Affinity{}
+	}
+	if out.PodAntiAffinity == nil {
+		out.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	}
+	out.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(out.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
+		corev1.WeightedPodAffinityTerm{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: SelectorLabels(as)},
+			TopologyKey:   corev1.LabelHostname,
+		}})
+	return out
 }
 
 // NewCanaryService returns the canary's Service: the AppService's ports

@@ -92,7 +92,7 @@ func (m Message) CloudEvent() (cloudevents.Event, error) {
 func (m Message) Title() string {
 	what := map[appv1.ReleaseEdge]string{
 		appv1.EdgeStarted: "started a canary", appv1.EdgeStep: "moved to the next step", appv1.EdgeGated: "waits at a gate",
-		appv1.EdgePromoted: "was promoted", appv1.EdgeAborted: "was aborted",
+		appv1.EdgeSwitched: "switched its users to the preview", appv1.EdgePromoted: "was promoted", appv1.EdgeAborted: "was aborted",
 		appv1.EdgeProgressDeadline: "was aborted: its Pods missed the progress deadline", appv1.EdgeRolledBack: "was rolled back",
 		EdgeTest: "sends a test message (kubectl appservice notify test)",
 	}[m.Edge.Edge]

@@ -246,7 +246,7 @@ func NewDetailView(s *Snapshot, events []corev1.Event, now time.Time) DetailView
 
 func canaryView(as *appv1.AppService, c Canary, now time.Time) *CanaryView {
 	v := &CanaryView{Line: canaryLine(as, c, now), Phase: canaryPhases[c.Phase], Hash: c.Hash, Gated: c.gated(as)}
-	if c.Phase == CanaryRunning || c.Phase == CanaryPromoting {
+	if c.Phase == CanaryRunning || c.Phase == CanaryPromoting || c.Phase == CanarySwitched {
 		v.Traffic = c.Traffic()
 	}
 	if left := c.PauseLeft(as, now); left > 0 {
@@ -272,7 +272,7 @@ func canaryView(as *appv1.AppService, c Canary, now time.Time) *CanaryView {
 		switch c.Phase {
 		case CanaryRunning:
 			sv.Current, sv.Passed = int32(i) == c.Step, int32(i) < c.Step
-		case CanaryPromoting:
+		case CanaryPromoting, CanarySwitched:
 			sv.Passed = true
 		}
 		v.Steps = append(v.Steps, sv)
@@ -281,7 +281,7 @@ func canaryView(as *appv1.AppService, c Canary, now time.Time) *CanaryView {
 }
 
 var canaryPhases = map[CanaryPhase]string{
-	NoCanary: "none", CanaryRunning: "running", CanaryPromoting: "promoting", CanaryAborted: "aborted", CanaryAwaitingRoute: "awaiting-route",
+	NoCanary: "none", CanaryRunning: "running", CanaryPromoting: "promoting", CanarySwitched: "switched", CanaryAborted: "aborted", CanaryAwaitingRoute: "awaiting-route",
 	CanaryAwaitingAnalysis: "awaiting-analysis",
 }
 

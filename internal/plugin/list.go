@@ -109,7 +109,7 @@ func Rows(items []appv1.AppService, allNamespaces bool, now time.Time) [][]strin
 			if len(c.Testing) > 0 {
 				step += " testing"
 			}
-		case CanaryPromoting:
+		case CanaryPromoting, CanarySwitched:
 			step, weight = fmt.Sprintf("%d/%d", c.Steps, c.Steps), c.ShortTraffic()
 		case CanaryAwaitingRoute:
 			// No step has started, and no route carries a weight.

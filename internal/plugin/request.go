@@ -186,14 +186,19 @@ func BuildRequest(as *appv1.AppService, action appv1.CanaryAction) (patch []byte
 		if err := mustRun(who, as, c, action); err != nil {
 			return nil, "", err
 		}
-		switch action {
-		case appv1.CanaryPromote:
+		switch {
+		case c.Phase == CanarySwitched && action == appv1.CanaryAbort:
+			done = fmt.Sprintf("%s: canary %s aborted at its switch: the users go back to the stable Pods", who, c.Hash)
+		case c.Phase == CanarySwitched:
+			req.Step = &c.Step
+			done = fmt.Sprintf("%s: canary %s promoted before its scale-down delay's end: the stable Pods roll to it", who, c.Hash)
+		case action == appv1.CanaryPromote:
 			req.Step = &c.Step
 			done = fmt.Sprintf("%s: step %s promoted (canary %s)", who, c.StepString(), c.Hash)
 			if !c.Routed {
 				done += "; it passes once its Pods are available"
 			}
-		case appv1.CanaryPromoteFull:
+		case action == appv1.CanaryPromoteFull:
 			done = fmt.Sprintf("%s: canary %s promoted from step %s, skipping the steps left", who, c.Hash, c.StepString())
 		default:
 			done = fmt.Sprintf("%s: canary %s aborted at step %s", who, c.Hash, c.StepString())
@@ -204,7 +209,7 @@ func BuildRequest(as *appv1.AppService, action appv1.CanaryAction) (patch []byte
 			return nil, "", notApplicablef("%s: spec.canary.abort is true, which retry cannot undo: set it to false to start the canary again", who)
 		case c.Phase == CanaryRunning:
 			return nil, "", notApplicablef("%s: canary %s runs (step %s): nothing to retry", who, c.Hash, c.StepString())
-		case c.Phase == CanaryPromoting:
+		case c.Phase == CanaryPromoting || c.Phase == CanarySwitched:
 			return nil, "", notApplicablef("%s: canary %s is being promoted: nothing to retry", who, c.Hash)
 		case c.Phase == CanaryAwaitingRoute:
 			return nil, "", notApplicablef("%s: canary %s %s: nothing to retry", who, c.Hash, c.awaitingRoute())
@@ -231,6 +236,11 @@ func mustRun(who string, as *appv1.AppService, c Canary, action appv1.CanaryActi
 	switch c.Phase {
 	case CanaryRunning:
 		return nil
+	case CanarySwitched:
+		if action == appv1.CanaryAbort || c.Weight == 100 {
+			return nil
+		}
+		return notApplicablef("%s: canary %s waits for its preview at full size to switch: nothing to promote", who, c.Hash)
 	case CanaryPromoting:
 		if action == appv1.CanaryAbort {
 			return notApplicablef("%s: canary %s is being promoted, its stable Pods roll to it: nothing to abort (to go back, change the template back)", who, c.Hash)

@@ -114,6 +114,10 @@ const (
 	// CanaryAborted: aborted, the stable Pods serving all the traffic,
 	// until a retry, a new template or spec.canary.abort back to false.
 	CanaryAborted
+	// CanarySwitched: a blue-green release past its steps, at its switch:
+	// waiting for its preview at full size (Weight 0), or switched, the
+	// old Pods kept until the scale-down delay's end (Weight 100).
+	CanarySwitched
 	// CanaryAwaitingRoute: held at its start, with no step and no
 	// traffic, until the cluster serves its HTTPRoute (the Gateway API).
 	CanaryAwaitingRoute
@@ -193,10 +197,12 @@ func CanaryOf(as *appv1.AppService) Canary {
 	switch {
 	case st.CanaryTemplateHash != "" && st.Step != nil:
 		c.Hash, c.Step = st.CanaryTemplateHash, *st.Step
-		if c.Step < c.Steps {
+		if c.Step == c.Steps && as.Spec.Canary.BlueGreen != nil {
+			c.Phase = CanarySwitched
+		} else if c.Step < c.Steps {
 			c.Phase = CanaryRunning
 			step := as.Spec.Canary.Steps[c.Step]
-			c.Routed = st.Weight == step.Weight && st.Mirror == step.Mirror
+			c.Routed = st.Weight == step.Weight && st.Mirror == step.Mirror && (st.PreviewReady || as.Spec.Canary.BlueGreen == nil)
 			for _, rec := range st.Tests {
 				if rec.Step == c.Step && rec.Phase == appv1.TestRunning {
 					c.Testing = append(c.Testing, rec.Name)
@@ -225,6 +231,9 @@ func canaryStalled(as *appv1.AppService) bool {
 // Traffic is the canary's share and how it is carried: "10% of the
 // traffic by route", "20% of the traffic by Pods (1 of 5 Pods)".
 func (c Canary) Traffic() string {
+	if c.By == appv1.CanaryByService {
+		return fmt.Sprintf("%d%% of the traffic by the Service's selector", c.Share)
+	}
 	if c.By == appv1.CanaryByPods {
 		return fmt.Sprintf("%d%% of the traffic by Pods (%d of %d Pods)", c.Share, c.CanaryPods, c.ServingPods)
 	}
@@ -233,6 +242,9 @@ func (c Canary) Traffic() string {
 
 // ShortTraffic is Traffic in a column: "10% by route", "20% by Pods (1/5)".
 func (c Canary) ShortTraffic() string {
+	if c.By == appv1.CanaryByService {
+		return fmt.Sprintf("%d%% by Service", c.Share)
+	}
 	if c.By == appv1.CanaryByPods {
 		return fmt.Sprintf("%d%% by Pods (%d/%d)", c.Share, c.CanaryPods, c.ServingPods)
 	}

@@ -182,6 +182,14 @@ func canaryLine(as *appv1.AppService, c Canary, now time.Time) string {
 		return head
 	case CanaryPromoting:
 		return fmt.Sprintf("promoted, %s until the stable Pods all run it", c.Traffic())
+	case CanarySwitched:
+		if c.Weight < 100 {
+			return "past its steps: its preview grows to full size, then the traffic switches to it"
+		}
+		if what := controllerWhat(as); what != "" {
+			return fmt.Sprintf("switched, %s: %s", c.Traffic(), what)
+		}
+		return fmt.Sprintf("switched, %s", c.Traffic())
 	case CanaryAwaitingRoute:
 		return c.awaitingRoute()
 	case CanaryAwaitingAnalysis:
@@ -445,6 +453,8 @@ func treeRows(s *Snapshot, state State, c Canary, now time.Time) []row {
 		info = fmt.Sprintf("step %d/%d, %s", c.Step+1, c.Steps, c.ShortTraffic())
 	case CanaryPromoting:
 		info = fmt.Sprintf("promoting, %s", c.ShortTraffic())
+	case CanarySwitched:
+		info = fmt.Sprintf("switched, %s", c.ShortTraffic())
 	case CanaryAborted:
 		info = "canary aborted"
 	}

@@ -56,6 +56,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &appv1.AppServiceStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Autoscaling"):
 		return &appv1.AutoscalingApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("BlueGreen"):
+		return &appv1.BlueGreenApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("Canary"):
 		return &appv1.CanaryApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("CanaryAnalysis"):

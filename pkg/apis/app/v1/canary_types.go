@@ -25,6 +25,9 @@ import (
 // Canary is the steps of a canary (after Argo Rollouts' setWeight and
 // pause steps, on the HTTPRoute's backendRefs weights as Flagger writes
 // them).
+// +kubebuilder:validation:XValidation:rule="has(self.blueGreen) || self.steps.all(s, s.weight > 0 || has(s.mirror))",message="a step of weight 0 serves no one: give it a mirror, or a weight",fieldPath=".steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.blueGreen) || self.steps.all(s, s.weight == 0)",message="with blueGreen each step's weight is 0: users reach the preview only at the switch",fieldPath=".steps"
+// +kubebuilder:validation:XValidation:rule="!has(self.blueGreen) || (!has(self.sticky) && !self.?shrinkStable.orValue(false))",message="blueGreen sends users nothing before the switch: not with sticky nor shrinkStable",fieldPath=".blueGreen"
 type Canary struct {
 	// Steps are the canary's stages, in order; after the last, the
 	// running Pods roll to the new template.
@@ -69,6 +72,38 @@ type Canary struct {
 	// of the release, by a cookie (docs/canary.md).
 	// +optional
 	Sticky *CanarySticky `json:"sticky,omitempty"`
+
+	// BlueGreen releases by a full-size preview that users never reach,
+	// switched in one write after the steps (docs/canary.md).
+	// +optional
+	BlueGreen *BlueGreen `json:"blueGreen,omitempty"`
+}
+
+// BlueGreen turns the canary's steps into stages of a preview, NAME-preview,
+// which the steps' tests, analysis and gates judge while users get none of
+// its traffic; after the last, the traffic switches to it in one write (the
+// route's backend, or the Service's selector), and the stable Pods keep the
+// old template for scaleDownDelaySeconds, to switch back to.
+type BlueGreen struct {
+	// PreviewReplicas is the preview's size before the switch (default:
+	// the stable's); it grows to the stable's before it.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	PreviewReplicas *int32 `json:"previewReplicas,omitempty"`
+
+	// ScaleDownDelaySeconds: after the switch, the old Pods stay at full
+	// size this long, while the analysis goes on; then they roll to the
+	// new template.
+	// +optional
+	// +kubebuilder:default=30
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	ScaleDownDelaySeconds *int32 `json:"scaleDownDelaySeconds,omitempty"`
+
+	// AntiAffinity keeps the preview's Pods off the stable Pods' nodes
+	// where the scheduler can.
+	// +optional
+	AntiAffinity bool `json:"antiAffinity,omitempty"`
 }
 
 // CanarySticky is the cookie that keeps a user on the canary: the canary's
@@ -197,11 +232,11 @@ type AnalysisMetric struct {
 }
 
 // CanaryStep is one stage of a canary.
-// +kubebuilder:validation:XValidation:rule="self.weight > 0 || has(self.mirror)",message="a step of weight 0 serves no one: give it a mirror, or a weight",fieldPath=".weight"
 type CanaryStep struct {
 	// Weight is the percentage of the traffic the canary gets: the
 	// routes' weight; without a route, its share of the Pods, as near as
-	// whole Pods come (docs/canary.md). 0 only beside a mirror.
+	// whole Pods come (docs/canary.md). 0 only beside a mirror, and
+	// always with blueGreen.
 	// +required
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
@@ -315,7 +350,9 @@ type CanaryStatus struct {
 	// +optional
 	CanaryTemplateHash string `json:"canaryTemplateHash,omitempty"`
 
-	// Step indexes spec.canary.steps; their number while promoting.
+	// Step indexes spec.canary.steps; their number while promoting. With
+	// blueGreen, their number is the switch (weight 100 once switched),
+	// and one more the promotion.
 	// +optional
 	Step *int32 `json:"step,omitempty"`
 
@@ -326,6 +363,12 @@ type CanaryStatus struct {
 	// Mirror is the step's mirror, once its Pods are available.
 	// +optional
 	Mirror int32 `json:"mirror,omitempty"`
+
+	// PreviewReady: a blue-green step's preview was available at its
+	// size, and the step's stage (its tests, pause, analysis and gate)
+	// began at stepStartTime.
+	// +optional
+	PreviewReady bool `json:"previewReady,omitempty"`
 
 	// TrafficBy is how the canary's share is carried: Route (the
 	// routes' weights) or Pods (its share of the Pods behind the
@@ -431,13 +474,16 @@ const (
 )
 
 // CanaryTraffic is how a canary's share of the traffic is carried.
-// +kubebuilder:validation:Enum=Route;Pods
+// +kubebuilder:validation:Enum=Route;Pods;Service
 type CanaryTraffic string
 
 // How a canary's share of the traffic is carried.
 const (
 	CanaryByRoute CanaryTraffic = "Route"
 	CanaryByPods  CanaryTraffic = "Pods"
+	// CanaryByService: a blue-green release without a route, switched by
+	// the Service's selector.
+	CanaryByService CanaryTraffic = "Service"
 )
 
 // CanaryRequest is a command for one canary. An Abort stays as the

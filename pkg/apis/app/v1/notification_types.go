@@ -69,7 +69,7 @@ type NotificationDestinationSpec struct {
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=7
-	// +kubebuilder:validation:items:Enum=Started;Step;Gated;Promoted;Aborted;ProgressDeadline;RolledBack
+	// +kubebuilder:validation:items:Enum=Started;Step;Gated;Switched;Promoted;Aborted;ProgressDeadline;RolledBack
 	Edges []ReleaseEdge `json:"edges,omitempty"`
 }
 
@@ -103,7 +103,8 @@ const (
 type ReleaseEdge string
 
 // The edges of a release: a canary started; a step's weight went to the
-// route; a step waits at its gate; the canary was promoted; it was aborted
+// route; a step waits at its gate; a blue-green release switched the
+// traffic to its preview; the canary was promoted; it was aborted
 // (by hand, by its analysis or by a test); its Pods were not available
 // within the progress deadline (and it was aborted); the spec went back to
 // a recent template, without a canary.
@@ -111,6 +112,7 @@ const (
 	EdgeStarted          ReleaseEdge = "Started"
 	EdgeStep             ReleaseEdge = "Step"
 	EdgeGated            ReleaseEdge = "Gated"
+	EdgeSwitched         ReleaseEdge = "Switched"
 	EdgePromoted         ReleaseEdge = "Promoted"
 	EdgeAborted          ReleaseEdge = "Aborted"
 	EdgeProgressDeadline ReleaseEdge = "ProgressDeadline"

@@ -57,7 +57,7 @@ import (
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,priority=1,description="Where the app is reached from outside the cluster"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (at most 63 lower case letters, digits or '-', starting with a letter and ending with a letter or digit): it names the Service and labels the Pods"
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.canary) || size(self.metadata.name) <= 56",message="metadata.name may have at most 56 characters with spec.canary: the canary's Service is named NAME-canary"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.canary) || size(self.metadata.name) <= (has(self.spec.canary.blueGreen) ? 55 : 56)",message="metadata.name may have at most 56 characters with spec.canary, 55 with blueGreen: the canary's Service is named NAME-canary, the preview's NAME-preview"
 type AppService struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

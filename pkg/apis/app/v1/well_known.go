@@ -33,6 +33,12 @@ const LabelAppService = "app.example.com/appservice"
 // Service select them by it.
 const LabelCanary = "app.example.com/canary"
 
+// LabelTemplate names, on a blue-green preview's Pods (spec.canary.blueGreen),
+// the hash of their template (status.canary.canaryTemplateHash): the
+// AppService's Service selects it with LabelCanary at the switch, so that
+// it sends the users to those Pods only.
+const LabelTemplate = "app.example.com/template"
+
 // LabelCanaryTest names, on the Activity that runs a canary's test
 // (spec.canary.steps[].tests), the test; it also carries LabelAppService,
 // and AnnotationCanaryStep the step's number.
@@ -268,6 +274,9 @@ const (
 	ReasonReleased = "Released"
 	// ReasonCanaryStep: a canary step's weight went to the HTTPRoute.
 	ReasonCanaryStep = "CanaryStep"
+	// ReasonCanarySwitched: a blue-green release switched the traffic to
+	// its preview (the route's backend, or the Service's selector).
+	ReasonCanarySwitched = "CanarySwitched"
 	// ReasonCanaryPromoted: a canary's template became the stable one, and
 	// the canary's objects went.
 	ReasonCanaryPromoted = "CanaryPromoted"

@@ -47,6 +47,9 @@ type CanaryApplyConfiguration struct {
 	// Sticky keeps a user the route sent to the canary on it for the rest
 	// of the release, by a cookie (docs/canary.md).
 	Sticky *CanaryStickyApplyConfiguration `json:"sticky,omitempty"`
+	// BlueGreen releases by a full-size preview that users never reach,
+	// switched in one write after the steps (docs/canary.md).
+	BlueGreen *BlueGreenApplyConfiguration `json:"blueGreen,omitempty"`
 }
 
 // CanaryApplyConfiguration constructs a declarative configuration of the Canary type for use with
@@ -118,5 +121,13 @@ func (b *CanaryApplyConfiguration) WithRollbackWindow(value int32) *CanaryApplyC
 // If called multiple times, the Sticky field is set to the value of the last call.
 func (b *CanaryApplyConfiguration) WithSticky(value *CanaryStickyApplyConfiguration) *CanaryApplyConfiguration {
 	b.Sticky = value
+	return b
+}
+
+// WithBlueGreen sets the BlueGreen field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BlueGreen field is set to the value of the last call.
+func (b *CanaryApplyConfiguration) WithBlueGreen(value *BlueGreenApplyConfiguration) *CanaryApplyConfiguration {
+	b.BlueGreen = value
 	return b
 }

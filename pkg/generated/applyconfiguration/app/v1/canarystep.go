@@ -25,7 +25,8 @@ package v1
 type CanaryStepApplyConfiguration struct {
 	// Weight is the percentage of the traffic the canary gets: the
 	// routes' weight; without a route, its share of the Pods, as near as
-	// whole Pods come (docs/canary.md). 0 only beside a mirror.
+	// whole Pods come (docs/canary.md). 0 only beside a mirror, and
+	// always with blueGreen.
 	Weight *int32 `json:"weight,omitempty"`
 	// Mirror is the percentage of the route's requests copied to the
 	// canary while the step holds (a route's RequestMirror filter): its
