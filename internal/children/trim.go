@@ -305,7 +305,7 @@ func trimDeployment(d *appsv1.Deployment) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: keep(tmpl.Labels, func(k string) bool {
-						return k == appv1.LabelAppService || k == appv1.LabelCanary || slices.Contains(podLabels, k)
+						return k == appv1.LabelAppService || k == appv1.LabelCanary || k == appv1.LabelTemplate || slices.Contains(podLabels, k)
 					}),
 					Annotations: keep(tmpl.Annotations, func(k string) bool {
 						return k == appv1.AnnotationConfigDigest || k == annotationDefaultContainer || slices.Contains(podAnnotations, k)

@@ -584,7 +584,8 @@ func recordCanary(t *testing.T, ns, name string) *canaryRecord {
 }
 
 // canaryEdge is an edge of the canary: a step's stage began, as
-// "STEP@WEIGHT%" ("STEP@WEIGHT%+mMIRROR" with a mirror), in version v of
+// "STEP@WEIGHT%" ("STEP@WEIGHT%+mMIRROR" with a mirror, "+ready" once a
+// blue-green step's preview was ready), in version v of
 // the AppService (the first that says so).
 type canaryEdge struct {
 	name string
@@ -605,6 +606,10 @@ func canaryEdges(versions []version[*appv1.AppService]) []canaryEdge {
 			edge := fmt.Sprintf("%d@%d%%", *c.Step, c.Weight)
 			if c.Mirror > 0 {
 				edge += fmt.Sprintf("+m%d", c.Mirror)
+			}
+			if c.PreviewReady {
+				// A blue-green step's stage began (its weight stays 0).
+				edge += "+ready"
 			}
 			if key = edge + " " + c.StepStartTime.String(); key != last {
 				edges = append(edges, canaryEdge{edge, v})

@@ -35,12 +35,18 @@ type CanaryStatusApplyConfiguration struct {
 	StableTemplateHash *string `json:"stableTemplateHash,omitempty"`
 	// CanaryTemplateHash names the template the canary runs.
 	CanaryTemplateHash *string `json:"canaryTemplateHash,omitempty"`
-	// Step indexes spec.canary.steps; their number while promoting.
+	// Step indexes spec.canary.steps; their number while promoting. With
+	// blueGreen, their number is the switch (weight 100 once switched),
+	// and one more the promotion.
 	Step *int32 `json:"step,omitempty"`
 	// Weight is the step's weight, once its Pods are available.
 	Weight *int32 `json:"weight,omitempty"`
 	// Mirror is the step's mirror, once its Pods are available.
 	Mirror *int32 `json:"mirror,omitempty"`
+	// PreviewReady: a blue-green step's preview was available at its
+	// size, and the step's stage (its tests, pause, analysis and gate)
+	// began at stepStartTime.
+	PreviewReady *bool `json:"previewReady,omitempty"`
 	// TrafficBy is how the canary's share is carried: Route (the
 	// routes' weights) or Pods (its share of the Pods behind the
 	// Service).
@@ -115,6 +121,14 @@ func (b *CanaryStatusApplyConfiguration) WithWeight(value int32) *CanaryStatusAp
 // If called multiple times, the Mirror field is set to the value of the last call.
 func (b *CanaryStatusApplyConfiguration) WithMirror(value int32) *CanaryStatusApplyConfiguration {
 	b.Mirror = &value
+	return b
+}
+
+// WithPreviewReady sets the PreviewReady field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreviewReady field is set to the value of the last call.
+func (b *CanaryStatusApplyConfiguration) WithPreviewReady(value bool) *CanaryStatusApplyConfiguration {
+	b.PreviewReady = &value
 	return b
 }
 
