@@ -117,16 +117,16 @@ func recordBlueGreen(t *testing.T, ns, name string) *blueGreenRecord {
 }
 
 // stacks says which Pods a state of the Service's endpoints holds: the
-// old ones (blue, the stable Pods of the first state), the preview's, and
-// new stable ones (green, rolled after the switch).
+// old ones (blue, the stable Pods seen before the first preview Pod), the
+// preview's, and new stable ones (green, rolled after the switch).
 func (r *blueGreenRecord) stacks(states []endpointsState) []string {
 	blue := map[string]bool{}
 	for _, s := range states {
-		if s.ready > 0 {
-			for _, p := range s.pods {
-				blue[p] = true
-			}
+		if slices.ContainsFunc(s.pods, func(p string) bool { return strings.HasPrefix(p, r.preview+"-") }) {
 			break
+		}
+		for _, p := range s.pods {
+			blue[p] = true
 		}
 	}
 	out := make([]string, len(states))

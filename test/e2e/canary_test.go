@@ -398,8 +398,9 @@ func testCanaryAbort(t *testing.T) {
 // skipped nor taken twice, no pause starts over, and the route never sends
 // traffic to a canary without available Pods; the same of a canary by
 // Pods; a canary with a mirror step and sticky users likewise, on an
-// HTTPRoute and a GRPCRoute; and a canary's test, killed while it runs
-// and once it ended, runs once.
+// HTTPRoute and a GRPCRoute; a canary's test, killed while it runs
+// and once it ended, runs once; and a blue-green release, killed at each
+// edge up to its switch, switches once.
 // Serial: it restarts the suite's controller.
 func TestCanaryRestart(t *testing.T) {
 	serial(t, 2)
@@ -530,6 +531,39 @@ func TestCanaryRestart(t *testing.T) {
 	}
 	if first := trec.weightChanges()[1]; first.rv < smoke.rv {
 		t.Errorf("the route sent the canary traffic at resourceVersion %d, before its smoke test passed (%d)", first.rv, smoke.rv)
+	}
+
+	// A blue-green release of the seeds' AppService with a smoke test of
+	// its preview, killed as soon as each of its first four edges is
+	// recorded (its start, its preview tested and ready, the switch's
+	// wait, the switch): each edge once, in order; one Activity for the
+	// test; the Service's endpoints from the old Pods to the preview's to
+	// the new stable ones, never mixed nor empty; one Switched Event.
+	const bg = "bluegreen"
+	delay := int32(4)
+	createAppService(t, ns, bg, seedBlueGreen(t, appv1.BlueGreen{ScaleDownDelaySeconds: &delay},
+		appv1.CanaryStep{Weight: 0, PauseSeconds: 4, Tests: []appv1.CanaryTest{smokeTest("sleep 2")}}))
+	waitAvailable(t, ns, bg, 2)
+	brec := recordBlueGreen(t, ns, bg)
+	btests := recordTests(t, ns, bg)
+	bevents := recordEvents(t, ns, bg)
+	updateAppService(t, ns, bg, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.8" })
+	brec.killAtEdges(t, 4)
+	waitCanaryDone(t, ns, bg)
+	brec.waitDone(t)
+	brec.checkEdges(t, "the blue-green release", "0@0%", "0@0%+ready", "1@0%", "1@100%", "2@100%")
+	brec.checkStacks(t, 2, "blue", "preview", "green")
+	if names := activityNames(btests.snapshot()); len(names) != 1 {
+		t.Errorf("the preview's smoke test ran as %v, want one Activity", names)
+	}
+	switches := 0
+	for _, e := range bevents.snapshot() {
+		if e.Reason == appv1.ReasonCanarySwitched {
+			switches += int(max(e.Count, 1))
+		}
+	}
+	if switches > 1 {
+		t.Errorf("%d %s Events: a restart repeated the switch's", switches, appv1.ReasonCanarySwitched)
 	}
 }
 
