@@ -40,7 +40,8 @@ import (
 // TestBlueGreen: spec.canary.blueGreen, in four namespaces at once, each
 // asserted from what watches recorded.
 //   - service: the seeds' NodePort AppService (no route) with a preview of
-//     1 Pod waits at its gate; promoted, the preview grows to 2, the
+//     1 Pod, kept off the stable Pods' nodes (antiAffinity), waits at its
+//     gate, writing nothing; promoted, the preview grows to 2, the
 //     Service's selector switches to it in one write (its EndpointSlices
 //     go from the 2 old Pods to the 2 preview Pods, never empty nor
 //     mixed, and it keeps its UID, ClusterIP and nodePort), the old Pods
@@ -172,12 +173,14 @@ func (r *blueGreenRecord) checkStacks(t *testing.T, min int, want ...string) {
 		}
 	}
 	if !slices.Equal(got, want) {
-		for _, s := range states {
-			t.Logf("resourceVersion %d: %d ready %v", s.v.rv, s.ready, s.pods)
-		}
 		t.Errorf("the Service's endpoints went %v, want %v", got, want)
 	}
 	checkNeverBelow(t, states, min)
+	if t.Failed() {
+		for _, s := range states {
+			t.Logf("resourceVersion %d: slice %s, %d ready %v", s.v.rv, s.v.obj.Name, s.ready, s.pods)
+		}
+	}
 }
 
 // checkService checks that the Service kept its UID, ClusterIP and
@@ -250,7 +253,7 @@ func testBlueGreenService(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "nginx-app"
 	delay := int32(5)
-	createAppService(t, ns, name, seedBlueGreen(t, appv1.BlueGreen{PreviewReplicas: int32p(1), ScaleDownDelaySeconds: &delay},
+	createAppService(t, ns, name, seedBlueGreen(t, appv1.BlueGreen{PreviewReplicas: int32p(1), ScaleDownDelaySeconds: &delay, AntiAffinity: true},
 		appv1.CanaryStep{Weight: 0, Gate: true}))
 	waitAvailable(t, ns, name, 2)
 	svc, err := getService(ns, name)
@@ -277,6 +280,16 @@ func testBlueGreenService(t *testing.T) {
 		}
 		return nil
 	})
+	if a := preview.Spec.Template.Spec.Affinity; a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		!maps.Equal(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.LabelSelector.MatchLabels, svc.Spec.Selector) {
+		t.Errorf("the preview's affinity %+v: want a preference against the stable Pods' nodes", a)
+	}
+	// Held at its gate, preview and all: not one write.
+	held := time.Now()
+	waitSyncs(t, ns, name)
+	for _, w := range canaryWrites(t, held, ns) {
+		t.Errorf("write by the controller while the preview waits at its gate: %s", w)
+	}
 	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryPromote, TemplateHash: hash, Step: new(int32(0))})
 	waitCanaryDone(t, ns, name)
 	waitCanaryDeploymentGoneNamed(t, ns, rec.preview)

@@ -258,6 +258,14 @@ func everyShape(i int) *appv1.AppService {
 			s.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 20, Mirror: 10, PauseSeconds: 60}, {Weight: 100}},
 				Sticky: &appv1.CanarySticky{CookieName: "canary", MaxAgeSeconds: 600}}
 		}
+		if i%12 == 6 {
+			// A blue-green release for the next template change, its
+			// scale-down delay defaulted: none under way. (Its step has
+			// a mirror, so that the upgrade test's earlier build, whose
+			// CRD prunes blueGreen, admits the rest.)
+			s.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 0, Mirror: 10, PauseSeconds: 60}},
+				BlueGreen: &appv1.BlueGreen{PreviewReplicas: int32p(1), AntiAffinity: true}}
+		}
 		s.Ingress = &appv1.Ingress{
 			ClassName:   "nginx",
 			Annotations: map[string]string{"cert-manager.io/cluster-issuer": "letsencrypt"},
