@@ -60,6 +60,16 @@ func TestBuildRequest(t *testing.T) {
 		return as
 	}
 	noSpec := func() *appv1.AppService { return suspendedSnapshot().AppService }
+	// A blue-green release past its 3 steps: waiting for its preview at
+	// full size (weight 0), or switched (100).
+	switching := func(weight int32) func() *appv1.AppService {
+		return func() *appv1.AppService {
+			as := gatedApp()
+			as.Spec.Canary.BlueGreen = &appv1.BlueGreen{}
+			as.Status.Canary.Step, as.Status.Canary.Weight, as.Status.Canary.TrafficBy = new(int32(3)), weight, appv1.CanaryByService
+			return as
+		}
+	}
 	type want struct{ patch, done string }
 	for _, tc := range []struct {
 		state string
@@ -76,6 +86,16 @@ func TestBuildRequest(t *testing.T) {
 		{"step 2 waiting for its Pods", func() *appv1.AppService { return waitingSnapshot().AppService }, map[appv1.CanaryAction]want{
 			appv1.CanaryPromote: {promote1, "appservice/web: step 2 of 3 promoted (canary 58db947f6c); it passes once its Pods are available"},
 			appv1.CanaryAbort:   {abort, "appservice/web: canary 58db947f6c aborted at step 2 of 3"},
+		}},
+		{"blue-green, its preview growing for the switch", switching(0), map[appv1.CanaryAction]want{
+			appv1.CanaryPromote: {"", "appservice/web: canary 58db947f6c waits for its preview at full size to switch: nothing to promote"},
+			appv1.CanaryAbort:   {abort, "appservice/web: canary 58db947f6c aborted at its switch: the users go back to the stable Pods"},
+			appv1.CanaryRetry:   {"", "appservice/web: canary 58db947f6c is being promoted: nothing to retry"},
+		}},
+		{"blue-green, switched", switching(100), map[appv1.CanaryAction]want{
+			appv1.CanaryPromote: {rv + `"status":{"canary":{"request":{"action":"Promote","templateHash":"58db947f6c","step":3}}}}`,
+				"appservice/web: canary 58db947f6c promoted before its scale-down delay's end: the stable Pods roll to it"},
+			appv1.CanaryAbort: {abort, "appservice/web: canary 58db947f6c aborted at its switch: the users go back to the stable Pods"},
 		}},
 		{"promoting", promoting, map[appv1.CanaryAction]want{
 			appv1.CanaryPromote:     {"", "canary 58db947f6c is being promoted already: nothing to promote"},

@@ -223,7 +223,41 @@ func genCanary(c corpusCase, clean bool) *appv1.Canary {
 	}
 	genTests(h.Sum64()^0x7f4a7c159e3779b9, canary.Steps, false)
 	genRouteTools(h.Sum64()^0x3c6ef372fe94f82b, canary, clean, c.Spec)
+	genBlueGreen(h.Sum64()^0xa54ff53a5f1d36f1, canary, clean, false)
 	return canary
+}
+
+// genBlueGreen makes one canary in four a blue-green release, from its own
+// draws (x): a preview's size and a scale-down delay in and out of bounds,
+// anti-affinity one time in two. Steps of a weight, sticky users and a
+// stable that shrinks are refused beside it, and drawn as they were; in a
+// clean spec (clean) the steps' weights are 0 and neither of the others is
+// set. Always: every canary is made one.
+func genBlueGreen(x uint64, canary *appv1.Canary, clean, always bool) {
+	draw := drawer(x)
+	if draw(4) != 0 && !always {
+		return
+	}
+	bg := &appv1.BlueGreen{AntiAffinity: draw(2) == 0}
+	if n := []int32{0, 1, 3, -1, -2}[draw(5)]; n != 0 {
+		bg.PreviewReplicas = &n
+	}
+	if d := []int32{-2, 0, 30, 86400, 86401, -1}[draw(6)]; d != -2 {
+		bg.ScaleDownDelaySeconds = &d
+	}
+	canary.BlueGreen = bg
+	if clean {
+		if bg.PreviewReplicas != nil {
+			bg.PreviewReplicas = new(max(1, *bg.PreviewReplicas))
+		}
+		if bg.ScaleDownDelaySeconds != nil {
+			bg.ScaleDownDelaySeconds = new(max(0, min(*bg.ScaleDownDelaySeconds, 86400)))
+		}
+		for i := range canary.Steps {
+			canary.Steps[i].Weight = 0
+		}
+		canary.Sticky, canary.ShrinkStable = nil, false
+	}
 }
 
 // genRouteTools gives a step in four a mirror (now and then out of
@@ -307,6 +341,13 @@ func genOnRoutes(x uint64, spec *appv1.AppServiceSpec) {
 	}
 	if draw(2) == 0 && spec.HTTPRoute != nil {
 		spec.Canary.Sticky = &appv1.CanarySticky{CookieName: "canary", MaxAgeSeconds: []int32{0, 3600}[draw(2)]}
+	}
+	if spec.Canary.BlueGreen != nil {
+		// Its steps carry no weight, and keep no users.
+		for i := range steps {
+			steps[i].Weight = 0
+		}
+		spec.Canary.Sticky = nil
 	}
 }
 

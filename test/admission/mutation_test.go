@@ -19,6 +19,7 @@ limitations under the License.
 package admission
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"slices"
@@ -43,7 +44,9 @@ import (
 // that keeps a sticky canary's or the testers' rules within what a route holds, the CRD is
 // installed without it, and the property test's own specs (its regression
 // cases, and the same seed and number) must then include one that is
-// admitted but whose Deployment (or HTTPRoute) the API server refuses. A canary spec that only the rule refuses says when the
+// admitted but whose Deployment (or HTTPRoute) the API server refuses; so
+// too for the bound on a blue-green AppService's name, whose preview's
+// Service is NAME-preview. A canary spec that only the rule refuses says when the
 // API server serves the changed CRD.
 //
 // Two of the containers' rules refuse more than the API server does, so
@@ -176,8 +179,25 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 				}}},
 				Canary: &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}}, TesterHeaders: []appv1.TesterHeader{{Name: "x-canary", Value: "qa"}}}},
 		},
+		{
+			"a blue-green name of 56 characters (its preview's Service of 64)",
+			func(root, _ *apiextensionsv1.JSONSchemaProps) int {
+				// Back to the canary's bound, as before blueGreen.
+				n := 0
+				for i, r := range root.XValidations {
+					if strings.Contains(r.Message, "55 with blueGreen") {
+						root.XValidations[i].Rule, n = "!has(self.spec.canary) || size(self.metadata.name) <= 56", n+1
+					}
+				}
+				return n
+			},
+			appv1.AppServiceSpec{Ports: []corev1.ServicePort{{Port: 80}},
+				Canary: &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 0}}, BlueGreen: &appv1.BlueGreen{}}},
+		},
 	}...)
-	install := func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, canary appv1.AppServiceSpec, admitted bool) {
+	// The probe's name: "canary", but where the rule is about the name.
+	probeNames := map[string]string{"a blue-green name of 56 characters (its preview's Service of 64)": strings.Repeat("a", 56)}
+	install := func(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition, name string, canary appv1.AppServiceSpec, admitted bool) {
 		t.Helper()
 		live, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
@@ -188,7 +208,7 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		canary.Image = "nginx"
-		as := &appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: "canary"}, Spec: canary}
+		as := &appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: canary}
 		deadline := time.Now().Add(time.Minute)
 		for {
 			_, err := apps.AppV1().AppServices(ns).Create(ctx, as, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -210,8 +230,9 @@ func TestAdmissionPropertyFindsMissingRules(t *testing.T) {
 				t.Fatalf("%d rules match, want 1", n)
 			}
 			root.Properties["spec"] = *spec
-			install(t, mutated, m.canary, true)
-			defer install(t, original.DeepCopy(), m.canary, false)
+			probe := cmp.Or(probeNames[m.name], "canary")
+			install(t, mutated, probe, m.canary, true)
+			defer install(t, original.DeepCopy(), probe, m.canary, false)
 
 			// The regression cases first, as the property test checks
 			// them.

@@ -181,6 +181,17 @@ func TestAdmissionProperty(t *testing.T) {
 			outcome, err = check(v)
 			outcomes["with tests, "+outcome]++
 			c = v
+			if err == nil && outcome == "admitted" && len(c.Name) <= 55 {
+				// And as a blue-green release: its preview, its Service
+				// and the Service switched to it must be created too.
+				v.Spec = *c.Spec.DeepCopy()
+				genBlueGreen(seed^uint64(i+1)*0x94d049bb133111eb, v.Spec.Canary, true, true)
+				outcome, err = check(v)
+				outcomes["blue-green, "+outcome]++
+				if err != nil {
+					c = v
+				}
+			}
 			if err == nil && outcome == "admitted" {
 				// And with a canary on routes, with all the routes'
 				// tools, which a random spec is rarely admitted with.
@@ -209,6 +220,9 @@ func TestAdmissionProperty(t *testing.T) {
 	t.Logf("seed %d, %d specs: %s", seed, n, strings.Join(summary, ", "))
 	if outcomes["with tests, admitted"] < n/30 || outcomes["with tests, refused"] < n/100 {
 		t.Errorf("the generator is lopsided for a canary's tests (%v): it must produce both kinds", outcomes)
+	}
+	if outcomes["blue-green, admitted"] < n/30 {
+		t.Errorf("the generator admits too few blue-green releases (%v)", outcomes)
 	}
 	if outcomes["on routes, admitted"] < n/30 {
 		t.Errorf("the generator admits too few canaries on routes (%v)", outcomes)
@@ -276,12 +290,26 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 			dryRunChild(ctx, "HTTPRoute split with the canary", gateway.GatewayV1().HTTPRoutes(ns).Create, route, children.UpdateHTTPRoute),
 			dryRunChild(ctx, "GRPCRoute split with the canary", gateway.GatewayV1().GRPCRoutes(ns).Create, grpcRoute, children.UpdateGRPCRoute),
 		)
-	} else if steps != nil {
+	} else if steps != nil && steps.BlueGreen == nil {
 		// By Pods: its Deployment, labelled for the AppService's Service.
 		stable := children.NewDeployment(admitted)
 		errs = append(errs, dryRunChild(ctx, "canary Deployment by Pods", kube.AppsV1().Deployments(ns).Create,
 			children.NewCanaryDeployment(admitted, stable, canary.PodReplicas(*stable.Spec.Replicas, steps.Steps[0].Weight), true),
 			children.UpdateDeployment))
+	}
+	if steps := admitted.Spec.Canary; steps != nil && steps.BlueGreen != nil {
+		// Blue-green: the preview at full size, its Service, and the
+		// AppService's Service switched to it by its template's label.
+		stable := children.NewDeployment(admitted)
+		preview := children.NewCanaryDeployment(admitted, stable, max(1, *stable.Spec.Replicas), false)
+		switched := children.NewService(admitted)
+		if switched != nil {
+			switched.Spec.Selector = children.SwitchedSelector(admitted, preview.Spec.Template.Labels[appv1.LabelTemplate])
+		}
+		errs = append(errs,
+			dryRunChild(ctx, "preview Deployment", kube.AppsV1().Deployments(ns).Create, preview, children.UpdateDeployment),
+			dryRunChild(ctx, "preview Service", kube.CoreV1().Services(ns).Create, children.NewCanaryService(admitted), children.UpdateService),
+			dryRunChild(ctx, "Service switched to the preview", kube.CoreV1().Services(ns).Create, switched, children.UpdateService))
 	}
 	if c := admitted.Spec.Canary; c != nil && c.Analysis != nil {
 		errs = append(errs, analysisRuns(c.Analysis))

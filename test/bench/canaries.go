@@ -49,10 +49,13 @@ import (
 // canary weight above 0, or by Pods the status's share above 0, seen
 // through a watch), median and slowest; until every canary is promoted
 // and gone; and the controller's writes per canary, in all and of the
-// children.
+// children. BlueGreen: instead, a blue-green release of one step of
+// weight 0 without a route, a scale-down delay of 0, switched by the
+// Service's selector (its first weighted traffic: the status's share).
 type Canaries struct {
 	N                    int            `json:"n"`
 	ByPods               bool           `json:"byPods,omitempty"`
+	BlueGreen            bool           `json:"blueGreen,omitempty"`
 	FirstWeightMedian    float64        `json:"firstWeightMedianSeconds"`
 	FirstWeightMax       float64        `json:"firstWeightMaxSeconds"`
 	PromotedSeconds      float64        `json:"promotedSeconds"`
@@ -65,8 +68,8 @@ type Canaries struct {
 // and a canary of three steps without pauses, waits until they run, gives
 // them all a new image, and measures until every canary is promoted (see
 // Canaries).
-func measureCanaries(o options, n int, byPods bool) (Canaries, error) {
-	res := Canaries{N: n, ByPods: byPods}
+func measureCanaries(o options, n int, byPods, blueGreen bool) (Canaries, error) {
+	res := Canaries{N: n, ByPods: byPods, BlueGreen: blueGreen}
 	e, closeAll, err := startRouted(o, "canaries")
 	if err != nil {
 		return res, err
@@ -91,7 +94,11 @@ func measureCanaries(o options, n int, byPods bool) (Canaries, error) {
 	}
 
 	name := func(i int) string { return fmt.Sprintf("app-%05d", i) }
-	if err := createCanaried(ctx, e, n, name, &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}, {Weight: 50}, {Weight: 100}}}, routes, !byPods); err != nil {
+	c := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 10}, {Weight: 50}, {Weight: 100}}}
+	if blueGreen {
+		c = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 0}}, BlueGreen: &appv1.BlueGreen{ScaleDownDelaySeconds: new(int32(0))}}
+	}
+	if err := createCanaried(ctx, e, n, name, c, routes, !byPods); err != nil {
 		return res, err
 	}
 

@@ -163,7 +163,8 @@ func main() {
 	skip := flag.String("skip", "", "Measurements to leave out, comma-separated: "+
 		"convergence (the limit, convergence and backlog runs, with the steady state and the restart), "+
 		"limits (the backlog against the limit, minimal and realistic, at 1000 and 5000, with where the time goes), "+
-		"steady, latency, unrelated, config, crd, activities, throttle, canary, notify, analysis, templates, slow-prometheus, peer, flood, capacity, "+
+		"steady, latency, unrelated, config, crd, activities, throttle, canary (or one of canary-route, canary-pods, bluegreen), notify, analysis, "+
+		"templates, slow-prometheus, peer, flood, capacity, "+
 		"events "+
 		"(for quick tuning runs, or to run the peer alone: "+
 		"-skip convergence,latency,unrelated,config,crd,activities,throttle,canary,notify,analysis,templates,slow-prometheus,flood,capacity,events; "+
@@ -276,6 +277,8 @@ type Results struct {
 	ConfigRollouts []ConfigRollouts `json:"configRollouts,omitempty"`
 	Canaries       Canaries         `json:"canaries"`
 	CanariesByPods Canaries         `json:"canariesByPods"`
+	// CanariesBlueGreen: blue-green releases by the Service's selector.
+	CanariesBlueGreen Canaries `json:"canariesBlueGreen"`
 	// Analysis: what canary analyses cost the controller and Prometheus;
 	// SlowPrometheus: what a slow Prometheus costs the AppServices
 	// without one (test/bench/analysis.go).
@@ -370,15 +373,26 @@ func run(o options) (*Results, error) {
 		}
 	}
 	if !o.skip["canary"] {
-		logf("canaries")
-		c, err := measureCanaries(o, 100, false)
-		if err != nil {
-			return nil, err
-		}
-		res.Canaries = c
-		logf("canaries by Pods")
-		if res.CanariesByPods, err = measureCanaries(o, 100, true); err != nil {
-			return nil, err
+		// By route, by Pods, and blue-green by the Service's selector
+		// (-skip canary-route, canary-pods or bluegreen leaves one out).
+		for _, run := range []struct {
+			skip, what        string
+			byPods, blueGreen bool
+			into              *Canaries
+		}{
+			{"canary-route", "canaries", false, false, &res.Canaries},
+			{"canary-pods", "canaries by Pods", true, false, &res.CanariesByPods},
+			{"bluegreen", "blue-green releases", true, true, &res.CanariesBlueGreen},
+		} {
+			if o.skip[run.skip] {
+				continue
+			}
+			logf(run.what)
+			c, err := measureCanaries(o, 100, run.byPods, run.blueGreen)
+			if err != nil {
+				return nil, err
+			}
+			*run.into = c
 		}
 	}
 	if !o.skip["notify"] {

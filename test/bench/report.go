@@ -94,22 +94,25 @@ func (r *Results) markdown() string {
 		fmt.Fprintf(&m, "| one edit of a ConfigMap %d AppServices read, %s: time until all rolled out; most rolling at once | %.1f s; %d |\n",
 			cr.N, limit, cr.Seconds, cr.Peak)
 	}
-	for _, c := range []Canaries{r.Canaries, r.CanariesByPods} {
+	for _, c := range []Canaries{r.Canaries, r.CanariesByPods, r.CanariesBlueGreen} {
 		if c.N == 0 {
 			continue
 		}
-		by := "by route"
-		if c.ByPods {
+		by, what, steps := "by route", "canaries", "of three steps (10%, 50%, 100%, no pause)"
+		switch {
+		case c.BlueGreen:
+			by, what, steps = "by the Service's selector (no route)", "blue-green releases", "of one step, a scale-down delay of 0"
+		case c.ByPods:
 			by = "by Pods (no route)"
 		}
-		fmt.Fprintf(&m, "| %d canaries %s of three steps (10%%, 50%%, 100%%, no pause) started at once: spec change to the first weighted traffic, "+
-			"median and slowest; until all promoted | %.1f s, %.1f s; %.1f s |\n", c.N, by, c.FirstWeightMedian, c.FirstWeightMax, c.PromotedSeconds)
+		fmt.Fprintf(&m, "| %d %s %s %s started at once: spec change to the first weighted traffic, "+
+			"median and slowest; until all promoted | %.1f s, %.1f s; %.1f s |\n", c.N, what, by, steps, c.FirstWeightMedian, c.FirstWeightMax, c.PromotedSeconds)
 		writes := make([]string, 0, len(c.Writes))
 		for _, k := range slices.Sorted(maps.Keys(c.Writes)) {
 			writes = append(writes, fmt.Sprintf("%s %.1f", k, float64(c.Writes[k])/float64(c.N)))
 		}
-		fmt.Fprintf(&m, "| writes per canary %s of three steps: all; of the children (%s) | %.1f; %.1f |\n",
-			by, strings.Join(writes, ", "), c.WritesPerCanary, c.ChildWritesPerCanary)
+		fmt.Fprintf(&m, "| writes per release %s %s: all; of the children (%s) | %.1f; %.1f |\n",
+			by, steps, strings.Join(writes, ", "), c.WritesPerCanary, c.ChildWritesPerCanary)
 	}
 	if a := r.Analysis; a.N > 0 {
 		fmt.Fprintf(&m, "| %d canaries held at a routed step, an analysis of %d metrics every %d s each, a fake Prometheus answering at once, "+

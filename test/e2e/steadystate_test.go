@@ -260,9 +260,8 @@ func everyShape(i int) *appv1.AppService {
 		}
 		if i%12 == 6 {
 			// A blue-green release for the next template change, its
-			// scale-down delay defaulted: none under way. (Its step has
-			// a mirror, so that the upgrade test's earlier build, whose
-			// CRD prunes blueGreen, admits the rest.)
+			// scale-down delay defaulted: none under way. (The upgrade
+			// test's earlier build gets a canary instead: earlierShape.)
 			s.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 0, Mirror: 10, PauseSeconds: 60}},
 				BlueGreen: &appv1.BlueGreen{PreviewReplicas: int32p(1), AntiAffinity: true}}
 		}

@@ -48,6 +48,20 @@ import (
 // from scratch: the one before this linked k8s.io/apiserver).
 const upgradeFrom = "ff8b75055c1db8d02605489248598092fe45d610"
 
+// earlierShape is everyShape as the earlier build's CRD admits it: its
+// steps of weight 0 without a mirror are refused there, so the blue-green
+// shape is a canary of one 20% step, whose blueGreen would be pruned.
+func earlierShape(i int) *appv1.AppService {
+	as := everyShape(i)
+	if c := as.Spec.Canary; c != nil && c.BlueGreen != nil {
+		c.BlueGreen = nil
+		for j := range c.Steps {
+			c.Steps[j].Weight = 20
+		}
+	}
+	return as
+}
+
 // TestUpgradeRestartsNoApp: the controller built from an earlier commit runs
 // a hundred AppServices of every shape until they are Available; replaced
 // by the current build, it changes no Pod template. The audit log shows no
@@ -66,7 +80,7 @@ func TestUpgradeRestartsNoApp(t *testing.T) {
 	// would), installs its own CRD, and makes the children.
 	old := swapControllerTo(t, "earlier", earlier)
 	const n = 60 // every shape of everyShape once
-	createEveryShape(t, ns, n, everyShape)
+	createEveryShape(t, ns, n, earlierShape)
 	replicaSetsBefore := replicaSetUIDs(t, ns)
 	routesBefore, err := gatewayAPI(t).GatewayV1().HTTPRoutes(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
