@@ -154,6 +154,37 @@ func testedRelease(ctx context.Context, t *tour) error {
 	return t.equals(ctx, "deployment/nginx-app", "{.status.updatedReplicas}/{.spec.template.spec.containers[0].image}", "3/nginx:1.29")
 }
 
+// blueGreenSwitched: at nginx-app's gate its preview's Service held the
+// preview's Pod alone and the users' Service none of it (the third
+// command's output); promoted, one switch's Event, nginx:1.30 on every
+// Pod, the preview gone, and the same Service.
+func blueGreenSwitched(ctx context.Context, t *tour) error {
+	for _, line := range strings.Split(t.last[2], "\n") {
+		switch {
+		case strings.HasPrefix(line, "nginx-app-preview ") && !strings.Contains(line, "nginx-app-preview-"):
+			return fmt.Errorf("at the gate, the preview's Service held no preview Pod: %q", line)
+		case strings.HasPrefix(line, "nginx-app ") && strings.Contains(line, "nginx-app-preview-"):
+			return fmt.Errorf("at the gate, the users' Service held a preview Pod: %q", line)
+		}
+	}
+	if err := t.event(ctx, "nginx-app", "CanarySwitched", "100% of the traffic by the Service's selector, to its 3 Pods"); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "service/nginx-app", "{.metadata.uid}/{.spec.clusterIP}", t.marks["service"]); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "service/nginx-app", "{.spec.ports[0].nodePort}/{.spec.selector}", `30002/{"app.example.com/appservice":"nginx-app"}`); err != nil {
+		return err
+	}
+	if err := t.equals(ctx, "deployment/nginx-app", "{.status.updatedReplicas}/{.spec.template.spec.containers[0].image}", "3/nginx:1.30"); err != nil {
+		return err
+	}
+	return t.eventually(ctx, func() (bool, string, error) {
+		name, err := t.get(ctx, "deployment/nginx-app-preview", "{.metadata.name}")
+		return err == nil && name == "", "deployment/nginx-app-preview: " + name, err
+	})
+}
+
 // releasedByHand: storefront's canary waited at its gate with the testers'
 // rule, and the plugin's promotion ended it: promoted.
 func releasedByHand(ctx context.Context, t *tour) error {

@@ -401,6 +401,39 @@ func tourSteps() []step {
 		},
 		check: testedRelease,
 	}, {
+		title: text{"Blue-green: a full-size preview, then one switch", "蓝绿发布：完整规模的预览，然后一次切换"},
+		say: text{
+			"An app that cannot mix versions: with spec.canary.blueGreen, nginx:1.30 runs in a preview, nginx-app-preview,\n" +
+				"with a Service of its own that only its Pods are behind; the users' Service never sees them. At its gate the\n" +
+				"preview has 1 Pod; promoted, it grows to 3, and once they are all available one write of the Service's\n" +
+				"selector switches the users to them. The old Pods stay at full size for the scale-down delay (5 s here), to\n" +
+				"switch back to; then they roll to nginx:1.30 and the Service selects them again.",
+			"不能混跑两个版本的应用：设置 spec.canary.blueGreen 后，nginx:1.30 先运行在预览 nginx-app-preview 中，\n" +
+				"它有自己的 Service，后面只有它的 Pod；用户的 Service 看不到它们。在关卡处预览只有 1 个 Pod；\n" +
+				"晋升后它扩到 3 个，全部可用后，一次改写 Service 的 selector 就把用户切到它们上面。旧 Pod 在缩容延迟\n" +
+				"（这里是 5 秒）内保持完整规模，以便切回；之后它们滚动到 nginx:1.30，Service 重新选中它们。",
+		},
+		before: mark("service", "service/nginx-app", "{.metadata.uid}/{.spec.clusterIP}"),
+		cmds: []command{
+			kubectl("patch", "appsvc", "nginx-app", "--type=merge", "-p",
+				`{"spec":{"image":"nginx:1.30","canary":{"steps":[{"weight":0,"gate":true}],"blueGreen":{"previewReplicas":1,"scaleDownDelaySeconds":5}}}}`),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Reconciling")].reason}=CanaryGated`, "appsvc/nginx-app", "--timeout=2m"),
+			kubectl("get", "endpointslices", "-l", "kubernetes.io/service-name in (nginx-app, nginx-app-preview)", "-o",
+				`custom-columns=SERVICE:.metadata.labels.kubernetes\.io/service-name,PODS:.endpoints[*].targetRef.name`),
+			kubectl("appservice", "promote", "nginx-app"),
+			kubectl("wait", "--for=jsonpath={.spec.template.spec.containers[0].image}=nginx:1.30", "deploy/nginx-app", "--timeout=2m"),
+			kubectl("wait", `--for=jsonpath={.status.conditions[?(@.type=="Ready")].reason}=RolloutComplete`, "appsvc/nginx-app", "--timeout=2m"),
+			kubectl("get", "events", "--field-selector", "involvedObject.name=nginx-app,reason=CanarySwitched"),
+			kubectl("get", "svc", "nginx-app", "-o", "custom-columns=NAME:.metadata.name,NODEPORT:.spec.ports[0].nodePort,SELECTOR:.spec.selector"),
+		},
+		expect: text{
+			"at the gate, nginx-app's endpoints are the old Pods and nginx-app-preview's its 1 Pod; promoted, a Normal Event\n" +
+				"CanarySwitched, then nginx:1.30 on every Pod, the preview gone, and the same Service on node port 30002",
+			"在关卡处，nginx-app 的端点是旧 Pod，nginx-app-preview 的端点是它的 1 个 Pod；晋升后有一条 Normal Event\n" +
+				"CanarySwitched，然后每个 Pod 都运行 nginx:1.30，预览已删除，Service 不变，NodePort 仍是 30002",
+		},
+		check: blueGreenSwitched,
+	}, {
 		title: text{"A canary through the route", "经由路由的金丝雀发布"},
 		say: text{
 			"shop has an HTTPRoute and spec.canary: a new image first gets 10% of the traffic through a Deployment and\n" +
