@@ -201,3 +201,24 @@ func TestDecideBlueGreenSwitchBack(t *testing.T) {
 		t.Fatalf("the switch's wait past the deadline: %+v", d)
 	}
 }
+
+// TestDecideBlueGreenPromoteFull: a promotion of every step left, at a
+// step, goes to the switch's wait, never straight to the stable's
+// rollout: the users switch only to a preview at full size.
+func TestDecideBlueGreenPromoteFull(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	c := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 0, Gate: true}, {Weight: 0, Gate: true}},
+		BlueGreen: &appv1.BlueGreen{PreviewReplicas: new(int32(1))}}
+	st := &appv1.CanaryStatus{StableTemplateHash: "blue", CanaryTemplateHash: "green", Step: new(int32(0)), PreviewReady: true,
+		TrafficBy: appv1.CanaryByService, StepStartTime: &metav1.Time{Time: now.Add(-time.Minute)},
+		Request: &appv1.CanaryRequest{Action: appv1.CanaryPromoteFull, TemplateHash: "green"}}
+	d := Decide(Input{Spec: c, Hash: "green", StableReplicas: 3, ProgressDeadline: 10 * time.Minute, Now: now, NoRoute: true, Status: st,
+		Pods: &Pods{Observed: true, Replicas: 1, Total: 1, Updated: 1, Available: 1}})
+	if d.Phase != Running || !d.HoldStable || d.SwitchService || d.CanaryReplicas != 3 || *d.Status.Step != 2 || d.Status.Weight != 0 ||
+		d.Status.PreviewReady || d.Status.Request != nil {
+		t.Fatalf("promoted in full at step 1: %+v, status %+v", d, d.Status)
+	}
+	if d.Event == nil || !strings.Contains(d.Event.Message, "its preview grows to full size for the switch") {
+		t.Errorf("event %+v", d.Event)
+	}
+}

@@ -558,14 +558,14 @@ func onRequest(in Input, st *appv1.CanaryStatus) (*Decision, bool, *appv1.Canary
 	case appv1.CanaryPromoteFull:
 		next := st.DeepCopy()
 		next.Step, next.StepStartTime = new(steps), &metav1.Time{Time: in.Now}
-		d := promoting(in, next)
+		d, then := promoting(in, next), "the stable Pods roll to it"
 		if in.blueGreen() {
 			// Not past the switch: to it.
 			next.Weight, next.Mirror, next.PreviewReady, next.Request = 0, 0, false, nil
-			d = in.previewGrows(next, in.ProgressDeadline)
+			d, then = in.previewGrows(next, in.ProgressDeadline), "its preview grows to full size for the switch"
 		}
 		d.Event = &Event{corev1.EventTypeNormal, appv1.ReasonCanaryRequested,
-			fmt.Sprintf("Canary %s promoted on request at step %d of %d, skipping the steps left: the stable Pods roll to it", in.Hash, step+1, steps)}
+			fmt.Sprintf("Canary %s promoted on request at step %d of %d, skipping the steps left: %s", in.Hash, step+1, steps, then)}
 		return &d, false, st
 	case appv1.CanaryPromote:
 		if *st.Request.Step == step {
