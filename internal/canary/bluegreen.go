@@ -70,6 +70,24 @@ func ScaleDownDelay(bg *appv1.BlueGreen) time.Duration {
 	return time.Duration(*bg.ScaleDownDelaySeconds) * time.Second
 }
 
+// serviceSwitch decides whether the AppService's Service selects the
+// preview (SwitchService), for a blue-green release without a route: all
+// of the users or none, from the switch to the promotion's end, and only
+// to Pods that serve. The status's share says so.
+func (in Input) serviceSwitch(d *Decision) {
+	if in.by != appv1.CanaryByService {
+		return
+	}
+	d.SwitchService = d.Status != nil && d.Status.Weight == 100 && (d.Phase == Running || d.Phase == Promoting) && in.Pods.serving()
+	d.RouteWeight = 0
+	if d.Status != nil && d.CanaryReplicas > 0 {
+		d.Status.Share = 0
+		if d.SwitchService {
+			d.Status.Share = 100
+		}
+	}
+}
+
 // switchStage is the decision of a blue-green release whose steps all
 // passed, before its promotion: the switch's wait, or the switch's stage.
 // An abort switches back; a promotion asked for once switched ends the

@@ -291,12 +291,6 @@ func Decide(in Input) Decision {
 		// No route weight: the Service sends the canary its Pods' share.
 		d.RouteWeight = 0
 	}
-	if in.by == appv1.CanaryByService {
-		// The Service's selector carries it: all or nothing, and only to
-		// Pods that serve.
-		d.SwitchService = d.Status != nil && d.Status.Weight == 100 && (d.Phase == Running || d.Phase == Promoting) && in.Pods.serving()
-		d.RouteWeight = 0
-	}
 	in.routeRules(&d)
 	if in.shrinking() && d.Phase == Running {
 		// The stable gives up the Pods of the step carried: none until the
@@ -335,10 +329,8 @@ func Decide(in Input) Decision {
 		if in.by == appv1.CanaryByPods {
 			d.Status.Share, d.Status.CanaryPods, d.Status.ServingPods = podShare(in)
 		}
-		if d.SwitchService {
-			d.Status.Share = 100
-		}
 	}
+	in.serviceSwitch(&d)
 	return d
 }
 

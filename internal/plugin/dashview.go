@@ -281,7 +281,8 @@ func canaryView(as *appv1.AppService, c Canary, now time.Time) *CanaryView {
 }
 
 var canaryPhases = map[CanaryPhase]string{
-	NoCanary: "none", CanaryRunning: "running", CanaryPromoting: "promoting", CanarySwitched: "switched", CanaryAborted: "aborted", CanaryAwaitingRoute: "awaiting-route",
+	NoCanary: "none", CanaryRunning: "running", CanaryPromoting: "promoting", CanarySwitched: "switched", CanaryAborted: "aborted",
+	CanaryAwaitingRoute:    "awaiting-route",
 	CanaryAwaitingAnalysis: "awaiting-analysis",
 }
 

@@ -187,6 +187,8 @@ func BuildRequest(as *appv1.AppService, action appv1.CanaryAction) (patch []byte
 			return nil, "", err
 		}
 		switch {
+		case c.Phase == CanarySwitched && action == appv1.CanaryAbort && c.Weight < 100:
+			done = fmt.Sprintf("%s: canary %s aborted before its switch: the users stay on the stable Pods", who, c.Hash)
 		case c.Phase == CanarySwitched && action == appv1.CanaryAbort:
 			done = fmt.Sprintf("%s: canary %s aborted at its switch: the users go back to the stable Pods", who, c.Hash)
 		case c.Phase == CanarySwitched:

@@ -89,7 +89,7 @@ func TestBuildRequest(t *testing.T) {
 		}},
 		{"blue-green, its preview growing for the switch", switching(0), map[appv1.CanaryAction]want{
 			appv1.CanaryPromote: {"", "appservice/web: canary 58db947f6c waits for its preview at full size to switch: nothing to promote"},
-			appv1.CanaryAbort:   {abort, "appservice/web: canary 58db947f6c aborted at its switch: the users go back to the stable Pods"},
+			appv1.CanaryAbort:   {abort, "appservice/web: canary 58db947f6c aborted before its switch: the users stay on the stable Pods"},
 			appv1.CanaryRetry:   {"", "appservice/web: canary 58db947f6c is being promoted: nothing to retry"},
 		}},
 		{"blue-green, switched", switching(100), map[appv1.CanaryAction]want{

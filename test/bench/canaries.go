@@ -64,6 +64,35 @@ type Canaries struct {
 	Writes               map[string]int `json:"writes"`
 }
 
+// measureAllCanaries runs the canaries by route, by Pods, and blue-green by
+// the Service's selector (-skip canary-route, canary-pods or bluegreen
+// leaves one out; canary, all).
+func measureAllCanaries(o options, res *Results) error {
+	if o.skip["canary"] {
+		return nil
+	}
+	for _, run := range []struct {
+		skip, what        string
+		byPods, blueGreen bool
+		into              *Canaries
+	}{
+		{"canary-route", "canaries", false, false, &res.Canaries},
+		{"canary-pods", "canaries by Pods", true, false, &res.CanariesByPods},
+		{"bluegreen", "blue-green releases", true, true, &res.CanariesBlueGreen},
+	} {
+		if o.skip[run.skip] {
+			continue
+		}
+		logf(run.what)
+		c, err := measureCanaries(o, 100, run.byPods, run.blueGreen)
+		if err != nil {
+			return err
+		}
+		*run.into = c
+	}
+	return nil
+}
+
 // measureCanaries creates n AppServices of two replicas with an HTTPRoute
 // and a canary of three steps without pauses, waits until they run, gives
 // them all a new image, and measures until every canary is promoted (see

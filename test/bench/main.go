@@ -372,28 +372,8 @@ func run(o options) (*Results, error) {
 			res.ConfigRollouts = append(res.ConfigRollouts, cr)
 		}
 	}
-	if !o.skip["canary"] {
-		// By route, by Pods, and blue-green by the Service's selector
-		// (-skip canary-route, canary-pods or bluegreen leaves one out).
-		for _, run := range []struct {
-			skip, what        string
-			byPods, blueGreen bool
-			into              *Canaries
-		}{
-			{"canary-route", "canaries", false, false, &res.Canaries},
-			{"canary-pods", "canaries by Pods", true, false, &res.CanariesByPods},
-			{"bluegreen", "blue-green releases", true, true, &res.CanariesBlueGreen},
-		} {
-			if o.skip[run.skip] {
-				continue
-			}
-			logf(run.what)
-			c, err := measureCanaries(o, 100, run.byPods, run.blueGreen)
-			if err != nil {
-				return nil, err
-			}
-			*run.into = c
-		}
+	if err := measureAllCanaries(o, res); err != nil {
+		return nil, err
 	}
 	if !o.skip["notify"] {
 		logf("notifications")

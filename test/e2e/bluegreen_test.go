@@ -1,3 +1,5 @@
+//go:build e2e
+
 /*
 Copyright The appservice-controller Authors.
 
@@ -65,6 +67,9 @@ func TestBlueGreen(t *testing.T) {
 	t.Run("abort", func(t *testing.T) { t.Parallel(); testBlueGreenAbort(t) })
 	t.Run("switchback", func(t *testing.T) { t.Parallel(); testBlueGreenSwitchBack(t) })
 }
+
+// seedSize is the seeds' AppService's size; the route case's is the same.
+const seedSize = 2
 
 // seedBlueGreen is the seeds' AppService (2 nginx Pods behind a NodePort
 // Service), its nodePort left to the cluster (the tests run side by side),
@@ -155,9 +160,9 @@ func (r *blueGreenRecord) stacks(states []endpointsState) []string {
 }
 
 // checkStacks checks that the Service's endpoints went through want, each
-// state of them all of one stack, never none once served; consecutive
-// repeats count once.
-func (r *blueGreenRecord) checkStacks(t *testing.T, min int, want ...string) {
+// state of them all of one stack, never fewer than the seeds' size once
+// served; consecutive repeats count once.
+func (r *blueGreenRecord) checkStacks(t *testing.T, want ...string) {
 	t.Helper()
 	states := endpointStates(r.endpoints.snapshot())
 	var got []string
@@ -175,7 +180,7 @@ func (r *blueGreenRecord) checkStacks(t *testing.T, min int, want ...string) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the Service's endpoints went %v, want %v", got, want)
 	}
-	checkNeverBelow(t, states, min)
+	checkNeverBelow(t, states, seedSize)
 	if t.Failed() {
 		for _, s := range states {
 			t.Logf("resourceVersion %d: slice %s, %d ready %v", s.v.rv, s.v.obj.Name, s.ready, s.pods)
@@ -222,16 +227,16 @@ func (r *blueGreenRecord) checkPreviewAlone(t *testing.T) {
 }
 
 // stableKept checks that the stable Deployment ran image at full size
-// (size available) in every version before its template changed, and
+// (the seeds' size available) in every version before its template changed, and
 // returns when it changed (zero: never).
-func (r *blueGreenRecord) stableKept(t *testing.T, image string, size int32) time.Time {
+func (r *blueGreenRecord) stableKept(t *testing.T, image string) time.Time {
 	t.Helper()
 	for _, v := range r.stable.snapshot() {
 		if appImage(v.obj) != image {
 			return v.at
 		}
-		if v.obj.Status.AvailableReplicas < size {
-			t.Errorf("the old Pods fell to %d available (resourceVersion %d) before the promotion, want %d", v.obj.Status.AvailableReplicas, v.rv, size)
+		if v.obj.Status.AvailableReplicas < seedSize {
+			t.Errorf("the old Pods fell to %d available (resourceVersion %d) before the promotion, want %d", v.obj.Status.AvailableReplicas, v.rv, seedSize)
 		}
 	}
 	return time.Time{}
@@ -295,12 +300,12 @@ func testBlueGreenService(t *testing.T) {
 	waitCanaryDeploymentGoneNamed(t, ns, rec.preview)
 
 	rec.checkEdges(t, name, "0@0%", "0@0%+ready", "1@0%", "1@100%", "2@100%")
-	rec.checkStacks(t, 2, "blue", "preview", "green")
+	rec.checkStacks(t, "blue", "preview", "green")
 	rec.checkService(t, svc, svc.Spec.Selector, children.SwitchedSelector(&appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name}}, hash),
 		svc.Spec.Selector)
 	rec.checkPreviewAlone(t)
 	switched := rec.switchedAt(t, 1)
-	rolled := rec.stableKept(t, "nginx:1.7.9", 2)
+	rolled := rec.stableKept(t, "nginx:1.7.9")
 	if rolled.IsZero() {
 		t.Fatalf("the stable Deployment never got the new template")
 	}
@@ -394,7 +399,7 @@ func testBlueGreenRoute(t *testing.T) {
 	if d, ok := before(rec.canary.snapshot(), switchRV); !ok || d.obj.Status.AvailableReplicas < 2 {
 		t.Errorf("the route switched (resourceVersion %d) before the preview had 2 available Pods", switchRV)
 	}
-	if rolled := rec.stableKept(t, "nginx:1.27", 2); rolled.IsZero() {
+	if rolled := rec.stableKept(t, "nginx:1.27"); rolled.IsZero() {
 		t.Errorf("the stable Deployment never got the new template")
 	}
 	if vs := rec.endpoints.snapshot(); len(vs) > 0 {
@@ -431,10 +436,10 @@ func testBlueGreenAbort(t *testing.T) {
 		return nil
 	})
 
-	rec.checkStacks(t, 2, "blue")
+	rec.checkStacks(t, "blue")
 	rec.checkService(t, svc, svc.Spec.Selector)
 	rec.checkPreviewAlone(t)
-	if rolled := rec.stableKept(t, "nginx:1.7.9", 2); !rolled.IsZero() {
+	if rolled := rec.stableKept(t, "nginx:1.7.9"); !rolled.IsZero() {
 		t.Errorf("an aborted preview's template reached the stable Deployment")
 	}
 }
@@ -484,10 +489,10 @@ func testBlueGreenSwitchBack(t *testing.T) {
 	if abortedAt.IsZero() || abortedAt.Sub(switched.at) >= time.Duration(delay)*time.Second {
 		t.Errorf("switched back at %s, %s after the switch: want within the scale-down delay (%ds)", abortedAt, abortedAt.Sub(switched.at), delay)
 	}
-	rec.checkStacks(t, 2, "blue", "preview", "blue")
+	rec.checkStacks(t, "blue", "preview", "blue")
 	rec.checkService(t, svc, svc.Spec.Selector, children.SwitchedSelector(&appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name}}, hash),
 		svc.Spec.Selector)
-	if rolled := rec.stableKept(t, "nginx:1.7.9", 2); !rolled.IsZero() {
+	if rolled := rec.stableKept(t, "nginx:1.7.9"); !rolled.IsZero() {
 		t.Errorf("the failed preview's template reached the stable Deployment")
 	}
 	if c := back.Status.Canary; c.Request != nil || c.CanaryTemplateHash != "" {

@@ -68,7 +68,7 @@ type NotificationDestinationSpec struct {
 	// Edges are the edges it hears of; all of them when empty.
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:Enum=Started;Step;Gated;Switched;Promoted;Aborted;ProgressDeadline;RolledBack
 	Edges []ReleaseEdge `json:"edges,omitempty"`
 }
