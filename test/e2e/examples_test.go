@@ -27,6 +27,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -119,6 +120,13 @@ func TestExamples(t *testing.T) {
 		t.Errorf("shop's canary: spec %+v, status %+v", as.Spec.Canary, as.Status.Canary)
 	}
 	checkCanaryGone(t, ns, "shop")
+	// The blue-green example: no preview until its template changes.
+	if as := waitAvailable(t, ns, "ledger", 3); as.Spec.Canary.BlueGreen == nil || as.Status.Canary == nil || as.Status.Canary.StableTemplateHash == "" {
+		t.Errorf("ledger's blue-green release: spec %+v, status %+v", as.Spec.Canary, as.Status.Canary)
+	}
+	if _, err := getDeployment(ns, "ledger-preview"); !apierrors.IsNotFound(err) {
+		t.Errorf("ledger's preview before any release: %v, want none", err)
+	}
 	// The fleet's judges, cluster-wide: admitted as shipped.
 	templates := filepath.Join(repoRoot, "artifacts", "examples", "analysis-templates")
 	out, err := kubectl("apply", "-f", templates)
