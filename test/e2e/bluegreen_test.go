@@ -122,6 +122,20 @@ func recordBlueGreen(t *testing.T, ns, name string) *blueGreenRecord {
 	}
 }
 
+// startBlueGreen creates the AppService, waits until it is available, and
+// starts recording its releases; it returns the record and its Service as
+// created.
+func startBlueGreen(t *testing.T, ns, name string, spec appv1.AppServiceSpec) (*blueGreenRecord, *corev1.Service) {
+	t.Helper()
+	createAppService(t, ns, name, spec)
+	waitAvailable(t, ns, name, *spec.Size)
+	svc, err := getService(ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recordBlueGreen(t, ns, name), svc
+}
+
 // stacks says which Pods a state of the Service's endpoints holds: the
 // old ones (blue, the stable Pods seen before the first preview Pod), the
 // preview's, and new stable ones (green, rolled after the switch).
@@ -258,14 +272,8 @@ func testBlueGreenService(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "nginx-app"
 	delay := int32(5)
-	createAppService(t, ns, name, seedBlueGreen(t, appv1.BlueGreen{PreviewReplicas: int32p(1), ScaleDownDelaySeconds: &delay, AntiAffinity: true},
+	rec, svc := startBlueGreen(t, ns, name, seedBlueGreen(t, appv1.BlueGreen{PreviewReplicas: int32p(1), ScaleDownDelaySeconds: &delay, AntiAffinity: true},
 		appv1.CanaryStep{Weight: 0, Gate: true}))
-	waitAvailable(t, ns, name, 2)
-	svc, err := getService(ns, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := recordBlueGreen(t, ns, name)
 	events := recordEvents(t, ns, name)
 
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.8" })
@@ -416,13 +424,7 @@ func testBlueGreenRoute(t *testing.T) {
 func testBlueGreenAbort(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "nginx-app"
-	createAppService(t, ns, name, seedBlueGreen(t, appv1.BlueGreen{}, appv1.CanaryStep{Weight: 0, Gate: true}))
-	waitAvailable(t, ns, name, 2)
-	svc, err := getService(ns, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := recordBlueGreen(t, ns, name)
+	rec, svc := startBlueGreen(t, ns, name, seedBlueGreen(t, appv1.BlueGreen{}, appv1.CanaryStep{Weight: 0, Gate: true}))
 
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.8" })
 	gate := rec.waitAtGate(t, 0)
@@ -450,13 +452,7 @@ func testBlueGreenSwitchBack(t *testing.T) {
 	delay := int32(120)
 	spec := seedBlueGreen(t, appv1.BlueGreen{ScaleDownDelaySeconds: &delay}, appv1.CanaryStep{Weight: 0, PauseSeconds: 2})
 	spec.Canary.Analysis = &appv1.CanaryAnalysis{IntervalSeconds: 1, Metrics: []appv1.AnalysisMetric{successRate()}}
-	createAppService(t, ns, name, spec)
-	waitAvailable(t, ns, name, 2)
-	svc, err := getService(ns, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := recordBlueGreen(t, ns, name)
+	rec, svc := startBlueGreen(t, ns, name, spec)
 	events := recordEvents(t, ns, name)
 	// The preview answers well until the switch.
 	gatewayMetrics.SetRate(ns, rec.preview, "200", 10)

@@ -541,10 +541,8 @@ func TestCanaryRestart(t *testing.T) {
 	// the new stable ones, never mixed nor empty; one Switched Event.
 	const bg = "bluegreen"
 	delay := int32(4)
-	createAppService(t, ns, bg, seedBlueGreen(t, appv1.BlueGreen{ScaleDownDelaySeconds: &delay},
+	brec, _ := startBlueGreen(t, ns, bg, seedBlueGreen(t, appv1.BlueGreen{ScaleDownDelaySeconds: &delay},
 		appv1.CanaryStep{Weight: 0, PauseSeconds: 4, Tests: []appv1.CanaryTest{smokeTest("sleep 2")}}))
-	waitAvailable(t, ns, bg, 2)
-	brec := recordBlueGreen(t, ns, bg)
 	btests := recordTests(t, ns, bg)
 	bevents := recordEvents(t, ns, bg)
 	updateAppService(t, ns, bg, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.8" })
