@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -468,15 +469,25 @@ func (s *appSync) split() children.RouteSplit {
 	}
 }
 
-// syncHTTPRoute syncs the AppService's HTTPRoute: when the cluster serves
-// them and the cache has synced. It returns the live route (nil for none).
+// syncHTTPRoute syncs the AppService's HTTPRoute, and a blue-green
+// preview's hostname's (PreviewRoute): when the cluster serves them and the
+// cache has synced. It returns the live route (nil for none).
 func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, error) {
 	desired := children.NewHTTPRoute(s.as)
 	children.SplitHTTPRoute(desired, s.as, s.split())
 	if ok, err := s.c.routes.gate(s.c.routes.kind(false), desired != nil, errRouteAPIMissing); !ok {
 		return nil, err
 	}
-	return s.httpRoutes().Sync(ctx, &s.Sync, desired)
+	routes := s.httpRoutes()
+	if !s.canary.PreviewRoute || desired == nil {
+		return routes.Sync(ctx, &s.Sync, desired)
+	}
+	// A blue-green preview's hostname: its route beside the AppService's,
+	// pruned with the preview's end, before its Service goes.
+	preview := children.NewPreviewHTTPRoute(s.as)
+	live, err := routes.Ensure(ctx, &s.Sync, desired)
+	_, previewErr := routes.Ensure(ctx, &s.Sync, preview)
+	return live, errors.Join(err, previewErr, routes.Prune(ctx, &s.Sync, desired, preview))
 }
 
 func (s *appSync) httpRoutes() owner.ChildKind[*gatewayv1.HTTPRoute] {

@@ -73,8 +73,13 @@ func ScaleDownDelay(bg *appv1.BlueGreen) time.Duration {
 // serviceSwitch decides whether the AppService's Service selects the
 // preview (SwitchService), for a blue-green release without a route: all
 // of the users or none, from the switch to the promotion's end, and only
-// to Pods that serve. The status's share says so.
+// to Pods that serve. The status's share says so. With a preview
+// hostname, whether its route is there (PreviewRoute): while the preview
+// has a Pod to serve it.
 func (in Input) serviceSwitch(d *Decision) {
+	if in.blueGreen() && in.Spec.BlueGreen.PreviewHostname != "" {
+		d.PreviewRoute = (d.Phase == Running || d.Phase == Promoting) && d.CanaryReplicas > 0 && in.Pods.serving()
+	}
 	if in.by != appv1.CanaryByService {
 		return
 	}

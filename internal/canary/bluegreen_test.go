@@ -52,7 +52,8 @@ func (r *bgRelease) sync() Decision {
 		// The stable Deployment got the new template: it rolls out.
 		r.in.StableInLine, r.in.StableRolledOut = true, true
 	}
-	line := fmt.Sprintf("%s pods=%d route=%d service=%t hold=%t", d.Phase, d.CanaryReplicas, d.RouteWeight, d.SwitchService, d.HoldStable)
+	line := fmt.Sprintf("%s pods=%d route=%d service=%t hold=%t preview-route=%t", d.Phase, d.CanaryReplicas, d.RouteWeight, d.SwitchService, d.HoldStable,
+		d.PreviewRoute)
 	if d.Edge != "" {
 		line += " edge=" + string(d.Edge)
 	}
@@ -70,6 +71,9 @@ func TestDecideBlueGreen(t *testing.T) {
 	spec := func(by string) (*appv1.Canary, bool) {
 		c := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 0, PauseSeconds: 60}, {Weight: 0, Gate: true}},
 			BlueGreen: &appv1.BlueGreen{PreviewReplicas: new(int32(2)), ScaleDownDelaySeconds: new(int32(30))}}
+		if by == "route" {
+			c.BlueGreen.PreviewHostname = "preview.example.com"
+		}
 		return c, by == "service"
 	}
 	for _, by := range []string{"route", "service"} {
@@ -83,8 +87,12 @@ func TestDecideBlueGreen(t *testing.T) {
 			} else {
 				service = true
 			}
-			r.sync() // started: the preview at 2 Pods
-			r.sync() // step 1's preview ready: its stage begins
+			if d := r.sync(); d.PreviewRoute { // started: the preview at 2 Pods
+				t.Errorf("the preview's hostname routed before it had a Pod")
+			}
+			if d := r.sync(); d.PreviewRoute != (by == "route") { // step 1's preview ready: its stage begins
+				t.Errorf("the preview's hostname: routed %t once it has Pods", d.PreviewRoute)
+			}
 			r.wait(61 * time.Second)
 			r.sync() // step 1 passed: step 2
 			r.sync() // step 2's preview ready: it waits at its gate
@@ -119,7 +127,7 @@ func TestDecideBlueGreen(t *testing.T) {
 				t.Fatalf("after the delay: %+v", d)
 			}
 			d = r.sync() // rolled out: promoted, the preview goes
-			if d.Phase != None || d.Edge != appv1.EdgePromoted || d.CanaryReplicas != 0 || d.RouteWeight != 0 || d.SwitchService {
+			if d.Phase != None || d.Edge != appv1.EdgePromoted || d.CanaryReplicas != 0 || d.RouteWeight != 0 || d.SwitchService || d.PreviewRoute {
 				t.Fatalf("promoted: %+v", d)
 			}
 			for _, line := range r.log {

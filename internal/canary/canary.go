@@ -247,6 +247,10 @@ type Decision struct {
 	// the AppService's Service selects its preview's Pods
 	// (children.SwitchedSelector).
 	SwitchService bool
+	// PreviewRoute: a blue-green release's HTTPRoute NAME-preview sends
+	// spec.canary.blueGreen.previewHostname to its preview (from the
+	// preview's first available Pod to the release's end).
+	PreviewRoute bool
 	// Edge is the edge of the release this decision makes, which the
 	// notifications hear of ("": none), and EdgeStep its step (from 0).
 	// Gated is decided at every sync a step waits at its gate: the edge

@@ -108,6 +108,26 @@ func NewCanaryDeployment(as *appv1.AppService, stable *appsv1.Deployment, replic
 	return d
 }
 
+// NewPreviewHTTPRoute returns the HTTPRoute of a blue-green release's
+// preview hostname (spec.canary.blueGreen.previewHostname): NAME-preview,
+// on the httpRoute's parents, sending all of that host's requests to the
+// preview's Service. Nil without a hostname, an httpRoute or ports.
+func NewPreviewHTTPRoute(as *appv1.AppService) *gatewayv1.HTTPRoute {
+	if !BlueGreen(as) || as.Spec.Canary.BlueGreen.PreviewHostname == "" || as.Spec.HTTPRoute == nil {
+		return nil
+	}
+	host := &appv1.AppService{ObjectMeta: as.ObjectMeta, Spec: appv1.AppServiceSpec{Ports: as.Spec.Ports, HTTPRoute: &appv1.HTTPRoute{
+		ParentRefs: as.Spec.HTTPRoute.ParentRefs, Hostnames: []gatewayv1.Hostname{as.Spec.Canary.BlueGreen.PreviewHostname},
+	}}}
+	r := NewHTTPRoute(host)
+	if r == nil {
+		return nil
+	}
+	r.Name, r.Labels = CanaryName(as), canaryObjectLabels(as)
+	r.Spec.Rules[0].BackendRefs[0].Name = gatewayv1.ObjectName(CanaryName(as))
+	return r
+}
+
 // previewAntiAffinity is affinity (the spec's, never modified) with a
 // preference against the nodes of the stable Pods: the two stacks share as
 // few nodes as the scheduler can manage, and a node lost takes at most one

@@ -23,6 +23,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -306,5 +307,37 @@ func TestCanaryCached(t *testing.T) {
 	}
 	if _, changed := UpdateService(liveSvc, svc); changed != nil {
 		t.Errorf("the cached canary Service differs from the one it was made from: %v", changed)
+	}
+}
+
+// TestNewPreviewHTTPRoute: a blue-green preview's hostname gets a route of
+// its own, NAME-preview, on the httpRoute's parents, all of its requests to
+// the preview's Service; none without the hostname or the httpRoute.
+func TestNewPreviewHTTPRoute(t *testing.T) {
+	as := &appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "ns", UID: "u"}, Spec: appv1.AppServiceSpec{
+		Image: "nginx", Ports: []corev1.ServicePort{{Name: "http", Port: 8080}},
+		HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "public"}}, Hostnames: []gatewayv1.Hostname{"shop.example.com"}},
+		Canary: &appv1.Canary{Steps: []appv1.CanaryStep{{}}, BlueGreen: &appv1.BlueGreen{PreviewHostname: "preview.shop.example.com"}},
+	}}
+	r := NewPreviewHTTPRoute(as)
+	if r == nil || r.Name != "shop-preview" || r.Labels[appv1.LabelCanary] != "shop" || r.Labels[appv1.LabelAppService] != "shop" {
+		t.Fatalf("the preview's route %+v", r)
+	}
+	if len(r.Spec.Hostnames) != 1 || r.Spec.Hostnames[0] != "preview.shop.example.com" || len(r.Spec.ParentRefs) != 1 || r.Spec.ParentRefs[0].Name != "public" {
+		t.Errorf("hostnames %v, parents %+v: want the preview's host alone, on the httpRoute's parents", r.Spec.Hostnames, r.Spec.ParentRefs)
+	}
+	if len(r.Spec.Rules) != 1 || len(r.Spec.Rules[0].BackendRefs) != 1 || r.Spec.Rules[0].BackendRefs[0].Name != "shop-preview" ||
+		*r.Spec.Rules[0].BackendRefs[0].Port != 8080 {
+		t.Errorf("rules %+v: want one, to shop-preview:8080", r.Spec.Rules)
+	}
+	if !metav1.IsControlledBy(r, as) {
+		t.Errorf("owner references %+v", r.OwnerReferences)
+	}
+	if as.Spec.HTTPRoute.Hostnames[0] != "shop.example.com" || len(as.Spec.HTTPRoute.Hostnames) != 1 {
+		t.Errorf("the spec's hostnames changed: %v", as.Spec.HTTPRoute.Hostnames)
+	}
+	as.Spec.Canary.BlueGreen.PreviewHostname = ""
+	if r := NewPreviewHTTPRoute(as); r != nil {
+		t.Errorf("a route without a preview hostname: %+v", r)
 	}
 }

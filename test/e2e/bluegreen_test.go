@@ -50,10 +50,11 @@ import (
 //     stay at full size for the scale-down delay, then roll to the new
 //     template, and the Service selects them again; the preview's own
 //     Service held only preview Pods. Then not one write.
-//   - route: behind an HTTPRoute, the testers reach the preview before
-//     the switch, and the users' backend goes from the Service to the
-//     preview's in one route write, then back to the Service once the
-//     stable Pods run the new template.
+//   - route: behind an HTTPRoute, at its gate (writing nothing) the
+//     testers and its preview hostname's route reach the preview; promoted,
+//     the users' backend goes from the Service to the preview's in one
+//     route write, then back to the Service once the stable Pods run the
+//     new template, and the hostname's route goes.
 //   - abort: aborted at its gate, the preview goes: no user endpoint was
 //     ever one of its Pods, and the Service's selector never changed.
 //   - switchback: its analysis fails after the switch: the Service's
@@ -365,17 +366,46 @@ func waitCanaryDeploymentGoneNamed(t *testing.T, ns, name string) {
 func testBlueGreenRoute(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "routed"
-	spec := canarySpec(appv1.CanaryStep{Weight: 0, PauseSeconds: 2})
+	const host = "preview.canary.example.com"
+	spec := canarySpec(appv1.CanaryStep{Weight: 0, Gate: true})
 	spec.Size = int32p(2)
-	spec.Canary.BlueGreen = &appv1.BlueGreen{ScaleDownDelaySeconds: int32p(2)}
+	spec.Canary.BlueGreen = &appv1.BlueGreen{ScaleDownDelaySeconds: int32p(2), PreviewHostname: host}
 	spec.Canary.TesterHeaders = []appv1.TesterHeader{{Name: "X-Tester", Value: "yes"}}
-	createAppService(t, ns, name, spec)
-	waitAvailable(t, ns, name, 2)
-	rec := recordBlueGreen(t, ns, name)
+	rec, _ := startBlueGreen(t, ns, name, spec)
+	previewRoute := record[*gatewayv1.HTTPRoute](t, gatewayAPI(t).GatewayV1().HTTPRoutes(ns).Watch, rec.preview)
 
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	gate := rec.waitAtGate(t, 0)
+	// At its gate, its hostname's route to the preview, and not one write.
+	previewRoute.wait(t, time.Minute, func(vs []version[*gatewayv1.HTTPRoute]) error {
+		if len(vs) == 0 || vs[len(vs)-1].deleted {
+			return fmt.Errorf("no route %s yet", rec.preview)
+		}
+		r := vs[len(vs)-1].obj
+		if len(r.Spec.Hostnames) != 1 || r.Spec.Hostnames[0] != host || len(r.Spec.Rules) != 1 || len(r.Spec.Rules[0].BackendRefs) != 1 ||
+			string(r.Spec.Rules[0].BackendRefs[0].Name) != rec.preview {
+			return fmt.Errorf("the route %s: hostnames %v, rules %+v; want %s to %s", rec.preview, r.Spec.Hostnames, r.Spec.Rules, host, rec.preview)
+		}
+		return nil
+	})
+	held := time.Now()
+	waitSyncs(t, ns, name)
+	for _, w := range canaryWrites(t, held, ns) {
+		t.Errorf("write by the controller while the preview waits at its gate: %s", w)
+	}
+	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryPromote, TemplateHash: gate.obj.Status.Canary.CanaryTemplateHash, Step: new(int32(0))})
 	waitCanaryDone(t, ns, name)
 	waitCanaryDeploymentGoneNamed(t, ns, rec.preview)
+	previewRoute.wait(t, time.Minute, func(vs []version[*gatewayv1.HTTPRoute]) error {
+		if len(vs) == 0 || !vs[len(vs)-1].deleted {
+			return fmt.Errorf("the route %s is not deleted", rec.preview)
+		}
+		return nil
+	})
+	// Deleted before the preview's Service, which it sent its host to.
+	if d, ok := before(rec.canary.snapshot(), previewRoute.snapshot()[len(previewRoute.snapshot())-1].rv); !ok || d.deleted {
+		t.Errorf("the preview's Deployment was gone before its hostname's route")
+	}
 	rec.route.wait(t, time.Minute, func(vs []version[*gatewayv1.HTTPRoute]) error {
 		return wantPrefix(t, "the route's preview weights", weightsOf(rec.weightChanges()), []int32{0, 100, 0})
 	})
@@ -383,6 +413,9 @@ func testBlueGreenRoute(t *testing.T) {
 	rec.checkEdges(t, name, "0@0%", "0@0%+ready", "1@0%", "1@100%", "2@100%")
 	testersSeen, switchRV := false, int64(0)
 	for _, v := range rec.route.snapshot() {
+		if slices.Contains(v.obj.Spec.Hostnames, host) {
+			t.Errorf("the AppService's route took the preview's hostname (resourceVersion %d)", v.rv)
+		}
 		rules := v.obj.Spec.Rules
 		backends := rules[0].BackendRefs
 		if w := routeWeight(v.obj); w != 0 && w != 100 {

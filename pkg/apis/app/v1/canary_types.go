@@ -104,6 +104,11 @@ type BlueGreen struct {
 	// where the scheduler can.
 	// +optional
 	AntiAffinity bool `json:"antiAffinity,omitempty"`
+
+	// PreviewHostname: an HTTPRoute NAME-preview sends this host's
+	// requests to the preview, from its first available Pod to its end.
+	// +optional
+	PreviewHostname gatewayv1.Hostname `json:"previewHostname,omitempty"`
 }
 
 // CanarySticky is the cookie that keeps a user on the canary: the canary's

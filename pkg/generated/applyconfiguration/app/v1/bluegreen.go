@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1
 
+import (
+	apisv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
 // BlueGreenApplyConfiguration represents a declarative configuration of the BlueGreen type for use
 // with apply.
 //
@@ -37,6 +41,9 @@ type BlueGreenApplyConfiguration struct {
 	// AntiAffinity keeps the preview's Pods off the stable Pods' nodes
 	// where the scheduler can.
 	AntiAffinity *bool `json:"antiAffinity,omitempty"`
+	// PreviewHostname: an HTTPRoute NAME-preview sends this host's
+	// requests to the preview, from its first available Pod to its end.
+	PreviewHostname *apisv1.Hostname `json:"previewHostname,omitempty"`
 }
 
 // BlueGreenApplyConfiguration constructs a declarative configuration of the BlueGreen type for use with
@@ -66,5 +73,13 @@ func (b *BlueGreenApplyConfiguration) WithScaleDownDelaySeconds(value int32) *Bl
 // If called multiple times, the AntiAffinity field is set to the value of the last call.
 func (b *BlueGreenApplyConfiguration) WithAntiAffinity(value bool) *BlueGreenApplyConfiguration {
 	b.AntiAffinity = &value
+	return b
+}
+
+// WithPreviewHostname sets the PreviewHostname field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PreviewHostname field is set to the value of the last call.
+func (b *BlueGreenApplyConfiguration) WithPreviewHostname(value apisv1.Hostname) *BlueGreenApplyConfiguration {
+	b.PreviewHostname = &value
 	return b
 }
