@@ -52,7 +52,7 @@ import (
 func (s *appSync) decideCanary(ctx context.Context, desired *appsv1.Deployment) (err error) {
 	defer func() {
 		if err != nil {
-			s.canary = canary.Decision{HoldStable: true}
+			s.canary, s.canaryUnknown = canary.Decision{HoldStable: true}, true
 		}
 	}()
 	in := canary.Input{Spec: s.as.Spec.Canary, Status: s.as.Status.Canary, Now: time.Now(),

@@ -383,8 +383,10 @@ type appSync struct {
 	// the Deployment keeps the config digest it has.
 	configHeld bool
 	// canary is the canary's decision (canary.go): Phase None without
-	// spec.canary.
-	canary canary.Decision
+	// spec.canary; canaryUnknown: it could not be made (a cache read
+	// error), and the canary's objects stay as they are.
+	canary        canary.Decision
+	canaryUnknown bool
 }
 
 // newAppSync starts the sync of an AppService.

@@ -479,14 +479,26 @@ func (s *appSync) syncHTTPRoute(ctx context.Context) (*gatewayv1.HTTPRoute, erro
 		return nil, err
 	}
 	routes := s.httpRoutes()
-	if !s.canary.PreviewRoute || desired == nil {
+	var preview *gatewayv1.HTTPRoute
+	switch {
+	case s.canaryUnknown:
+		// No decision: the preview hostname's route, if any, as it is.
+		if live, found, err := routes.Cache.Get(s.as.Namespace, children.CanaryName(s.as)); err == nil && found {
+			preview = live
+		}
+	case s.canary.PreviewRoute:
+		preview = children.NewPreviewHTTPRoute(s.as)
+	}
+	if preview == nil || desired == nil {
 		return routes.Sync(ctx, &s.Sync, desired)
 	}
 	// A blue-green preview's hostname: its route beside the AppService's,
 	// pruned with the preview's end, before its Service goes.
-	preview := children.NewPreviewHTTPRoute(s.as)
 	live, err := routes.Ensure(ctx, &s.Sync, desired)
-	_, previewErr := routes.Ensure(ctx, &s.Sync, preview)
+	var previewErr error
+	if !s.canaryUnknown {
+		_, previewErr = routes.Ensure(ctx, &s.Sync, preview)
+	}
 	return live, errors.Join(err, previewErr, routes.Prune(ctx, &s.Sync, desired, preview))
 }
 

@@ -311,3 +311,76 @@ func TestRouteUnsupported(t *testing.T) {
 		t.Errorf("without the Gateway API: %q, want nothing", got)
 	}
 }
+
+// TestSyncPreviewHTTPRoute: a blue-green preview's hostname gets its route
+// beside the AppService's while the decision says so, and loses it when it
+// no longer does; a sync whose decision could not be made keeps it as it
+// is, neither written nor deleted.
+func TestSyncPreviewHTTPRoute(t *testing.T) {
+	ctx := context.Background()
+	client := gatewayfake.NewClientset()
+	informer := gatewayinformers.NewSharedInformerFactory(client, 0).Gateway().V1().HTTPRoutes().Informer()
+	routes, err := owner.NewChildCache[*gatewayv1.HTTPRoute](informer, appServiceKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go informer.Run(stop)
+	cache.WaitForCacheSync(stop, informer.HasSynced)
+	served := &routeKind{kind: "HTTPRoute", started: true, synced: func() bool { return true }}
+	c := &Controller{routes: &routeInformer{client: client, http: served, grpc: &routeKind{kind: "GRPCRoute"}, httpCache: routes}}
+	as := fixtures.AppService()
+	as.Spec.HTTPRoute = &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}
+	as.Spec.Canary = &appv1.Canary{Steps: []appv1.CanaryStep{{}}, BlueGreen: &appv1.BlueGreen{PreviewHostname: "preview.example.com"}}
+	names := func() []string {
+		list, err := client.GatewayV1().HTTPRoutes(as.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range list.Items {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	// waitCached waits until the cache has the routes named.
+	waitCached := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for len(informer.GetStore().List()) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("the cache has %d routes, want %d", len(informer.GetStore().List()), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	sync := func(f func(s *appSync)) {
+		t.Helper()
+		s := newAppSync(c, as)
+		f(s)
+		if _, err := s.syncHTTPRoute(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	sync(func(s *appSync) { s.canary.PreviewRoute = true })
+	if got := names(); len(got) != 2 {
+		t.Fatalf("routes %v, want the AppService's and the preview's", got)
+	}
+	waitCached(2)
+	client.ClearActions()
+	sync(func(s *appSync) { s.canaryUnknown = true })
+	if got := names(); len(got) != 2 {
+		t.Errorf("routes %v after a sync without a decision, want both kept", got)
+	}
+	for _, a := range client.Actions() {
+		if a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {
+			t.Errorf("a sync without a decision wrote: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+	sync(func(*appSync) {})
+	if got := names(); len(got) != 1 || got[0] != as.Name {
+		t.Errorf("routes %v once the decision has no preview route, want %s alone", got, as.Name)
+	}
+}

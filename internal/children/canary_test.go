@@ -317,7 +317,7 @@ func TestNewPreviewHTTPRoute(t *testing.T) {
 	as := &appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "ns", UID: "u"}, Spec: appv1.AppServiceSpec{
 		Image: "nginx", Ports: []corev1.ServicePort{{Name: "http", Port: 8080}},
 		HTTPRoute: &appv1.HTTPRoute{ParentRefs: []gatewayv1.ParentReference{{Name: "public"}}, Hostnames: []gatewayv1.Hostname{"shop.example.com"}},
-		Canary: &appv1.Canary{Steps: []appv1.CanaryStep{{}}, BlueGreen: &appv1.BlueGreen{PreviewHostname: "preview.shop.example.com"}},
+		Canary:    &appv1.Canary{Steps: []appv1.CanaryStep{{}}, BlueGreen: &appv1.BlueGreen{PreviewHostname: "preview.shop.example.com"}},
 	}}
 	r := NewPreviewHTTPRoute(as)
 	if r == nil || r.Name != "shop-preview" || r.Labels[appv1.LabelCanary] != "shop" || r.Labels[appv1.LabelAppService] != "shop" {

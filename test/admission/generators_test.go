@@ -223,7 +223,7 @@ func genCanary(c corpusCase, clean bool) *appv1.Canary {
 	}
 	genTests(h.Sum64()^0x7f4a7c159e3779b9, canary.Steps, false)
 	genRouteTools(h.Sum64()^0x3c6ef372fe94f82b, canary, clean, c.Spec)
-	genBlueGreen(h.Sum64()^0xa54ff53a5f1d36f1, canary, clean, false)
+	genBlueGreen(h.Sum64()^0xa54ff53a5f1d36f1, canary, clean, false, c.Spec.HTTPRoute != nil)
 	return canary
 }
 
@@ -232,8 +232,10 @@ func genCanary(c corpusCase, clean bool) *appv1.Canary {
 // anti-affinity one time in two. Steps of a weight, sticky users and a
 // stable that shrinks are refused beside it, and drawn as they were; in a
 // clean spec (clean) the steps' weights are 0 and neither of the others is
-// set. Always: every canary is made one.
-func genBlueGreen(x uint64, canary *appv1.Canary, clean, always bool) {
+// set. Always: every canary is made one. A preview hostname one time in
+// two, now and then not a hostname; in a clean spec only with the
+// httpRoute (routed).
+func genBlueGreen(x uint64, canary *appv1.Canary, clean, always, routed bool) {
 	draw := drawer(x)
 	if draw(4) != 0 && !always {
 		return
@@ -245,7 +247,13 @@ func genBlueGreen(x uint64, canary *appv1.Canary, clean, always bool) {
 	if d := []int32{-2, 0, 30, 86400, 86401, -1}[draw(6)]; d != -2 {
 		bg.ScaleDownDelaySeconds = &d
 	}
+	if draw(2) == 0 {
+		bg.PreviewHostname = gatewayv1.Hostname([]string{"preview.example.com", "*.preview.example.com", "preview-1.example.com", "Bad_Host"}[draw(4)])
+	}
 	canary.BlueGreen = bg
+	if clean && (!routed || bg.PreviewHostname == "Bad_Host") {
+		bg.PreviewHostname = ""
+	}
 	if clean {
 		if bg.PreviewReplicas != nil {
 			bg.PreviewReplicas = new(max(1, *bg.PreviewReplicas))

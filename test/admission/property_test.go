@@ -185,7 +185,7 @@ func TestAdmissionProperty(t *testing.T) {
 				// And as a blue-green release: its preview, its Service
 				// and the Service switched to it must be created too.
 				v.Spec = *c.Spec.DeepCopy()
-				genBlueGreen(seed^uint64(i+1)*0x94d049bb133111eb, v.Spec.Canary, true, true)
+				genBlueGreen(seed^uint64(i+1)*0x94d049bb133111eb, v.Spec.Canary, true, true, v.Spec.HTTPRoute != nil)
 				outcome, err = check(v)
 				outcomes["blue-green, "+outcome]++
 				if err != nil {
@@ -200,6 +200,18 @@ func TestAdmissionProperty(t *testing.T) {
 				outcome, err = check(v)
 				outcomes["on routes, "+outcome]++
 				c = v
+				if err == nil && outcome == "admitted" && len(c.Name) <= 55 {
+					// And on routes as a blue-green release, its preview's
+					// hostname one time in two.
+					v.Spec = *c.Spec.DeepCopy()
+					genBlueGreen(seed^uint64(i+1)*0xd6e8feb86659fd93, v.Spec.Canary, true, true, v.Spec.HTTPRoute != nil)
+					outcome, err = check(v)
+					outcomes["blue-green on routes, "+outcome]++
+					if v.Spec.Canary.BlueGreen.PreviewHostname != "" {
+						outcomes["blue-green with a preview hostname, "+outcome]++
+					}
+					c = v
+				}
 			}
 		}
 		if err == nil {
@@ -221,7 +233,7 @@ func TestAdmissionProperty(t *testing.T) {
 	if outcomes["with tests, admitted"] < n/30 || outcomes["with tests, refused"] < n/100 {
 		t.Errorf("the generator is lopsided for a canary's tests (%v): it must produce both kinds", outcomes)
 	}
-	if outcomes["blue-green, admitted"] < n/30 {
+	if outcomes["blue-green, admitted"] < n/30 || outcomes["blue-green on routes, admitted"] < n/30 || outcomes["blue-green with a preview hostname, admitted"] < n/100 {
 		t.Errorf("the generator admits too few blue-green releases (%v)", outcomes)
 	}
 	if outcomes["on routes, admitted"] < n/30 {
@@ -309,7 +321,8 @@ func checkSpec(ctx context.Context, kube kubernetes.Interface, apps clientset.In
 		errs = append(errs,
 			dryRunChild(ctx, "preview Deployment", kube.AppsV1().Deployments(ns).Create, preview, children.UpdateDeployment),
 			dryRunChild(ctx, "preview Service", kube.CoreV1().Services(ns).Create, children.NewCanaryService(admitted), children.UpdateService),
-			dryRunChild(ctx, "Service switched to the preview", kube.CoreV1().Services(ns).Create, switched, children.UpdateService))
+			dryRunChild(ctx, "Service switched to the preview", kube.CoreV1().Services(ns).Create, switched, children.UpdateService),
+			dryRunChild(ctx, "preview's HTTPRoute", gateway.GatewayV1().HTTPRoutes(ns).Create, children.NewPreviewHTTPRoute(admitted), children.UpdateHTTPRoute))
 	}
 	if c := admitted.Spec.Canary; c != nil && c.Analysis != nil {
 		errs = append(errs, analysisRuns(c.Analysis))
