@@ -19,6 +19,7 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -32,6 +33,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
@@ -56,10 +58,13 @@ import (
 //     route write, then back to the Service once the stable Pods run the
 //     new template, and the hostname's route goes.
 //   - abort: aborted at its gate, the preview goes: no user endpoint was
-//     ever one of its Pods, and the Service's selector never changed.
+//     ever one of its Pods, and the Service's selector never changed;
+//     behind a route, no version of the route sent users to it, and its
+//     hostname's route went with it.
 //   - switchback: its analysis fails after the switch: the Service's
 //     selector goes back within the scale-down delay, to the old Pods,
-//     which were at full size all along.
+//     which were at full size all along; kstatus read it InProgress once
+//     switched, Failed once switched back.
 func TestBlueGreen(t *testing.T) {
 	parallel(t)
 	installGatewayAPI(t)
@@ -477,6 +482,34 @@ func testBlueGreenAbort(t *testing.T) {
 	if rolled := rec.stableKept(t, "nginx:1.7.9"); !rolled.IsZero() {
 		t.Errorf("an aborted preview's template reached the stable Deployment")
 	}
+
+	// Behind a route: no version of the route sent users to the preview,
+	// and its hostname's route went with it.
+	const routed = "routed"
+	spec := canarySpec(appv1.CanaryStep{Weight: 0, Gate: true})
+	spec.Size = int32p(seedSize)
+	spec.Canary.BlueGreen = &appv1.BlueGreen{PreviewHostname: "preview.abort.example.com"}
+	rrec, _ := startBlueGreen(t, ns, routed, spec)
+	updateAppService(t, ns, routed, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
+	rgate := rrec.waitAtGate(t, 0)
+	requestCanary(t, ns, routed, appv1.CanaryRequest{Action: appv1.CanaryAbort, TemplateHash: rgate.obj.Status.Canary.CanaryTemplateHash})
+	waitStalled(t, ns, routed, appv1.ReasonCanaryAborted, "aborted on request")
+	waitCanaryDeploymentGoneNamed(t, ns, rrec.preview)
+	eventually(t, time.Minute, func() error {
+		if _, err := gatewayAPI(t).GatewayV1().HTTPRoutes(ns).Get(context.Background(), rrec.preview, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the preview hostname's route: %v, want it gone", err)
+		}
+		return nil
+	})
+	if vs := rrec.route.snapshot(); len(vs) == 0 {
+		t.Errorf("no version of the route %s recorded", routed)
+	}
+	for _, v := range rrec.route.snapshot() {
+		if w := routeWeight(v.obj); w != 0 {
+			t.Errorf("the route sent the users %d%% to an aborted preview (resourceVersion %d)", w, v.rv)
+		}
+	}
+	rrec.checkStacks(t, "blue")
 }
 
 func testBlueGreenSwitchBack(t *testing.T) {
@@ -499,6 +532,12 @@ func testBlueGreenSwitchBack(t *testing.T) {
 	gatewayMetrics.SetRate(ns, rec.preview, "200", 0)
 	gatewayMetrics.SetRate(ns, rec.preview, "503", 10)
 	back := waitStalled(t, ns, name, appv1.ReasonCanaryAnalysisFailed, "its analysis failed")
+	if k := kstatusOf(t, ns, name); k != status.FailedStatus {
+		t.Errorf("kstatus says %s of a release switched back, want Failed", k)
+	}
+	if k := kstatusOfObject(t, switched.obj); k != status.InProgressStatus {
+		t.Errorf("kstatus says %s of a switched release, want InProgress", k)
+	}
 	waitCanaryDeploymentGoneNamed(t, ns, rec.preview)
 	events.wait(t, time.Minute, func(es []*corev1.Event) error {
 		for _, e := range es {

@@ -534,9 +534,9 @@ func TestCanaryRestart(t *testing.T) {
 	}
 
 	// A blue-green release of the seeds' AppService with a smoke test of
-	// its preview, killed as soon as each of its first four edges is
-	// recorded (its start, its preview tested and ready, the switch's
-	// wait, the switch): each edge once, in order; one Activity for the
+	// its preview, killed as soon as each of its five edges is recorded
+	// (its start, its preview tested and ready, the switch's wait, the
+	// switch, the promotion): each edge once, in order; one Activity for the
 	// test; the Service's endpoints from the old Pods to the preview's to
 	// the new stable ones, never mixed nor empty; one Switched Event.
 	const bg = "bluegreen"
@@ -546,7 +546,7 @@ func TestCanaryRestart(t *testing.T) {
 	btests := recordTests(t, ns, bg)
 	bevents := recordEvents(t, ns, bg)
 	updateAppService(t, ns, bg, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.8" })
-	brec.killAtEdges(t, 4)
+	brec.killAtEdges(t, 5)
 	waitCanaryDone(t, ns, bg)
 	brec.waitDone(t)
 	brec.checkEdges(t, "the blue-green release", "0@0%", "0@0%+ready", "1@0%", "1@100%", "2@100%")
