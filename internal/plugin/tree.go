@@ -294,6 +294,9 @@ func routeLine(as *appv1.AppService, s *Snapshot) string {
 		}
 		return "GRPCRoute: " + grpcRouteWeights(s.GRPCRoute)
 	case s.Route == nil && as.Spec.HTTPRoute == nil:
+		if as.Spec.Canary != nil && as.Spec.Canary.BlueGreen != nil {
+			return "none (no spec.httpRoute): the switch is the Service's selector"
+		}
 		if as.Spec.Canary != nil {
 			return "none (no spec.httpRoute): the canary's share is its Pods' behind the Service"
 		}
@@ -535,7 +538,10 @@ func controlledBy(obj metav1.Object, uid types.UID) bool {
 // each with its Pods.
 func deploymentRows(s *Snapshot, d *appsv1.Deployment, now time.Time) []row {
 	role := "stable"
-	if d.Name != s.AppService.Name {
+	switch {
+	case d.Name != s.AppService.Name && children.BlueGreen(s.AppService):
+		role = "preview"
+	case d.Name != s.AppService.Name:
 		role = "canary"
 	}
 	desired := int32(1)

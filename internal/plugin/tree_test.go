@@ -53,6 +53,7 @@ func TestRender(t *testing.T) {
 		{"pausing-with-analysis", pausingSnapshot},
 		{"waiting-for-pods", waitingSnapshot},
 		{"by-pods", byPodsSnapshot},
+		{"switched", switchedSnapshot},
 		{"testing", testingSnapshot},
 		{"aborted", abortedSnapshot},
 		{"healthy", healthySnapshot},
@@ -135,6 +136,39 @@ func byPodsSnapshot() *Snapshot {
 	as.Status.Canary.CanaryPods, as.Status.Canary.ServingPods = 1, 3
 	msg := "Canary " + canaryHash + " at step 1 of 3, 33% of the traffic by Pods (1 of 3), for a 10% step: waits at its gate for kubectl appservice promote"
 	setConditions(as, appv1.ReasonCanaryGated, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
+	return s
+}
+
+// switchedSnapshot: a blue-green release without a route past its three
+// steps, switched by the Service's selector: its preview, web-preview,
+// serves the users; the old Pods stay until the scale-down delay's end.
+func switchedSnapshot() *Snapshot {
+	s := byPodsSnapshot()
+	as := s.AppService
+	as.Spec.Canary.BlueGreen = &appv1.BlueGreen{}
+	for i := range as.Spec.Canary.Steps {
+		as.Spec.Canary.Steps[i].Weight = 0
+	}
+	c := as.Status.Canary
+	c.Step, c.Weight, c.TrafficBy, c.Share, c.CanaryPods, c.ServingPods = new(int32(3)), 100, appv1.CanaryByService, 100, 0, 0
+	preview := func(name *string) { *name = strings.Replace(*name, "web-canary", "web-preview", 1) }
+	for i := range s.Deployments {
+		preview(&s.Deployments[i].Name)
+	}
+	for i := range s.ReplicaSets {
+		preview(&s.ReplicaSets[i].Name)
+		for j := range s.ReplicaSets[i].OwnerReferences {
+			preview(&s.ReplicaSets[i].OwnerReferences[j].Name)
+		}
+	}
+	for i := range s.Pods {
+		preview(&s.Pods[i].Name)
+		for j := range s.Pods[i].OwnerReferences {
+			preview(&s.Pods[i].OwnerReferences[j].Name)
+		}
+	}
+	msg := "Canary " + canaryHash + " switched, 100% of the traffic by the Service's selector: the old Pods stay at full size until 2026-11-27T12:00:30Z"
+	setConditions(as, appv1.ReasonCanaryProgressing, msg, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse)
 	return s
 }
 
