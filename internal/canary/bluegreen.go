@@ -182,7 +182,7 @@ func (in Input) switched(st *appv1.CanaryStatus) Decision {
 		d.Events = j.events
 		return d
 	}
-	after, what := delay-since, fmt.Sprintf("the old Pods stay at full size until %s", st.StepStartTime.Add(delay).UTC().Format(time.RFC3339))
+	after, what := delay-since, fmt.Sprintf("the old Pods stay at full size until %s", startTime(st, in.Now).Add(delay).UTC().Format(time.RFC3339))
 	if since >= delay {
 		after, what = 0, "the old Pods stay until its analysis passes a round after the switch: "+j.hold
 	}

@@ -230,3 +230,16 @@ func TestDecideBlueGreenPromoteFull(t *testing.T) {
 		t.Errorf("event %+v", d.Event)
 	}
 }
+
+// TestDecideBlueGreenSwitchedWithoutStart: a switched status without its
+// time (written by hand, say) counts the delay from now, and decides.
+func TestDecideBlueGreenSwitchedWithoutStart(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	c := &appv1.Canary{Steps: []appv1.CanaryStep{{Weight: 0}}, BlueGreen: &appv1.BlueGreen{}}
+	st := &appv1.CanaryStatus{StableTemplateHash: "blue", CanaryTemplateHash: "green", Step: new(int32(1)), Weight: 100, TrafficBy: appv1.CanaryByService}
+	d := Decide(Input{Spec: c, Hash: "green", StableReplicas: 2, ProgressDeadline: time.Minute, Now: now, NoRoute: true, Status: st,
+		Pods: &Pods{Observed: true, Replicas: 2, Total: 2, Updated: 2, Available: 2}})
+	if !d.HoldStable || !d.SwitchService || d.After != 30*time.Second {
+		t.Errorf("switched without a start time: %+v", d)
+	}
+}
