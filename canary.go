@@ -47,8 +47,9 @@ import (
 // decideCanary makes the sync's canary decision for desired, the
 // Deployment the spec asks for (with its config digest). When it cannot
 // read the caches, the stable Deployment keeps its template (a canary
-// must not be skipped for a read error) and pruneCanary leaves the
-// canary's objects alone.
+// must not be skipped for a read error), and canaryUnknown says so: the
+// canary's objects, its tests' Activities and a preview hostname's route
+// stay as they are.
 func (s *appSync) decideCanary(ctx context.Context, desired *appsv1.Deployment) (err error) {
 	defer func() {
 		if err != nil {
@@ -254,14 +255,14 @@ func testMessage(m string) string {
 // the AppService controls, but those of the decision's records (the last
 // canary's, kept for inspection until the next canary starts) and those
 // the status recorded running: not when the decision could not be made
-// (canaryErr). A test's record is written before its Activity is made, and
+// (canaryUnknown). A test's record is written before its Activity is made, and
 // its stop before its Activity is deleted, so that a status write that
 // fails (a conflict) never leaves an Activity made that no record names,
 // to be made again, nor deletes a running test's Activity that a record
 // still waits for. An AppService with no canary, nor any test's Activity
 // left (spec.canary removed after its last canary), takes no part.
-func (s *appSync) syncCanaryTests(ctx context.Context, canaryErr error) error {
-	if canaryErr != nil {
+func (s *appSync) syncCanaryTests(ctx context.Context) error {
+	if s.canaryUnknown {
 		return nil
 	}
 	if !s.canaryChildren() {
@@ -360,9 +361,9 @@ func (s *appSync) syncServices(ctx context.Context) error {
 // decision no longer asks for them, and the Services the spec no longer
 // asks for: after the route, and only once the route is written
 // (routeErr nil), so that no traffic goes to a Service that is gone; not
-// at all when the decision could not be made (canaryErr).
-func (s *appSync) pruneCanary(ctx context.Context, desired *appsv1.Deployment, canaryErr, routeErr error) error {
-	if !s.canaryChildren() || canaryErr != nil || routeErr != nil {
+// at all when the decision could not be made (canaryUnknown).
+func (s *appSync) pruneCanary(ctx context.Context, desired *appsv1.Deployment, routeErr error) error {
+	if !s.canaryChildren() || s.canaryUnknown || routeErr != nil {
 		return nil
 	}
 	deployments, services := s.deployments(), s.services()

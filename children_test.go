@@ -818,7 +818,7 @@ func TestSyncCanaryTests(t *testing.T) {
 			if tc.nocanary {
 				s.canary = canary.Decision{}
 			}
-			if err := s.syncCanaryTests(ctx, nil); err != nil {
+			if err := s.syncCanaryTests(ctx); err != nil {
 				t.Fatal(err)
 			}
 			var created, deleted []string
