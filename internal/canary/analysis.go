@@ -136,6 +136,41 @@ type judged struct {
 	next time.Time
 }
 
+// failed is the abort of a release its analysis failed (j.abort, then
+// more), its template remembered, the results and the measurements'
+// Events recorded.
+func (j judged) failed(in Input, st *appv1.CanaryStatus, more string) Decision {
+	d := abort(in, st, j.abort+more, true)
+	d.Reason, d.Event.Reason = appv1.ReasonCanaryAnalysisFailed, appv1.ReasonCanaryAnalysisFailed
+	d.Status.AbortedTemplateHash, d.Status.Analysis = in.Hash, j.status.Analysis
+	d.Events = j.events
+	return d
+}
+
+// wake is when to look again for the analysis (0: no need): its next
+// round's time; while a round runs, its interval (the round's end wakes
+// the sync; this, should it not).
+func (j judged) wake(a *appv1.CanaryAnalysis, now time.Time) time.Duration {
+	if j.round != nil {
+		return AnalysisInterval(a)
+	}
+	return max(0, j.next.Sub(now))
+}
+
+// analysisStalled marks d Stalled while its analysis cannot go on without
+// the user: the controller has no Prometheus, or its templates do not
+// resolve once what it waits for is over (over). say words the message.
+func (in Input) analysisStalled(d *Decision, over bool, say func(what string) string) {
+	switch {
+	case !in.Analysis.Configured:
+		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisNotConfigured
+		d.Message = say("holds: spec.canary.analysis needs a Prometheus to query, and the controller has none (-prometheus-url)")
+	case in.Analysis.Unresolved != "" && over:
+		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisUnresolved
+		d.Message = say("holds: its analysis cannot be resolved: " + in.Analysis.Unresolved)
+	}
+}
+
 // judge folds the measurements of the current step into the status st
 // (a copy is made when they change it) and judges the step, whose weight
 // went to the route at st's stepStartTime.

@@ -138,11 +138,8 @@ func (in Input) toSwitch(st *appv1.CanaryStatus) Decision {
 	if !in.Pods.available(full) {
 		since := in.Now.Sub(startTime(st, in.Now))
 		if since >= in.ProgressDeadline || (in.Pods != nil && in.Pods.DeadlineExceeded) {
-			d := abort(in, st, fmt.Sprintf("its preview's %d Pods were not available within the progress deadline (%s) for the switch",
-				full, in.ProgressDeadline), true)
-			d.Status.AbortedTemplateHash = in.Hash
-			d.Edge = appv1.EdgeProgressDeadline
-			return d
+			return deadlineAbort(in, st, fmt.Sprintf("its preview's %d Pods were not available within the progress deadline (%s) for the switch",
+				full, in.ProgressDeadline))
 		}
 		return in.previewGrows(st, in.ProgressDeadline-since)
 	}
@@ -168,11 +165,7 @@ func (in Input) switched(st *appv1.CanaryStatus) Decision {
 	if a != nil {
 		j = judge(a, in.Analysis, st, in.Hash, in.Now)
 		if j.abort != "" {
-			d := abort(in, st, j.abort+" after the switch, which goes back", true)
-			d.Reason, d.Event.Reason = appv1.ReasonCanaryAnalysisFailed, appv1.ReasonCanaryAnalysisFailed
-			d.Status.AbortedTemplateHash, d.Status.Analysis = in.Hash, j.status.Analysis
-			d.Events = j.events
-			return d
+			return j.failed(in, st, " after the switch, which goes back")
 		}
 	}
 	if since >= delay && j.passed && in.Analysis.Unresolved == "" {
@@ -187,24 +180,15 @@ func (in Input) switched(st *appv1.CanaryStatus) Decision {
 		after, what = 0, "the old Pods stay until its analysis passes a round after the switch: "+j.hold
 	}
 	if a != nil {
-		wait := j.next.Sub(in.Now)
-		if j.round != nil {
-			wait = AnalysisInterval(a)
-		}
-		if wait > 0 && (after <= 0 || wait < after) {
+		if wait := j.wake(a, in.Now); wait > 0 && (after <= 0 || wait < after) {
 			after = wait
 		}
 	}
 	d := runningAt(in, j.status, in.fullSize(), after, "")
 	d.Message = fmt.Sprintf("Canary %s switched, %s: %s", in.Hash, in.traffic(100), what)
 	d.Events, d.Round = j.events, j.round
-	switch {
-	case a != nil && !in.Analysis.Configured:
-		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisNotConfigured
-		d.Message = fmt.Sprintf("Canary %s switched: holds: spec.canary.analysis needs a Prometheus to query, and the controller has none (-prometheus-url)", in.Hash)
-	case in.Analysis.Unresolved != "" && since >= delay:
-		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisUnresolved
-		d.Message = fmt.Sprintf("Canary %s switched: holds: its analysis cannot be resolved: %s", in.Hash, in.Analysis.Unresolved)
+	if a != nil {
+		in.analysisStalled(&d, since >= delay, func(what string) string { return fmt.Sprintf("Canary %s switched: %s", in.Hash, what) })
 	}
 	return d
 }

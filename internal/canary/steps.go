@@ -35,7 +35,6 @@ import (
 // Before tests, its weight, then what passes it (routedStep).
 func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decision {
 	c, steps := in.Spec, int32(len(in.Spec.Steps))
-	aborted := func(why string, event bool) Decision { return abort(in, st, why, event) }
 	want := c.Steps[step]
 	begin := metav1.Time{Time: startTime(st, in.Now)}
 	since := in.Now.Sub(begin.Time)
@@ -73,11 +72,8 @@ func (in Input) atStep(st *appv1.CanaryStatus, step int32, promote bool) Decisio
 		}
 		timed := !routed && (tested || testsClock(st, step).IsZero())
 		if (timed && since >= deadline) || (in.Pods != nil && in.Pods.DeadlineExceeded) {
-			d := aborted(fmt.Sprintf("its Pods were not available within the progress deadline (%s) at step %d of %d",
-				deadline, step+1, steps), true)
-			d.Status.AbortedTemplateHash = in.Hash
-			d.Edge = appv1.EdgeProgressDeadline
-			return d
+			return deadlineAbort(in, st, fmt.Sprintf("its Pods were not available within the progress deadline (%s) at step %d of %d",
+				deadline, step+1, steps))
 		}
 		after := deadline - since
 		if !timed {
@@ -227,6 +223,15 @@ func holdsForNothing(c *appv1.Canary, step appv1.CanaryStep) bool {
 	return step.PauseSeconds == 0 && c.Analysis == nil && !step.Gate && !hasTests(step, appv1.CanaryTestDuring)
 }
 
+// deadlineAbort is the abort of a release whose Pods were not available
+// within the progress deadline (why), its template remembered.
+func deadlineAbort(in Input, st *appv1.CanaryStatus, why string) Decision {
+	d := abort(in, st, why, true)
+	d.Status.AbortedTemplateHash = in.Hash
+	d.Edge = appv1.EdgeProgressDeadline
+	return d
+}
+
 // gateWait says what a step at its gate waits for.
 const gateWait = "waits at its gate for kubectl appservice promote"
 
@@ -267,11 +272,7 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 	a := in.Spec.Analysis
 	j := judge(a, in.Analysis, st, in.Hash, in.Now)
 	if j.abort != "" {
-		d := abort(in, st, j.abort, true)
-		d.Reason, d.Event.Reason = appv1.ReasonCanaryAnalysisFailed, appv1.ReasonCanaryAnalysisFailed
-		d.Status.AbortedTemplateHash, d.Status.Analysis = in.Hash, j.status.Analysis
-		d.Events = j.events
-		return d
+		return j.failed(in, st, "")
 	}
 	// A template added while the canary runs, which does not resolve,
 	// holds the step: its metrics are not measured.
@@ -295,12 +296,7 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 	} else {
 		after = pause - since
 	}
-	wait := j.next.Sub(in.Now)
-	if j.round != nil {
-		// The round's end wakes the sync; this, should it not.
-		wait = AnalysisInterval(a)
-	}
-	if wait > 0 && (after == 0 || wait < after) {
+	if wait := j.wake(a, in.Now); wait > 0 && (after == 0 || wait < after) {
 		after = wait
 	}
 	if !tests.passed {
@@ -312,15 +308,7 @@ func analysed(in Input, st *appv1.CanaryStatus, replicas int32, since, pause tim
 		d.Reason = appv1.ReasonCanaryGated
 		d.Edge, d.EdgeStep = appv1.EdgeGated, *st.Step
 	}
-	switch {
-	case !in.Analysis.Configured:
-		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisNotConfigured
-		d.Message = in.stepMessage(*st.Step, st.Weight,
-			"holds: spec.canary.analysis needs a Prometheus to query, and the controller has none (-prometheus-url)")
-	case in.Analysis.Unresolved != "" && since >= pause:
-		d.Stalled, d.Reason = true, appv1.ReasonCanaryAnalysisUnresolved
-		d.Message = in.stepMessage(*st.Step, st.Weight, "holds: its analysis cannot be resolved: "+in.Analysis.Unresolved)
-	}
+	in.analysisStalled(&d, since >= pause, func(what string) string { return in.stepMessage(*st.Step, st.Weight, what) })
 	return d
 }
 
