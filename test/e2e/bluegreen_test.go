@@ -311,7 +311,7 @@ func testBlueGreenService(t *testing.T) {
 	}
 	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryPromote, TemplateHash: hash, Step: new(int32(0))})
 	waitCanaryDone(t, ns, name)
-	waitCanaryDeploymentGoneNamed(t, ns, rec.preview)
+	waitDeploymentGone(t, ns, rec.preview)
 
 	rec.checkEdges(t, name, "0@0%", "0@0%+ready", "1@0%", "1@100%", "2@100%")
 	rec.checkStacks(t, "blue", "preview", "green")
@@ -357,17 +357,6 @@ func testBlueGreenService(t *testing.T) {
 	}
 }
 
-// waitCanaryDeploymentGoneNamed waits until the Deployment name is gone.
-func waitCanaryDeploymentGoneNamed(t *testing.T, ns, name string) {
-	t.Helper()
-	eventually(t, time.Minute, func() error {
-		if _, err := getDeployment(ns, name); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the Deployment %s: %v, want it gone", name, err)
-		}
-		return nil
-	})
-}
-
 func testBlueGreenRoute(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "routed"
@@ -400,7 +389,7 @@ func testBlueGreenRoute(t *testing.T) {
 	}
 	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryPromote, TemplateHash: gate.obj.Status.Canary.CanaryTemplateHash, Step: new(int32(0))})
 	waitCanaryDone(t, ns, name)
-	waitCanaryDeploymentGoneNamed(t, ns, rec.preview)
+	waitDeploymentGone(t, ns, rec.preview)
 	previewRoute.wait(t, time.Minute, func(vs []version[*gatewayv1.HTTPRoute]) error {
 		if len(vs) == 0 || !vs[len(vs)-1].deleted {
 			return fmt.Errorf("the route %s is not deleted", rec.preview)
@@ -468,7 +457,7 @@ func testBlueGreenAbort(t *testing.T) {
 	gate := rec.waitAtGate(t, 0)
 	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryAbort, TemplateHash: gate.obj.Status.Canary.CanaryTemplateHash})
 	waitStalled(t, ns, name, appv1.ReasonCanaryAborted, "aborted on request")
-	waitCanaryDeploymentGoneNamed(t, ns, rec.preview)
+	waitDeploymentGone(t, ns, rec.preview)
 	eventually(t, time.Minute, func() error {
 		if _, err := getService(ns, rec.preview); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the preview's Service: %v, want it gone", err)
@@ -494,7 +483,7 @@ func testBlueGreenAbort(t *testing.T) {
 	rgate := rrec.waitAtGate(t, 0)
 	requestCanary(t, ns, routed, appv1.CanaryRequest{Action: appv1.CanaryAbort, TemplateHash: rgate.obj.Status.Canary.CanaryTemplateHash})
 	waitStalled(t, ns, routed, appv1.ReasonCanaryAborted, "aborted on request")
-	waitCanaryDeploymentGoneNamed(t, ns, rrec.preview)
+	waitDeploymentGone(t, ns, rrec.preview)
 	eventually(t, time.Minute, func() error {
 		if _, err := gatewayAPI(t).GatewayV1().HTTPRoutes(ns).Get(context.Background(), rrec.preview, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the preview hostname's route: %v, want it gone", err)
@@ -538,7 +527,7 @@ func testBlueGreenSwitchBack(t *testing.T) {
 	if k := kstatusOfObject(t, switched.obj); k != status.InProgressStatus {
 		t.Errorf("kstatus says %s of a switched release, want InProgress", k)
 	}
-	waitCanaryDeploymentGoneNamed(t, ns, rec.preview)
+	waitDeploymentGone(t, ns, rec.preview)
 	events.wait(t, time.Minute, func(es []*corev1.Event) error {
 		for _, e := range es {
 			if e.Type == corev1.EventTypeWarning && e.Reason == appv1.ReasonCanaryAnalysisFailed && strings.Contains(e.Message, "after the switch, which goes back") {

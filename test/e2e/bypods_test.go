@@ -153,9 +153,15 @@ func checkNeverBelow(t *testing.T, states []endpointsState, min int) {
 // is gone (a canary by Pods has no Service nor route to check).
 func waitCanaryDeploymentGone(t *testing.T, ns, name string) {
 	t.Helper()
+	waitDeploymentGone(t, ns, name+"-canary")
+}
+
+// waitDeploymentGone waits until the Deployment name is gone.
+func waitDeploymentGone(t *testing.T, ns, name string) {
+	t.Helper()
 	eventually(t, time.Minute, func() error {
-		if _, err := getDeployment(ns, name+"-canary"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the canary's Deployment: %v, want it gone", err)
+		if _, err := getDeployment(ns, name); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Deployment %s: %v, want it gone", name, err)
 		}
 		return nil
 	})
