@@ -113,3 +113,16 @@ func TestSignature(t *testing.T) {
 		}
 	}
 }
+
+// TestTitle: every edge a release can have says what happened in its
+// message's first line.
+func TestTitle(t *testing.T) {
+	for _, edge := range []appv1.ReleaseEdge{appv1.EdgeStarted, appv1.EdgeStep, appv1.EdgeGated, appv1.EdgeSwitched, appv1.EdgePromoted,
+		appv1.EdgeAborted, appv1.EdgeProgressDeadline, appv1.EdgeRolledBack, EdgeTest} {
+		m := testMessage()
+		m.Edge.Edge = edge
+		if got := m.Title(); !strings.HasPrefix(got, "shop/cart ") || strings.TrimSpace(strings.TrimPrefix(got, "shop/cart")) == "" {
+			t.Errorf("%s: title %q says nothing of the edge", edge, got)
+		}
+	}
+}
