@@ -124,27 +124,36 @@ endif
 
 ##@ Tests
 
-# The steps of make test, in order; each prints how long it took, so that
-# a step growing slower shows in every run (.ci/run prints them again at
-# the end, with the slowest end-to-end tests). Then those of
+# The steps of make test, in order; each prints how long it took and the
+# CPU it used (hack/make-at-once.sh), so that a step growing slower shows
+# in every run (.ci/run prints them again at the end, with the slowest
+# end-to-end tests), and the end prints the sum of the CPU. Then those of
 # TEST_STEPS_AT_ONCE run at once (hack/make-at-once.sh), each with a
 # control plane of its own, and those of TEST_STEPS_NICE beside them at a
 # lower priority: the end-to-end tests wait on leases, resyncs and API
 # servers with part of a core idle, which the others use. Only a step with
 # no deadline of its own can run at the lower priority: niced, an API
 # server on a busy machine is not ready within the 90 s the tests allow.
-TEST_STEPS := vet lint verify helm-lint test-race test-monitoring test-crd-paths
+TEST_STEPS := lint verify helm-lint test-race test-monitoring test-crd-paths
 TEST_STEPS_AT_ONCE := test-e2e test-demo test-admission
 TEST_STEPS_NICE := test-fuzz
 
+# make test vets once: its first step, lint, runs golangci-lint's govet,
+# which has every analyzer of go vet's, over every package, its tests, the
+# e2e-tagged ones and the generated code (.golangci.yml). So make test has
+# no go vet step (make vet is the same pass again: 150 CPU-seconds on a new
+# machine), and it sets TEST_VET=-vet=off for its go test runs, which would
+# vet again with a subset of those analyzers (in the race detector's build,
+# whose compiled dependencies differ, over every dependency once more: 120
+# CPU-seconds). A target run alone vets as go test does.
+TEST_VET ?=
+
 .PHONY: test
-test: ## Everything CI runs: vet, lint, generated files, the Helm chart's lint, unit (the docs' checks among them), the alert rules' tests; then end-to-end tests, the demo and admission-property tests at once, fuzzing beside them; each step's time.
-	@for step in $(TEST_STEPS); do \
-	  start=$$(date +%s); \
-	  $(MAKE) --no-print-directory $$step || { echo "make test: $$step failed after $$(( $$(date +%s) - start )) s" >&2; exit 1; }; \
-	  echo "make test: $$step took $$(( $$(date +%s) - start )) s"; \
-	done
-	@./hack/make-at-once.sh $(TEST_STEPS_AT_ONCE) --nice $(TEST_STEPS_NICE)
+test: ## Everything CI runs: lint (go vet's analyzers among its linters), generated files, the Helm chart's lint, unit (the docs' checks among them), the alert rules' tests; then end-to-end tests, the demo and admission-property tests at once, fuzzing beside them; each step's time.
+	@export TEST_VET=-vet=off && mkdir -p _output/make-test && : > _output/make-test/cpu && start=$$(date +%s) && \
+	for step in $(TEST_STEPS); do ./hack/make-at-once.sh $$step || exit 1; done && \
+	./hack/make-at-once.sh $(TEST_STEPS_AT_ONCE) --nice $(TEST_STEPS_NICE) && \
+	awk -v s=$$(( $$(date +%s) - start )) -v cores=$$(nproc) '{ n += $$3 } END { printf "make test: %d s, CPU %d s (on %d cores no order of the steps ends in less than %d s)\n", s, n, cores, n / cores }' _output/make-test/cpu
 
 .PHONY: lint
 lint: ## golangci-lint (.golangci.yml; the e2e tests too) and logcheck (structured, contextual logging), built from their Go modules (hack/ensure-lint.sh).
@@ -179,12 +188,12 @@ RACE_PKGS := . ./internal/... ./cmd/...
 .PHONY: test-race
 test-race: ## make test's unit step: the tests of RACE_PKGS under the race detector (cgo, gcc), the other packages' as test-unit runs them.
 	@command -v "$$(CGO_ENABLED=1 go env CC)" > /dev/null || { echo "test-race: the race detector needs cgo's C compiler ($$(CGO_ENABLED=1 go env CC)): apt-get install gcc" >&2; exit 1; }
-	CGO_ENABLED=1 go test -race $(GO_TEST_FLAGS) $(RACE_PKGS)
-	race=$$(go list $(RACE_PKGS)) && go test $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$race")
+	CGO_ENABLED=1 go test -race $(TEST_VET) $(GO_TEST_FLAGS) $(RACE_PKGS)
+	race=$$(go list $(RACE_PKGS)) && go test $(TEST_VET) $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$race")
 
 .PHONY: test-monitoring
 test-monitoring: ## The alert rules' unit tests (promtool test rules), and every query of the rules and the dashboard parsed by Prometheus (promtool built from its Go module).
-	APPSERVICE_PROMTOOL=$$(./hack/ensure-promtool.sh) go test -tags e2e -count=1 $(GO_TEST_FLAGS) ./test/monitoring
+	APPSERVICE_PROMTOOL=$$(./hack/ensure-promtool.sh) go test $(TEST_VET) -tags e2e -count=1 $(GO_TEST_FLAGS) ./test/monitoring
 
 # By default a count of inputs each, about 30 s here: with a duration,
 # Go 1.26's fuzzing can fail a run that found nothing with "context deadline
@@ -193,16 +202,16 @@ test-monitoring: ## The alert rules' unit tests (promtool test rules), and every
 FUZZTIME ?=
 .PHONY: test-fuzz
 test-fuzz: ## Fuzz the builders (80000 inputs), then the status (100000), or each for FUZZTIME; a failing input is kept in that package's testdata/fuzz.
-	go test -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(or $(FUZZTIME),80000x) ./internal/children
-	go test -run '^$$' -fuzz '^FuzzStatus$$' -fuzztime $(or $(FUZZTIME),100000x) ./internal/appstatus
+	go test $(TEST_VET) -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(or $(FUZZTIME),80000x) ./internal/children
+	go test $(TEST_VET) -run '^$$' -fuzz '^FuzzStatus$$' -fuzztime $(or $(FUZZTIME),100000x) ./internal/appstatus
 
 .PHONY: test-crd-paths
 test-crd-paths: ## What each install path (kubectl client- and server-side, the controller, Helm 4, Argo CD- and Flux-style, cert-manager) leaves on the CRD, on an API server of its own; fails when one needs more than the CRD's reserve. Alone: its CRD writes cost CPU the end-to-end tests' waits would miss.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_E2E_GROUP=alone go test -tags e2e -count=1 -timeout 15m -run '^TestCRDInstallPaths$$' $(GO_TEST_FLAGS) ./test/e2e
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) APPSERVICE_E2E_GROUP=alone go test $(TEST_VET) -tags e2e -count=1 -timeout 15m -run '^TestCRDInstallPaths$$' $(GO_TEST_FLAGS) ./test/e2e
 
 .PHONY: test-admission
 test-admission: ## Property tests: every AppService and Activity the CRDs admit yields children the API server accepts, every analysis template they admit resolves; and it finds each container rule removed.
-	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test -tags e2e -count=1 -timeout 20m -run '^(TestAdmissionProperty(FindsMissingRules)?|TestActivityAdmissionProperty|TestAnalysisTemplateAdmissionProperty)$$' $(GO_TEST_FLAGS) ./test/admission
+	APPSERVICE_BIN_DIR=$$(./hack/ensure-binaries.sh) go test $(TEST_VET) -tags e2e -count=1 -timeout 20m -run '^(TestAdmissionProperty(FindsMissingRules)?|TestActivityAdmissionProperty|TestAnalysisTemplateAdmissionProperty)$$' $(GO_TEST_FLAGS) ./test/admission
 
 .PHONY: test-demo
 test-demo: ## make demo on a local control plane, straight through, in Chinese; fails when a step does not end as narrated.
