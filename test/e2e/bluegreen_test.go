@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"example.com/appservice-controller/internal/children"
+	"example.com/appservice-controller/internal/owner"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
@@ -262,6 +263,25 @@ func (r *blueGreenRecord) stableKept(t *testing.T, image string) time.Time {
 	return time.Time{}
 }
 
+// rolledAt is the time the server recorded, in whole seconds, for the
+// controller's write that gave the stable Deployment a template other than
+// image: its managed fields' latest time in the first such version.
+func (r *blueGreenRecord) rolledAt(image string) time.Time {
+	for _, v := range r.stable.snapshot() {
+		if appImage(v.obj) == image {
+			continue
+		}
+		var at time.Time
+		for _, m := range v.obj.ManagedFields {
+			if m.Manager == owner.FieldManager && m.Time != nil && m.Time.After(at) {
+				at = m.Time.Time
+			}
+		}
+		return at
+	}
+	return time.Time{}
+}
+
 // switchedAt is the version of the AppService that records the switch.
 func (r *blueGreenRecord) switchedAt(t *testing.T, steps int32) version[*appv1.AppService] {
 	t.Helper()
@@ -319,13 +339,16 @@ func testBlueGreenService(t *testing.T) {
 		svc.Spec.Selector)
 	rec.checkPreviewAlone(t)
 	switched := rec.switchedAt(t, 1)
-	rolled := rec.stableKept(t, "nginx:1.7.9")
-	if rolled.IsZero() {
+	if rec.stableKept(t, "nginx:1.7.9").IsZero() {
 		t.Fatalf("the stable Deployment never got the new template")
 	}
-	// The status's times are in seconds: the delay may end up to 1 s early.
-	if kept := rolled.Sub(switched.at); kept < time.Duration(delay-1)*time.Second {
-		t.Errorf("the old Pods kept the old template %s after the switch, want the scale-down delay (%ds)", kept, delay)
+	// By the server's clock, not the watches' (either may lag the other):
+	// the switch's stepStartTime and the time the server recorded for the
+	// controller's write of the new template, both in whole seconds. The
+	// controller waits from the recorded second, so the write's second is
+	// at least the delay after it.
+	if kept := rec.rolledAt("nginx:1.7.9").Sub(switched.obj.Status.Canary.StepStartTime.Time); kept < time.Duration(delay)*time.Second {
+		t.Errorf("the old Pods kept the old template %s after the switch, by the server's times, want the scale-down delay (%ds)", kept, delay)
 	}
 	// The preview's size: 1 through the steps, 2 for the switch.
 	var replicas []int32
