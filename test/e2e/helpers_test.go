@@ -31,13 +31,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"example.com/appservice-controller/internal/localcluster"
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
@@ -70,26 +72,42 @@ func newNamespace(t *testing.T) string {
 		// The namespace controller deletes the contents kind by kind, and a
 		// loaded API server can time one of those calls out (60 s), after
 		// which it backs off and starts again: 2 minutes were passed once
-		// that way (make test-e2e-loaded). A finalizer nobody removes still
-		// fails here, with the namespace's own account of what is left.
-		eventually(t, 5*time.Minute, func() error {
-			got, err := kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("namespace %s: %v", name, err)
-			}
-			var left []string
-			for _, c := range got.Status.Conditions {
-				if c.Status == corev1.ConditionTrue {
-					left = append(left, fmt.Sprintf("%s: %s", c.Type, c.Message))
-				}
-			}
-			return fmt.Errorf("namespace %s still exists %v", name, left)
-		})
+		// that way (make test-e2e-loaded).
+		waitNamespaceGone(t, name, 5*time.Minute)
 	})
 	return name
+}
+
+// waitNamespaceGone waits on a watch of the namespace until it is deleted.
+// A finalizer nobody removes fails it at the timeout, with the namespace's
+// own account of what is left. (Polled, the namespaces' deletions were a
+// tenth of the parallel group's requests.)
+func waitNamespaceGone(t *testing.T, name string, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var last *corev1.Namespace
+	lw := cache.NewListWatchFromClient(kube.CoreV1().RESTClient(), "namespaces", "", fields.OneTermEqualSelector("metadata.name", name))
+	_, err := watchtools.UntilWithSync(ctx, lw, &corev1.Namespace{},
+		func(s cache.Store) (bool, error) { return len(s.List()) == 0, nil },
+		func(e watch.Event) (bool, error) {
+			if ns, ok := e.Object.(*corev1.Namespace); ok {
+				last = ns
+			}
+			return e.Type == watch.Deleted, nil
+		})
+	if err == nil {
+		return
+	}
+	var left []string
+	if last != nil {
+		for _, c := range last.Status.Conditions {
+			if c.Status == corev1.ConditionTrue {
+				left = append(left, fmt.Sprintf("%s: %s", c.Type, c.Message))
+			}
+		}
+	}
+	t.Errorf("namespace %s still exists after %s (%v) %v", name, timeout, err, left)
 }
 
 // seedPort guards node port 30002, which the seed manifest's Service takes
