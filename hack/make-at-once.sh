@@ -9,8 +9,8 @@
 # The CPU is the user and system time of the target's make and all it
 # started and waited for (compilers, tests, control planes), from the
 # shell's times; each target's is also added to _output/make-test/cpu as
-# "TARGET SECONDS CPU", which make test sums at its end. On 2 cores a run
-# can end no sooner than half its CPU (docs/testing.md).
+# "TARGET SECONDS CPU", which make test sums at its end: on N cores a run
+# can end no sooner than its CPU over N (docs/testing.md).
 #
 # make test runs its last steps at once: each has a control plane of its
 # own, and the end-to-end tests wait on leases, resyncs and API servers for

@@ -57,7 +57,7 @@ out=$ROOT/_output/test-e2e
 rm -rf "$out"
 mkdir -p "$out"
 
-# TEST_VET: make test sets -vet=off, its go vet step having vetted the tests.
+# TEST_VET: make test sets -vet=off, its lint step having vetted the tests.
 go test -c ${TEST_VET:-} -tags e2e -o "$out/e2e.test" ./test/e2e
 # As users build it: make build stamps the version.
 make --no-print-directory build BIN="$out/appservice-controller"
