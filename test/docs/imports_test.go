@@ -183,3 +183,37 @@ func TestFuzzBuildsShare(t *testing.T) {
 		}
 	}
 }
+
+// raceBuildLeavesOut are modules that the tests make test runs under the
+// race detector (RACE_PKGS in the Makefile: the root, internal/... and
+// cmd/...) must not link: the API server's, which only TestCRDIsValid
+// needs, the API server's own validation of a CRD. That build compiles
+// every package it links once more, and these are about 220 packages (a
+// minute and a half of a new machine's two cores); TestCRDIsValid lives in
+// test/crd, whose build, without the race detector, test/admission and
+// test/e2e share.
+var raceBuildLeavesOut = []string{"k8s.io/apiserver", "github.com/google/cel-go", "google.golang.org/grpc",
+	"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters"}
+
+// TestRaceBuildLeavesOutTheServer holds the race detector's packages and
+// their tests to raceBuildLeavesOut.
+func TestRaceBuildLeavesOutTheServer(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-test", ".", "./internal/...", "./cmd/...").Output()
+	if err != nil {
+		t.Fatalf("go list -deps -test: %v", err)
+	}
+	linked := map[string][]string{}
+	for dep := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		for _, m := range raceBuildLeavesOut {
+			if dep == m || strings.HasPrefix(dep, m+"/") {
+				linked[m] = append(linked[m], dep)
+			}
+		}
+	}
+	for _, m := range raceBuildLeavesOut {
+		if deps := linked[m]; len(deps) > 0 {
+			t.Errorf("a test run under the race detector links %d packages of %s (%s, ...): move the test that needs them out of RACE_PKGS, "+
+				"as TestCRDIsValid is in test/crd; `go list -deps -test` on RACE_PKGS says which", len(deps), m, deps[0])
+		}
+	}
+}
