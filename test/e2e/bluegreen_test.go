@@ -471,16 +471,23 @@ func testBlueGreenRoute(t *testing.T) {
 	}
 }
 
+// abortAtGate releases image, aborts the release at its first step's gate
+// (kubectl appservice abort) and waits until the preview is gone.
+func (r *blueGreenRecord) abortAtGate(t *testing.T, ns, name, image string) {
+	t.Helper()
+	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = image })
+	gate := r.waitAtGate(t, 0)
+	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryAbort, TemplateHash: gate.obj.Status.Canary.CanaryTemplateHash})
+	waitStalled(t, ns, name, appv1.ReasonCanaryAborted, "aborted on request")
+	waitDeploymentGone(t, ns, r.preview)
+}
+
 func testBlueGreenAbort(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "nginx-app"
 	rec, svc := startBlueGreen(t, ns, name, seedBlueGreen(t, appv1.BlueGreen{}, appv1.CanaryStep{Weight: 0, Gate: true}))
 
-	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.8" })
-	gate := rec.waitAtGate(t, 0)
-	requestCanary(t, ns, name, appv1.CanaryRequest{Action: appv1.CanaryAbort, TemplateHash: gate.obj.Status.Canary.CanaryTemplateHash})
-	waitStalled(t, ns, name, appv1.ReasonCanaryAborted, "aborted on request")
-	waitDeploymentGone(t, ns, rec.preview)
+	rec.abortAtGate(t, ns, name, "nginx:1.8")
 	eventually(t, time.Minute, func() error {
 		if _, err := getService(ns, rec.preview); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the preview's Service: %v, want it gone", err)
@@ -502,11 +509,7 @@ func testBlueGreenAbort(t *testing.T) {
 	spec.Size = int32p(seedSize)
 	spec.Canary.BlueGreen = &appv1.BlueGreen{PreviewHostname: "preview.abort.example.com"}
 	rrec, _ := startBlueGreen(t, ns, routed, spec)
-	updateAppService(t, ns, routed, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
-	rgate := rrec.waitAtGate(t, 0)
-	requestCanary(t, ns, routed, appv1.CanaryRequest{Action: appv1.CanaryAbort, TemplateHash: rgate.obj.Status.Canary.CanaryTemplateHash})
-	waitStalled(t, ns, routed, appv1.ReasonCanaryAborted, "aborted on request")
-	waitDeploymentGone(t, ns, rrec.preview)
+	rrec.abortAtGate(t, ns, routed, "nginx:1.28")
 	eventually(t, time.Minute, func() error {
 		if _, err := gatewayAPI(t).GatewayV1().HTTPRoutes(ns).Get(context.Background(), rrec.preview, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the preview hostname's route: %v, want it gone", err)
