@@ -109,7 +109,7 @@ type blueGreenRecord struct {
 	endpoints, previewSlices *slicesRecord
 }
 
-func recordBlueGreen(t *testing.T, ns, name string) *blueGreenRecord {
+func recordBlueGreen(t *testing.T, ns, name string, size int) *blueGreenRecord {
 	t.Helper()
 	preview := children.CanaryName(&appv1.AppService{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: appv1.AppServiceSpec{Canary: &appv1.Canary{BlueGreen: &appv1.BlueGreen{}}}})
@@ -124,14 +124,14 @@ func recordBlueGreen(t *testing.T, ns, name string) *blueGreenRecord {
 		name: name, preview: preview,
 		service:        record[*corev1.Service](t, services, name),
 		previewService: record[*corev1.Service](t, services, preview),
-		endpoints:      recordSlices(t, ns, name),
+		endpoints:      recordServing(t, ns, name, size),
 		previewSlices:  recordSlices(t, ns, preview),
 	}
 }
 
 // startBlueGreen creates the AppService, waits until it is available, and
-// starts recording its releases; it returns the record and its Service as
-// created.
+// starts recording its releases once its Service serves them all; it
+// returns the record and its Service as created.
 func startBlueGreen(t *testing.T, ns, name string, spec appv1.AppServiceSpec) (*blueGreenRecord, *corev1.Service) {
 	t.Helper()
 	createAppService(t, ns, name, spec)
@@ -140,7 +140,7 @@ func startBlueGreen(t *testing.T, ns, name string, spec appv1.AppServiceSpec) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	return recordBlueGreen(t, ns, name), svc
+	return recordBlueGreen(t, ns, name, int(*spec.Size)), svc
 }
 
 // stacks says which Pods a state of the Service's endpoints holds: the

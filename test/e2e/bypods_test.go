@@ -97,6 +97,25 @@ func recordSlices(t *testing.T, ns, service string) *slicesRecord {
 		metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service}, service+"'s EndpointSlices")
 }
 
+// recordServing records the Service's EndpointSlices and waits, on that
+// record, until they hold n ready endpoints. An AppService is available
+// once its Deployment counts the Pods ready; the EndpointSlice controller
+// lists them when it gets to it, seconds later on a busy control plane. A
+// release started before that would find the Service short of Pods it
+// never lost.
+func recordServing(t *testing.T, ns, service string, n int) *slicesRecord {
+	t.Helper()
+	r := recordSlices(t, ns, service)
+	r.wait(t, time.Minute, func(vs []version[*discoveryv1.EndpointSlice]) error {
+		states := endpointStates(vs)
+		if len(states) == 0 || states[len(states)-1].ready < n {
+			return fmt.Errorf("the Service %s never had %d ready endpoints before the release", service, n)
+		}
+		return nil
+	})
+	return r
+}
+
 // endpointsState is the Service's ready endpoints after one recorded
 // version of one of its slices: how many, and the Pods' names.
 type endpointsState struct {
@@ -185,7 +204,7 @@ func testByPodsPromote(t *testing.T) {
 	services := record[*corev1.Service](t, kube.CoreV1().Services(ns).Watch, name)
 	canaryServices := record[*corev1.Service](t, kube.CoreV1().Services(ns).Watch, name+"-canary")
 	budget := record[*policyv1.PodDisruptionBudget](t, kube.PolicyV1().PodDisruptionBudgets(ns).Watch, name)
-	endpoints := recordSlices(t, ns, name)
+	endpoints := recordServing(t, ns, name, 4)
 
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 
@@ -354,7 +373,7 @@ func testByPodsAbort(t *testing.T) {
 	createAppService(t, ns, name, spec)
 	waitAvailable(t, ns, name, 2)
 	rec := recordCanary(t, ns, name)
-	endpoints := recordSlices(t, ns, name)
+	endpoints := recordServing(t, ns, name, 2)
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 
 	as := waitStalled(t, ns, name, appv1.ReasonCanaryAnalysisFailed, "metric success-rate failed 2 times, more than its failureLimit of 1")
@@ -394,7 +413,7 @@ func testByPodsDeadline(t *testing.T) {
 	createAppService(t, ns, name, spec)
 	waitAvailable(t, ns, name, 2)
 	rec := recordCanary(t, ns, name)
-	endpoints := recordSlices(t, ns, name)
+	endpoints := recordServing(t, ns, name, 2)
 
 	// Pods that start and never become ready: aborted at the deadline.
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "example.com/never-ready:1" })
@@ -456,7 +475,7 @@ func testByPodsShrink(t *testing.T) {
 	createAppService(t, ns, name, spec)
 	waitAvailable(t, ns, name, 4)
 	rec := recordCanary(t, ns, name)
-	endpoints := recordSlices(t, ns, name)
+	endpoints := recordServing(t, ns, name, 4)
 
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 	waitCanaryDone(t, ns, name)

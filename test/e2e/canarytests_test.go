@@ -254,7 +254,7 @@ func testCanaryTestsByPods(t *testing.T) {
 	waitAvailable(t, ns, name, 2)
 	rec := recordCanary(t, ns, name)
 	tests := recordTests(t, ns, name)
-	endpoints := recordSlices(t, ns, name)
+	endpoints := recordServing(t, ns, name, 2)
 	updateAppService(t, ns, name, func(as *appv1.AppService) { as.Spec.Image = "nginx:1.28" })
 
 	waitCanaryDone(t, ns, name)
