@@ -15,14 +15,12 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 MODULE=$(go list -m)
-go mod download k8s.io/code-generator
-CODEGEN_PKG=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
-
 # kube_codegen.sh `go install`s its generators into GOBIN; keep them out of
-# the user's GOPATH/bin, beside the rest of the project's cached tools.
-GOBIN="${APPSERVICE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/appservice-controller}/codegen-$(go list -m -f '{{.Version}}' k8s.io/code-generator)"
+# the user's GOPATH/bin, beside the rest of the project's cached tools
+# (hack/ensure-codegen.sh builds them, and controller-gen and kustomize).
+GOBIN=$("$ROOT/hack/ensure-codegen.sh")
 export GOBIN
-mkdir -p "$GOBIN"
+CODEGEN_PKG=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
 
 # shellcheck source=/dev/null
 source "$CODEGEN_PKG/kube_codegen.sh"
