@@ -141,6 +141,10 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	clusterIP, nodePort := svc.Spec.ClusterIP, svc.Spec.Ports[0].NodePort
+	// The scale subresource's size, which every later rollout keeps: two
+	// Pods show a rollout as well as three, and each rollout replaces them
+	// all (3 until 2026-12-03).
+	const scaled = 2
 	if nodePort == 0 {
 		t.Fatal("the API server assigned no node port")
 	}
@@ -153,11 +157,11 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		if scale.Status.Selector != appv1.LabelAppService+"=web" {
 			t.Errorf("scale selector %q", scale.Status.Selector)
 		}
-		scale.Spec.Replicas = 3
+		scale.Spec.Replicas = scaled
 		if _, err := apps.AppV1().AppServices(ns).UpdateScale(ctx, "web", scale, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 		waitEvent(t, ns, "web", corev1.EventTypeNormal, appv1.ReasonUpdated, "Updated Deployment web: replicas")
 	})
 
@@ -174,7 +178,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			return nil
 		})
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 	})
 
 	t.Run("env and resources", func(t *testing.T) {
@@ -201,7 +205,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			return nil
 		})
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 	})
 
 	t.Run("container, Pod and rollout fields, set and removed", func(t *testing.T) {
@@ -279,7 +283,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			return nil
 		})
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 		// The probes changed the Pod template: the Pods were rolled, and
 		// the ones running now are those of a ReplicaSet with the probes.
 		eventually(t, 30*time.Second, func() error {
@@ -288,11 +292,11 @@ func TestSpecChangesReachChildren(t *testing.T) {
 				return err
 			}
 			for _, rs := range rss.Items {
-				if rs.Spec.Template.Spec.Containers[0].ReadinessProbe != nil && rs.Status.ReadyReplicas == 3 {
+				if rs.Spec.Template.Spec.Containers[0].ReadinessProbe != nil && rs.Status.ReadyReplicas == scaled {
 					return nil
 				}
 			}
-			return fmt.Errorf("no ReplicaSet with the readiness probe has 3 ready Pods among %d", len(rss.Items))
+			return fmt.Errorf("no ReplicaSet with the readiness probe has %d ready Pods among %d", scaled, len(rss.Items))
 		})
 
 		updateAppService(t, ns, "web", func(as *appv1.AppService) {
@@ -340,7 +344,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			return nil
 		})
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 	})
 
 	t.Run("volumes: ours set, changed and removed, a sidecar's kept", func(t *testing.T) {
@@ -379,7 +383,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		if m := d.Spec.Template.Spec.Containers[0].VolumeMounts; len(m) != 1 || m[0].MountPath != "/etc/web" || !m[0].ReadOnly {
 			t.Fatalf("volume mounts %+v", m)
 		}
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 
 		// Someone adds a sidecar with its own volume to the Deployment, and
 		// mounts that volume in the app's container too.
@@ -415,7 +419,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		if _, err := kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, []byte(sidecarOut), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 	})
 
 	t.Run("pod labels and annotations: ours kept in line, rollout restart kept", func(t *testing.T) {
@@ -453,7 +457,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 		}
 		eventually(t, 30*time.Second, templateHas(map[string]string{"tier": "web"}, map[string]string{"example.com/note": "one"}))
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 
 		if out, err := kubectl("rollout", "restart", "deployment/web", "-n", ns); err != nil {
 			t.Fatalf("kubectl rollout restart: %v\n%s", err, out)
@@ -466,11 +470,11 @@ func TestSpecChangesReachChildren(t *testing.T) {
 		if err := templateHas(map[string]string{"tier": "web"}, map[string]string{restartedAt: ""})(); err != nil {
 			t.Fatalf("after a resync: %v", err)
 		}
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 
 		updateAppService(t, ns, "web", func(as *appv1.AppService) { as.Spec.PodLabels, as.Spec.PodAnnotations = nil, nil })
 		eventually(t, 30*time.Second, templateHas(map[string]string{appv1.LabelAppService: "web"}, map[string]string{restartedAt: ""}, "tier", "example.com/note"))
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 	})
 
 	t.Run("ports", func(t *testing.T) {
@@ -518,7 +522,7 @@ func TestSpecChangesReachChildren(t *testing.T) {
 			}
 			return nil
 		})
-		waitAvailable(t, ns, "web", 3)
+		waitAvailable(t, ns, "web", scaled)
 	})
 
 	t.Run("ports removed", func(t *testing.T) {
