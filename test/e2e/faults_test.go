@@ -51,7 +51,7 @@ import (
 	appv1 "example.com/appservice-controller/pkg/apis/app/v1"
 )
 
-// 1. Crash mid-convergence: 300 AppServices, the controller SIGKILLed
+// 1. Crash mid-convergence: 150 AppServices, the controller SIGKILLed
 // while it makes their children, and again, until the kills have caught
 // an AppService in each phase of its first sync (at most five kills):
 // its Deployment made and not its Service, and both made and not its
@@ -61,7 +61,10 @@ import (
 // the kill, which the controller never saw the answer to, is not one).
 func TestCrashMidConvergence(t *testing.T) {
 	serial(t, 1)
-	const n, maxKills = 300, 5
+	// The kills catch what workers are doing at that moment, whatever the
+	// backlog: one or two kills caught both phases among 150 here, as
+	// among 300 (the count until 2026-12-03).
+	const n, maxKills = 150, 5
 	ns := newNamespace(t)
 	ctx := context.Background()
 	since := time.Now()
