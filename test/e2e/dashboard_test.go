@@ -93,6 +93,9 @@ func TestDashboard(t *testing.T) {
 	}
 	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
 	bindRole(t, ns, "appservice-viewer", subject)
+	// Started before the authorizer saw the binding, its first watches
+	// would be refused and made again (a loaded make test's were).
+	waitAllowed(t, user, ns, dashboardReads()...)
 	dash := (&plugin{t: t, kubeconfig: kubeconfig, ns: ns}).start("dashboard", "--port", "0")
 	var url string
 	dash.out.wait(t, time.Minute, func(lines []string) error {
@@ -137,7 +140,7 @@ func TestDashboard(t *testing.T) {
 	b.waitNotice(t, detail, `forbidden: cannot patch appservices/status in namespace "`+ns+`" (user "`+user+`"): `+
 		"the ClusterRole appservice-releaser grants it (docs/plugin.md#rbac)")
 	bindRole(t, ns, "appservice-releaser", subject)
-	waitAllowed(t, user, ns)
+	waitAllowed(t, user, ns, authorizationv1.ResourceAttributes{Verb: "patch", Group: appv1.SchemeGroupVersion.Group, Resource: "appservices", Subresource: "status"})
 	b.do(t, detail, chromedp.Click(chromedp.CSS(`button[data-action="promote"]:not([disabled])`)))
 	b.waitRecorded(t, detail, "step 3 gated", `r.step === "3" && r.gated`, time.Minute)
 	b.waitNotice(t, detail, "step 2 of 4 promoted")
@@ -222,23 +225,51 @@ func TestDashboard(t *testing.T) {
 	t.Logf("dashboard: %d lists and %d watches before it served, then %v", lists, len(reqs)-lists-len(after), after)
 }
 
-// waitAllowed waits until the API server's authorizer lets the user
-// patch AppServices' status in the namespace (a RoleBinding just made).
-func waitAllowed(t *testing.T, user, ns string) {
+// waitAllowed waits until the API server's authorizer lets the user do
+// each of what in the namespace: a RoleBinding just made (and the
+// ClusterRole it binds) reaches the authorizer's caches a moment later,
+// and a request made before then is refused.
+func waitAllowed(t *testing.T, user, ns string, what ...authorizationv1.ResourceAttributes) {
 	t.Helper()
 	eventually(t, 30*time.Second, func() error {
-		r, err := kube.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
-			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: ns, Verb: "patch", Group: appv1.SchemeGroupVersion.Group, Resource: "appservices", Subresource: "status"}},
-		}, metav1.CreateOptions{})
-		switch {
-		case err != nil:
-			return err
-		case !r.Status.Allowed:
-			return fmt.Errorf("%s may not patch appservices/status yet: %s", user, r.Status.Reason)
+		for _, attrs := range what {
+			attrs.Namespace = ns
+			r, err := kube.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &attrs},
+			}, metav1.CreateOptions{})
+			switch {
+			case err != nil:
+				return err
+			case !r.Status.Allowed:
+				return fmt.Errorf("%s may not %s %s %s/%s yet: %s", user, attrs.Verb, attrs.Group, attrs.Resource, attrs.Subresource, r.Status.Reason)
+			}
 		}
 		return nil
 	})
+}
+
+// dashboardReads are what the dashboard (and kubectl appservice get
+// --watch, which shares its informers) lists and watches in a namespace:
+// what its user must be allowed before it starts.
+func dashboardReads() []authorizationv1.ResourceAttributes {
+	var reads []authorizationv1.ResourceAttributes
+	for _, r := range []authorizationv1.ResourceAttributes{
+		{Group: appv1.SchemeGroupVersion.Group, Resource: "appservices"},
+		{Group: appv1.SchemeGroupVersion.Group, Resource: "activities"},
+		{Group: "apps", Resource: "deployments"},
+		{Group: "apps", Resource: "replicasets"},
+		{Resource: "pods"},
+		{Resource: "events"},
+		{Group: "batch", Resource: "jobs"},
+		{Group: "gateway.networking.k8s.io", Resource: "httproutes"},
+		{Group: "gateway.networking.k8s.io", Resource: "grpcroutes"},
+	} {
+		for _, verb := range []string{"list", "watch"} {
+			r.Verb = verb
+			reads = append(reads, r)
+		}
+	}
+	return reads
 }
 
 func subresource(r pluginRequest) string {

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -124,6 +125,10 @@ func testPluginWatch(t *testing.T) {
 	bindRole(t, ns, "appservice-viewer", rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: viewer})
 	releaserName := "system:serviceaccount:" + ns + ":releaser"
 	bindRole(t, ns, "appservice-releaser", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "releaser", Namespace: ns})
+	// The watch shares the dashboard's informers: what they list and
+	// watch, allowed before it starts, as is the releaser's promote.
+	waitAllowed(t, viewer, ns, dashboardReads()...)
+	waitAllowed(t, releaserName, ns, authorizationv1.ResourceAttributes{Verb: "patch", Group: appv1.SchemeGroupVersion.Group, Resource: "appservices", Subresource: "status"})
 	viewerPlugin := &plugin{t: t, kubeconfig: kubeconfig, ns: ns}
 	releaser := &plugin{t: t, kubeconfig: cluster.Kubeconfig, ns: ns, extra: []string{"--as=" + releaserName}}
 
