@@ -493,7 +493,7 @@ func testNotifyChosen(t *testing.T) {
 // TestNotificationFaults: a controller that gives a delivery 20 s, and
 // takes over from a killed replica in seconds.
 func TestNotificationFaults(t *testing.T) {
-	serial(t, 2)
+	serial(t, 1)
 	installGatewayAPI(t)
 	args := []string{"-notification-give-up-after=20s", "-leader-elect-lease-duration=4s", "-leader-elect-renew-deadline=3s", "-leader-elect-retry-period=1s"}
 	swapController(t, "notify-faults", args...)

@@ -232,7 +232,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 // takes over within the lease duration and applies what changed meanwhile;
 // stopped with SIGTERM, the leader hands over at once.
 func TestLeaderElection(t *testing.T) {
-	serial(t, 2)
+	serial(t, 1)
 	ns := newNamespace(t)
 	a := ctrl
 	idA, err := a.Identity()
