@@ -17,6 +17,10 @@
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The Makefile's build settings: built with others, the generators would be
+# built again by make verify (`go install` counts a binary built with other
+# flags stale, and `go tool` caches a build under the flags it had).
+source "$ROOT/hack/build-env.sh"
 cd "$ROOT"
 
 go mod download k8s.io/code-generator
