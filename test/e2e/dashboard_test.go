@@ -140,7 +140,7 @@ func TestDashboard(t *testing.T) {
 	b.waitNotice(t, detail, `forbidden: cannot patch appservices/status in namespace "`+ns+`" (user "`+user+`"): `+
 		"the ClusterRole appservice-releaser grants it (docs/plugin.md#rbac)")
 	bindRole(t, ns, "appservice-releaser", subject)
-	waitAllowed(t, user, ns, authorizationv1.ResourceAttributes{Verb: "patch", Group: appv1.SchemeGroupVersion.Group, Resource: "appservices", Subresource: "status"})
+	waitAllowed(t, user, ns, promoteAttrs)
 	b.do(t, detail, chromedp.Click(chromedp.CSS(`button[data-action="promote"]:not([disabled])`)))
 	b.waitRecorded(t, detail, "step 3 gated", `r.step === "3" && r.gated`, time.Minute)
 	b.waitNotice(t, detail, "step 2 of 4 promoted")
@@ -247,6 +247,10 @@ func waitAllowed(t *testing.T, user, ns string, what ...authorizationv1.Resource
 		return nil
 	})
 }
+
+// promoteAttrs is the request a promotion or an abort makes: a patch of
+// the AppService's status, which appservice-releaser grants.
+var promoteAttrs = authorizationv1.ResourceAttributes{Verb: "patch", Group: appv1.SchemeGroupVersion.Group, Resource: "appservices", Subresource: "status"}
 
 // dashboardReads are what the dashboard (and kubectl appservice get
 // --watch, which shares its informers) lists and watches in a namespace:

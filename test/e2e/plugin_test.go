@@ -37,7 +37,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -128,7 +127,7 @@ func testPluginWatch(t *testing.T) {
 	// The watch shares the dashboard's informers: what they list and
 	// watch, allowed before it starts, as is the releaser's promote.
 	waitAllowed(t, viewer, ns, dashboardReads()...)
-	waitAllowed(t, releaserName, ns, authorizationv1.ResourceAttributes{Verb: "patch", Group: appv1.SchemeGroupVersion.Group, Resource: "appservices", Subresource: "status"})
+	waitAllowed(t, releaserName, ns, promoteAttrs)
 	viewerPlugin := &plugin{t: t, kubeconfig: kubeconfig, ns: ns}
 	releaser := &plugin{t: t, kubeconfig: cluster.Kubeconfig, ns: ns, extra: []string{"--as=" + releaserName}}
 
