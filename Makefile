@@ -127,13 +127,14 @@ endif
 # The steps of make test, in order; each prints how long it took and the
 # CPU it used (hack/make-at-once.sh), so that a step growing slower shows
 # in every run (.ci/run prints them again at the end, with the slowest
-# end-to-end tests), and the end prints the sum of the CPU. Then those of
-# TEST_STEPS_AT_ONCE run at once (hack/make-at-once.sh), each with a
-# control plane of its own, and those of TEST_STEPS_NICE beside them at a
-# lower priority: the end-to-end tests wait on leases, resyncs and API
-# servers with part of a core idle, which the others use. Only a step with
-# no deadline of its own can run at the lower priority: niced, an API
-# server on a busy machine is not ready within the 90 s the tests allow.
+# end-to-end tests), and the end prints the sum of the CPU. Those of
+# TEST_STEPS run one by one, then those of TEST_STEPS_AT_ONCE at once, each
+# with a control plane of its own; those of TEST_STEPS_NICE run beside all
+# of them, from the start, at a lower priority: the end-to-end tests wait
+# on leases, resyncs and API servers with part of a core idle, and the
+# steps one by one leave some idle too, which they use. Only a step with no
+# deadline of its own can run at the lower priority: niced, an API server
+# on a busy machine is not ready within the 90 s the tests allow.
 TEST_STEPS := lint verify helm-lint test-race test-monitoring test-crd-paths
 TEST_STEPS_AT_ONCE := test-e2e test-demo test-admission
 TEST_STEPS_NICE := test-fuzz
@@ -149,10 +150,9 @@ TEST_STEPS_NICE := test-fuzz
 TEST_VET ?=
 
 .PHONY: test
-test: ## Everything CI runs: lint (go vet's analyzers among its linters), generated files, the Helm chart's lint, unit (the docs' checks among them), the alert rules' tests; then end-to-end tests, the demo and admission-property tests at once, fuzzing beside them; each step's time.
+test: ## Everything CI runs: lint (go vet's analyzers among its linters), generated files, the Helm chart's lint, unit (the docs' checks among them), the alert rules' tests; then end-to-end tests, the demo and admission-property tests at once, fuzzing beside all of them from the start; each step's time.
 	@export TEST_VET=-vet=off && mkdir -p _output/make-test && : > _output/make-test/cpu && start=$$(date +%s) && \
-	for step in $(TEST_STEPS); do ./hack/make-at-once.sh $$step || exit 1; done && \
-	./hack/make-at-once.sh $(TEST_STEPS_AT_ONCE) --nice $(TEST_STEPS_NICE) && \
+	./hack/make-at-once.sh --one-by-one $(TEST_STEPS) --at-once $(TEST_STEPS_AT_ONCE) --nice $(TEST_STEPS_NICE) && \
 	awk -v s=$$(( $$(date +%s) - start )) -v cores=$$(nproc) '{ n += $$3 } END { printf "make test: %d s, CPU %d s (on %d cores no order of the steps ends in less than %d s)\n", s, n, cores, n / cores }' _output/make-test/cpu
 
 .PHONY: lint

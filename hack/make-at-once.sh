@@ -1,10 +1,31 @@
 #!/usr/bin/env bash
-# Runs make targets at once, each in a make of its own with its output in
-# _output/make-test/TARGET.log, and prints each one's output when it ends,
-# then "make test: TARGET took N s, CPU M s" (or "failed after N s"). It
-# waits for all of them and fails if any failed. Given one target, it
-# streams that target's output as it comes: make test runs its first steps
-# one by one so.
+# Runs make targets, each in a make of its own with its output in
+# _output/make-test/TARGET.log, and reports each one as it ends: its output
+# (unless it was streamed), then "make test: TARGET took N s, CPU M s" (or
+# "failed after N s"). It fails if any target failed.
+#
+# Three kinds of target, started in this order:
+#   --nice T...        at a lower priority (nice 10), from the start to the
+#                      end of the run: they take what the others leave idle
+#                      and never slow them. Their output is shown when they
+#                      end, between the other targets' outputs.
+#   --one-by-one T...  one after another, each streaming its output; the
+#                      first that fails ends the run (and stops the niced).
+#   --at-once T...     then all at once (the default for targets before any
+#                      flag). Given one target and nothing else, it streams
+#                      that target's output as it comes.
+#
+# make test runs its checks and unit tests one by one, then the end-to-end
+# tests, the demo and the admission property tests at once: each has a
+# control plane of its own, and the end-to-end tests wait on leases,
+# resyncs and API servers for minutes with part of a core idle. The fuzzing
+# runs niced beside all of them, from the start: the steps one by one leave
+# part of a core idle too, while they link, start test binaries and wait on
+# tests that sleep. Only a target with no deadline of its own can run
+# niced: the end-to-end tests, the demo (which waits on canary steps that
+# last seconds), the admission property test and the CRD install paths
+# (whose API servers must be ready within 90 s) and the unit tests (leases,
+# timeouts) keep the normal priority; the fuzzing only computes.
 #
 # The CPU is the user and system time of the target's make and all it
 # started and waited for (compilers, tests, control planes), from the
@@ -12,21 +33,24 @@
 # "TARGET SECONDS CPU", which make test sums at its end: on N cores a run
 # can end no sooner than its CPU over N (docs/testing.md).
 #
-# make test runs its last steps at once: each has a control plane of its
-# own, and the end-to-end tests wait on leases, resyncs and API servers for
-# minutes with part of a core idle. The targets after --nice run at a lower
-# priority (nice 10): they take what the others leave idle and never slow
-# them. Only a target with no deadline of its own can run so: the
-# end-to-end tests, the demo (which waits on canary steps that last
-# seconds) and the admission property test (whose API server must be ready
-# within 90 s) keep the normal priority; the fuzzing only computes.
-#
-# Usage: hack/make-at-once.sh TARGET... [--nice TARGET...]
+# Usage: hack/make-at-once.sh [--at-once] T... [--one-by-one T...] [--nice T...]
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=$ROOT/_output/make-test
 mkdir -p "$out"
+
+niced=() one_by_one=() at_once=()
+kind=at_once
+for arg in "$@"; do
+  case $arg in
+    --nice) kind=niced ;;
+    --one-by-one) kind=one_by_one ;;
+    --at-once) kind=at_once ;;
+    --*) echo "make-at-once: unknown flag $arg" >&2; exit 2 ;;
+    *) eval "$kind+=(\"\$arg\")" ;;
+  esac
+done
 
 # cpu FILE: the seconds of CPU in the second line of times' output (the
 # children's user and system time, as "XmY.YYYs XmY.YYYs").
@@ -38,42 +62,41 @@ cpu() {
     }' "$1"
 }
 
-targets=0
-for target in "$@"; do [[ $target == --nice ]] || targets=$((targets + 1)); done
-stream=false
-(( targets != 1 )) || stream=true
-
-declare -A target_of started
-priority=()
-for target in "$@"; do
-  if [[ $target == --nice ]]; then
-    priority=(nice -n 10)
-    continue
-  fi
+declare -A target_of started streamed
+# start TARGET HOW: runs the target's make in the background (HOW: niced,
+# streamed or quiet). A niced make leads a session of its own, so that the
+# run can stop it and everything it started (stop). The subshell records
+# its own end ($SECONDS counts from this script's start in it too): a
+# niced target may end while another streams, and is reported after.
+start() {
+  local target=$1 how=$2
   started[$target]=$SECONDS
   (
     rc=0
-    if $stream; then
-      ${priority[@]+"${priority[@]}"} make --no-print-directory -C "$ROOT" "$target" 2>&1 | tee "$out/$target.log" || rc=$?
-    else
-      ${priority[@]+"${priority[@]}"} make --no-print-directory -C "$ROOT" "$target" > "$out/$target.log" 2>&1 || rc=$?
-    fi
+    case $how in
+      niced) setsid nice -n 10 make --no-print-directory -C "$ROOT" "$target" > "$out/$target.log" 2>&1 || rc=$? ;;
+      streamed) make --no-print-directory -C "$ROOT" "$target" 2>&1 | tee "$out/$target.log" || rc=$? ;;
+      *) make --no-print-directory -C "$ROOT" "$target" > "$out/$target.log" 2>&1 || rc=$? ;;
+    esac
     # times in this subshell itself: the make and all it waited for.
     times > "$out/$target.times"
+    echo "$SECONDS" > "$out/$target.end"
     exit "$rc"
   ) &
   target_of[$!]=$target
-done
+  [[ $how != streamed ]] || streamed[$target]=1
+}
 
-# Each is reported as it ends (wait -n -p: bash 5.1).
+# report PID [RC]: reports that target, waiting for it to end unless its
+# exit status RC is given (wait -n has reaped it).
 status=0
-while (( ${#target_of[@]} )); do
-  rc=0
-  wait -n -p ended "${!target_of[@]}" || rc=$?
-  target=${target_of[$ended]}
-  unset "target_of[$ended]"
-  $stream || cat "$out/$target.log"
-  seconds=$((SECONDS - started[$target]))
+report() {
+  local pid=$1 rc=${2:-0} target seconds used
+  [[ $# == 2 ]] || wait "$pid" || rc=$?
+  target=${target_of[$pid]}
+  unset "target_of[$pid]"
+  [[ -n ${streamed[$target]:-} ]] || cat "$out/$target.log"
+  seconds=$(( $(cat "$out/$target.end") - started[$target] ))
   used=$(cpu "$out/$target.times")
   echo "$target $seconds $used" >> "$out/cpu"
   if (( rc == 0 )); then
@@ -82,5 +105,48 @@ while (( ${#target_of[@]} )); do
     echo "make test: $target failed after $seconds s, CPU $used s" >&2
     status=1
   fi
+}
+
+# report_ended: reports the targets that have ended, without waiting.
+report_ended() {
+  local pid
+  for pid in "${!target_of[@]}"; do
+    [[ ! -e $out/${target_of[$pid]}.end ]] || report "$pid"
+  done
+}
+
+# stop: ends the targets still running (a failed step, or the run
+# interrupted), the niced ones with their whole session.
+stop() {
+  local pid child
+  for pid in "${!target_of[@]}"; do
+    for child in $(ps -o pid= --ppid "$pid"); do kill -- -"$child" "$child" 2> /dev/null || true; done
+    kill "$pid" 2> /dev/null || true
+  done
+}
+trap stop EXIT
+trap 'exit 130' INT TERM
+
+for target in "${niced[@]+"${niced[@]}"}" "${one_by_one[@]+"${one_by_one[@]}"}" "${at_once[@]+"${at_once[@]}"}"; do
+  rm -f "$out/$target.end" "$out/$target.times"
+done
+for target in "${niced[@]+"${niced[@]}"}"; do start "$target" niced; done
+
+for target in "${one_by_one[@]+"${one_by_one[@]}"}"; do
+  start "$target" streamed
+  report "$!"
+  report_ended
+  (( status == 0 )) || exit 1
+done
+
+how=quiet
+(( ${#at_once[@]} != 1 || ${#niced[@]} + ${#one_by_one[@]} != 0 )) || how=streamed
+for target in "${at_once[@]+"${at_once[@]}"}"; do start "$target" "$how"; done
+
+# The rest is reported as each ends (wait -n -p: bash 5.1).
+while (( ${#target_of[@]} )); do
+  rc=0
+  wait -n -p ended "${!target_of[@]}" || rc=$?
+  report "$ended" "$rc"
 done
 exit "$status"
