@@ -64,17 +64,21 @@ cpu() {
 
 declare -A target_of started streamed
 # start TARGET HOW: runs the target's make in the background (HOW: niced,
-# streamed or quiet). A niced make leads a session of its own, so that the
-# run can stop it and everything it started (stop). The subshell records
-# its own end ($SECONDS counts from this script's start in it too): a
-# niced target may end while another streams, and is reported after.
+# streamed or quiet). A niced make runs in a process group of its own (job
+# control, set -m), so that the run can stop it and everything it started
+# (stop); not in a session of its own, for a new session is a new
+# autogroup of the kernel's scheduler, which shares the CPU with the others
+# as equals whatever its nice. The subshell records its own end ($SECONDS
+# counts from this script's start in it too): a niced target may end while
+# another streams, and is reported after.
 start() {
   local target=$1 how=$2
   started[$target]=$SECONDS
+  [[ $how != niced ]] || set -m
   (
     rc=0
     case $how in
-      niced) setsid nice -n 10 make --no-print-directory -C "$ROOT" "$target" > "$out/$target.log" 2>&1 || rc=$? ;;
+      niced) nice -n 10 make --no-print-directory -C "$ROOT" "$target" > "$out/$target.log" 2>&1 || rc=$? ;;
       streamed) make --no-print-directory -C "$ROOT" "$target" 2>&1 | tee "$out/$target.log" || rc=$? ;;
       *) make --no-print-directory -C "$ROOT" "$target" > "$out/$target.log" 2>&1 || rc=$? ;;
     esac
@@ -83,6 +87,7 @@ start() {
     echo "$SECONDS" > "$out/$target.end"
     exit "$rc"
   ) &
+  set +m
   target_of[$!]=$target
   [[ $how != streamed ]] || streamed[$target]=1
 }
@@ -116,12 +121,12 @@ report_ended() {
 }
 
 # stop: ends the targets still running (a failed step, or the run
-# interrupted), the niced ones with their whole session.
+# interrupted): a niced one with its process group, the others with the
+# processes they started.
 stop() {
-  local pid child
+  local pid
   for pid in "${!target_of[@]}"; do
-    for child in $(ps -o pid= --ppid "$pid"); do kill -- -"$child" "$child" 2> /dev/null || true; done
-    kill "$pid" 2> /dev/null || true
+    kill -- -"$pid" 2> /dev/null || { pkill -P "$pid"; kill "$pid"; } 2> /dev/null || true
   done
 }
 trap stop EXIT
