@@ -155,11 +155,14 @@ test: ## Everything CI runs: lint (go vet's analyzers among its linters), genera
 	./hack/make-at-once.sh --one-by-one $(TEST_STEPS) --at-once $(TEST_STEPS_AT_ONCE) --nice $(TEST_STEPS_NICE) && \
 	awk -v s=$$(( $$(date +%s) - start )) -v cores=$$(nproc) '{ n += $$3 } END { printf "make test: %d s, CPU %d s (on %d cores no order of the steps ends in less than %d s)\n", s, n, cores, n / cores }' _output/make-test/cpu
 
+# Both lint with the build tag e2e, which only adds files: no file of the
+# project is built only without it (//go:build !e2e), so one pass covers
+# every file, the e2e and property tests among them; lint fails if one is.
 .PHONY: lint
 lint: ## golangci-lint (.golangci.yml; the e2e tests too) and logcheck (structured, contextual logging), built from their Go modules (hack/ensure-lint.sh).
 	@bin=$$(./hack/ensure-lint.sh) && set -e && \
+	if git grep -lE '^//go:build .*!e2e' -- '*.go'; then echo "lint: the files above build only without the tag e2e, which lint sets" >&2; exit 1; fi && \
 	$$bin/golangci-lint run ./... && \
-	$$bin/logcheck -check-contextual ./... && \
 	$$bin/logcheck -check-contextual -tags e2e ./...
 
 CHART := charts/appservice-controller
