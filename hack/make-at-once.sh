@@ -5,9 +5,10 @@
 # "failed after N s"). It fails if any target failed.
 #
 # Three kinds of target, started in this order:
-#   --nice T...        at a lower priority (nice 10), from the start to the
-#                      end of the run: they take what the others leave idle
-#                      and never slow them. Their output is shown when they
+#   --nice T...        at the lowest priority (nice 19), from the start to
+#                      the end of the run: they take what the others leave
+#                      idle and hardly slow them (at nice 10 the scheduler
+#                      still gave them a tenth of each busy core). Their output is shown when they
 #                      end, between the other targets' outputs.
 #   --one-by-one T...  one after another, each streaming its output; the
 #                      first that fails ends the run (and stops the niced).
@@ -78,7 +79,7 @@ start() {
   (
     rc=0
     case $how in
-      niced) nice -n 10 make --no-print-directory -C "$ROOT" "$target" > "$out/$target.log" 2>&1 || rc=$? ;;
+      niced) nice -n 19 make --no-print-directory -C "$ROOT" "$target" > "$out/$target.log" 2>&1 || rc=$? ;;
       streamed) make --no-print-directory -C "$ROOT" "$target" 2>&1 | tee "$out/$target.log" || rc=$? ;;
       *) make --no-print-directory -C "$ROOT" "$target" > "$out/$target.log" 2>&1 || rc=$? ;;
     esac
