@@ -8,8 +8,9 @@
 #   --nice T...        at the lowest priority (nice 19), from the start to
 #                      the end of the run: they take what the others leave
 #                      idle and hardly slow them (at nice 10 the scheduler
-#                      still gave them a tenth of each busy core). Their output is shown when they
-#                      end, between the other targets' outputs.
+#                      still gave them a tenth of each busy core). Their
+#                      output is shown when they end, between the other
+#                      targets' outputs.
 #   --one-by-one T...  one after another, each streaming its output; the
 #                      first that fails ends the run (and stops the niced).
 #   --at-once T...     then all at once (the default for targets before any
