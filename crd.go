@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
@@ -210,23 +211,29 @@ func ensureCRD(ctx context.Context, client apiextensionsclient.Interface, md met
 }
 
 // served reports whether the API server serves resource, as discovery
-// lists it (a CRD's resource once it is Established; the Gateway API's
-// HTTPRoutes once it is installed). A group version it does not serve at
-// all is not an error.
+// lists it (a CRD's resource once it is Established).
 func served(d discovery.DiscoveryInterface, resource schema.GroupVersionResource) (bool, error) {
-	list, err := d.ServerResourcesForGroupVersion(resource.GroupVersion().String())
+	resources, err := servedResources(d, resource.GroupVersion().String())
+	return resources.Has(resource.Resource), err
+}
+
+// servedResources are the resources of gv the API server serves, as
+// discovery lists them in one answer (the Gateway API's HTTPRoutes and
+// GRPCRoutes once each is installed). A group version it does not serve at
+// all serves none, and is not an error.
+func servedResources(d discovery.DiscoveryInterface, gv string) (sets.Set[string], error) {
+	list, err := d.ServerResourcesForGroupVersion(gv)
 	if apierrors.IsNotFound(err) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
+	resources := sets.New[string]()
 	for _, r := range list.APIResources {
-		if r.Name == resource.Resource {
-			return true, nil
-		}
+		resources.Insert(r.Name)
 	}
-	return false, nil
+	return resources, nil
 }
 
 // waitEstablished waits until the API server serves crd, and fails at once

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -237,19 +236,27 @@ func (r *routeInformer) nudge() {
 }
 
 // startServed starts the informer of each kind not yet started that the
-// cluster serves, and returns those it started.
+// cluster serves, and returns those it started. Discovery is asked once
+// for all the kinds: one answer decides them all, so a Gateway API
+// installed between two questions cannot start one kind in a round and
+// the other in the next.
 func (r *routeInformer) startServed(ctx context.Context) []*routeKind {
-	var started []*routeKind
+	var waiting []*routeKind
 	for _, k := range r.kinds() {
-		if k.served() {
-			continue
+		if !k.served() {
+			waiting = append(waiting, k)
 		}
-		gv := children.HTTPRouteGroupVersion
-		ok, err := served(r.discovery, schema.GroupVersionResource{Group: gv.Group, Version: gv.Version, Resource: k.resource})
-		if err != nil {
-			klog.FromContext(ctx).Error(err, "Asking discovery for a kind of route; asking again later", "kind", k.kind, "recheck", r.recheck)
-		}
-		if !ok {
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	resources, err := servedResources(r.discovery, children.HTTPRouteGroupVersion.String())
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Asking discovery for the routes' kinds; asking again later", "recheck", r.recheck)
+	}
+	var started []*routeKind
+	for _, k := range waiting {
+		if !resources.Has(k.resource) {
 			continue
 		}
 		synced, err := k.register()

@@ -104,6 +104,33 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 			t.Errorf("after the start, discovery asked %d more times, waiting called %d more", disc.asked.Load()-asked, len(woken))
 		}
 	})
+	t.Run("installed just after an answer", func(t *testing.T) {
+		// The Gateway API is installed right after discovery said it
+		// was not: one answer decides both kinds, so neither starts until
+		// the next round, and then both start and wake the AppServices
+		// once.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r, disc := newInformer(t, false)
+		disc.installedAfter.Store(1)
+		r.recheck = 10 * time.Millisecond
+		woken := make(chan struct{}, 2)
+		if synced := r.run(ctx, func() { woken <- struct{}{} }); synced != nil || r.http.served() || r.grpc.served() {
+			t.Fatalf("started HTTPRoutes %v, GRPCRoutes %v from an answer that served neither", r.http.served(), r.grpc.served())
+		}
+		select {
+		case <-woken:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the Gateway API is served, and nothing woke the AppServices waiting for it")
+		}
+		if !r.http.hasSynced() || !r.grpc.hasSynced() {
+			t.Errorf("woken with the informers synced %v %v, want both", r.http.hasSynced(), r.grpc.hasSynced())
+		}
+		time.Sleep(10 * r.recheck)
+		if asked := disc.asked.Load(); asked != 2 || len(woken) != 0 {
+			t.Errorf("discovery asked %d times, want 2; waiting called %d more times, want 0", asked, len(woken))
+		}
+	})
 	t.Run("served later, a sync nudging", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -161,16 +188,21 @@ func TestRouteInformerStartsWhenServed(t *testing.T) {
 }
 
 // switchedDiscovery serves HTTPRoutes and GRPCRoutes while served is true
-// (GRPCRoutes not while noGRPC is), and counts the questions.
+// (GRPCRoutes not while noGRPC is), and counts the questions; served
+// becomes true just after the installedAfter-th answer, if set.
 type switchedDiscovery struct {
 	*discoveryfake.FakeDiscovery
 	served, noGRPC atomic.Bool
 	asked          atomic.Int32
+	installedAfter atomic.Int32
 }
 
 func (d *switchedDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
-	d.asked.Add(1)
-	if gv != "gateway.networking.k8s.io/v1" || !d.served.Load() {
+	served := d.served.Load()
+	if n := d.asked.Add(1); n == d.installedAfter.Load() {
+		d.served.Store(true)
+	}
+	if gv != "gateway.networking.k8s.io/v1" || !served {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "discovery"}, gv)
 	}
 	list := &metav1.APIResourceList{GroupVersion: gv,
