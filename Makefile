@@ -128,15 +128,20 @@ endif
 # CPU it used (hack/make-at-once.sh), so that a step growing slower shows
 # in every run (.ci/run prints them again at the end, with the slowest
 # end-to-end tests), and the end prints the sum of the CPU. Those of
-# TEST_STEPS run one by one, then those of TEST_STEPS_AT_ONCE at once, each
-# with a control plane of its own; those of TEST_STEPS_NICE run beside all
-# of them, from the start, at a lower priority: the end-to-end tests wait
-# on leases, resyncs and API servers with part of a core idle, and the
-# steps one by one leave some idle too, which they use. Only a step with no
-# deadline of its own can run at the lower priority: niced, an API server
-# on a busy machine is not ready within the 90 s the tests allow.
-TEST_STEPS := lint verify helm-lint test-race test-monitoring test-crd-paths
-TEST_STEPS_AT_ONCE := test-e2e test-demo test-admission
+# TEST_STEPS run one by one, then those of TEST_STEPS_AT_ONCE at once (the
+# end-to-end tests, the demo and the admission property tests each with a
+# control plane of its own, and the race detector's build of the unit
+# tests' dependencies, niced: TEST_BUILD_NICE), then those of
+# TEST_STEPS_AFTER one by one (the unit tests, on their own); those of
+# TEST_STEPS_NICE run beside all of them, from the start, at a lower
+# priority: the end-to-end tests wait on leases, resyncs and API servers
+# with part of a core idle, and the steps one by one leave some idle too,
+# which they use. Only work with no deadline of its own can run at the
+# lower priority: niced, an API server on a busy machine is not ready
+# within the 90 s the tests allow.
+TEST_STEPS := lint verify helm-lint test-monitoring test-crd-paths
+TEST_STEPS_AT_ONCE := test-e2e test-demo test-admission test-race-deps
+TEST_STEPS_AFTER := test-race
 TEST_STEPS_NICE := test-fuzz
 
 # make test vets once: its first step, lint, runs golangci-lint's govet,
@@ -150,9 +155,9 @@ TEST_STEPS_NICE := test-fuzz
 TEST_VET ?=
 
 .PHONY: test
-test: ## Everything CI runs: lint (go vet's analyzers among its linters), generated files, the Helm chart's lint, unit (the docs' checks among them), the alert rules' tests; then end-to-end tests, the demo and admission-property tests at once, fuzzing beside all of them from the start; each step's time.
-	@export TEST_VET=-vet=off && mkdir -p _output/make-test && : > _output/make-test/cpu && start=$$(date +%s) && \
-	./hack/make-at-once.sh --one-by-one $(TEST_STEPS) --at-once $(TEST_STEPS_AT_ONCE) --nice $(TEST_STEPS_NICE) && \
+test: ## Everything CI runs: lint (go vet's analyzers among its linters), generated files, the Helm chart's lint, the alert rules' tests, the CRD's install paths; then end-to-end tests, the demo, admission-property tests and the race detector's build at once; then unit tests (the docs' checks among them); fuzzing beside all of them from the start; each step's time.
+	@export TEST_VET=-vet=off TEST_BUILD_NICE='nice -n 10' && mkdir -p _output/make-test && : > _output/make-test/cpu && start=$$(date +%s) && \
+	./hack/make-at-once.sh --one-by-one $(TEST_STEPS) --at-once $(TEST_STEPS_AT_ONCE) --one-by-one $(TEST_STEPS_AFTER) --nice $(TEST_STEPS_NICE) && \
 	awk -v s=$$(( $$(date +%s) - start )) -v cores=$$(nproc) '{ n += $$3 } END { printf "make test: %d s, CPU %d s (on %d cores no order of the steps ends in less than %d s)\n", s, n, cores, n / cores }' _output/make-test/cpu
 
 # Both lint with the build tag e2e, which only adds files: no file of the
@@ -188,9 +193,19 @@ test-unit: ## The fast tests (no cluster), fuzz seeds and any kept failing input
 # detector, which needs cgo: a C compiler (gcc) on the machine.
 RACE_PKGS := . ./internal/... ./cmd/...
 
-.PHONY: test-race
-test-race: ## make test's unit step: the tests of RACE_PKGS under the race detector (cgo, gcc), the other packages' as test-unit runs them.
+# A command before test-race-deps' build: make test sets "nice -n 10", for
+# it runs that build beside the end-to-end tests, the demo and the
+# admission property tests, on what they leave idle.
+TEST_BUILD_NICE ?=
+
+.PHONY: test-race-deps
+test-race-deps: ## Build under the race detector (cgo, gcc) every package test-race's tests import but theirs (about 1,100, most of the race build's CPU), into the Go build cache.
 	@command -v "$$(CGO_ENABLED=1 go env CC)" > /dev/null || { echo "test-race: the race detector needs cgo's C compiler ($$(CGO_ENABLED=1 go env CC)): apt-get install gcc" >&2; exit 1; }
+	@export CGO_ENABLED=1 && deps=$$(go list -race -deps -test -f '{{if not .ForTest}}{{if ne .Name "main"}}{{.ImportPath}}{{end}}{{end}}' $(RACE_PKGS)) && \
+	  $(TEST_BUILD_NICE) go build -race $$deps
+
+.PHONY: test-race
+test-race: test-race-deps ## make test's unit step: the tests of RACE_PKGS under the race detector (cgo, gcc), the other packages' as test-unit runs them.
 	CGO_ENABLED=1 go test -race $(TEST_VET) $(GO_TEST_FLAGS) $(RACE_PKGS)
 	race=$$(go list $(RACE_PKGS)) && go test $(TEST_VET) $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF "$$race")
 

@@ -4,7 +4,8 @@
 # (unless it was streamed), then "make test: TARGET took N s, CPU M s" (or
 # "failed after N s"). It fails if any target failed.
 #
-# Three kinds of target, started in this order:
+# The targets niced run beside all the others; the rest run in phases, in
+# the order of the flags:
 #   --nice T...        at a lower priority (nice 10), from the start to
 #                      the end of the run: they take mostly what the others
 #                      leave idle, and a tenth of a busy core. Not nice 19:
@@ -12,23 +13,30 @@
 #                      worker gave no answer for over 10 s, which Go's
 #                      fuzzing reports as a hang. Their output is shown
 #                      when they end, between the other targets' outputs.
-#   --one-by-one T...  one after another, each streaming its output; the
-#                      first that fails ends the run (and stops the niced).
-#   --at-once T...     then all at once (the default for targets before any
-#                      flag). Given one target and nothing else, it streams
-#                      that target's output as it comes.
+#   --one-by-one T...  a phase of targets one after another, each streaming
+#                      its output; the first that fails ends the run (and
+#                      stops the niced).
+#   --at-once T...     a phase of targets all at once (the default for
+#                      targets before any flag), reported as each ends; the
+#                      next phase starts once they all have, unless one
+#                      failed, which ends the run. Given one target and
+#                      nothing else, it streams that target's output as it
+#                      comes.
 #
-# make test runs its checks and unit tests one by one, then the end-to-end
-# tests, the demo and the admission property tests at once: each has a
-# control plane of its own, and the end-to-end tests wait on leases,
-# resyncs and API servers for minutes with part of a core idle. The fuzzing
-# runs niced beside all of them, from the start: the steps one by one leave
-# part of a core idle too, while they link, start test binaries and wait on
-# tests that sleep. Only a target with no deadline of its own can run
-# niced: the end-to-end tests, the demo (which waits on canary steps that
-# last seconds), the admission property test and the CRD install paths
-# (whose API servers must be ready within 90 s) and the unit tests (leases,
-# timeouts) keep the normal priority; the fuzzing only computes.
+# make test runs its checks one by one; then the end-to-end tests, the
+# demo, the admission property tests and the build of the unit tests'
+# dependencies under the race detector at once; then the unit tests. The
+# first three have a control plane each, and the end-to-end tests wait on
+# leases, resyncs and API servers for minutes with part of a core idle,
+# which the build takes (niced by its own recipe, TEST_BUILD_NICE); the unit
+# tests then run on their own. The fuzzing runs niced beside all of them,
+# from the start: the steps one by one leave part of a core idle too, while
+# they link, start test binaries and wait on tests that sleep. Only work
+# with no deadline of its own can run niced: the end-to-end tests, the demo
+# (which waits on canary steps that last seconds), the admission property
+# test and the CRD install paths (whose API servers must be ready within
+# 90 s) and the unit tests (leases, timeouts) keep the normal priority; the
+# fuzzing and a build only compute.
 #
 # The CPU is the user and system time of the target's make and all it
 # started and waited for (compilers, tests, control planes), from the
@@ -36,22 +44,28 @@
 # "TARGET SECONDS CPU", which make test sums at its end: on N cores a run
 # can end no sooner than its CPU over N (docs/testing.md).
 #
-# Usage: hack/make-at-once.sh [--at-once] T... [--one-by-one T...] [--nice T...]
+# Usage: hack/make-at-once.sh [--at-once] T... [--one-by-one T... | --at-once T... | --nice T...]...
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=$ROOT/_output/make-test
 mkdir -p "$out"
 
-niced=() one_by_one=() at_once=()
+# phases[i] is "one_by_one T..." or "at_once T...", in the order given.
+niced=() phases=() all=()
 kind=at_once
 for arg in "$@"; do
   case $arg in
     --nice) kind=niced ;;
-    --one-by-one) kind=one_by_one ;;
-    --at-once) kind=at_once ;;
+    --one-by-one) kind=one_by_one; phases+=("$kind") ;;
+    --at-once) kind=at_once; phases+=("$kind") ;;
     --*) echo "make-at-once: unknown flag $arg" >&2; exit 2 ;;
-    *) eval "$kind+=(\"\$arg\")" ;;
+    *)
+      all+=("$arg")
+      if [[ $kind == niced ]]; then niced+=("$arg")
+      elif (( ${#phases[@]} == 0 )); then phases+=("at_once $arg")
+      else phases[-1]+=" $arg"
+      fi ;;
   esac
 done
 
@@ -135,26 +149,47 @@ stop() {
 trap stop EXIT
 trap 'exit 130' INT TERM
 
-for target in "${niced[@]+"${niced[@]}"}" "${one_by_one[@]+"${one_by_one[@]}"}" "${at_once[@]+"${at_once[@]}"}"; do
+for target in "${all[@]+"${all[@]}"}"; do
   rm -f "$out/$target.end" "$out/$target.times"
 done
 for target in "${niced[@]+"${niced[@]}"}"; do start "$target" niced; done
 
-for target in "${one_by_one[@]+"${one_by_one[@]}"}"; do
-  start "$target" streamed
-  report "$!"
-  report_ended
-  (( status == 0 )) || exit 1
-done
+# wait_for TARGET...: reports the targets as they end (wait -n -p: bash
+# 5.1), the niced among them, until none of TARGET runs.
+wait_for() {
+  local pid rc ended running
+  while :; do
+    running=0
+    for pid in "${!target_of[@]}"; do
+      [[ " $* " != *" ${target_of[$pid]} "* ]] || running=1
+    done
+    (( running )) || return 0
+    rc=0
+    wait -n -p ended "${!target_of[@]}" || rc=$?
+    report "$ended" "$rc"
+  done
+}
 
 how=quiet
-(( ${#at_once[@]} != 1 || ${#niced[@]} + ${#one_by_one[@]} != 0 )) || how=streamed
-for target in "${at_once[@]+"${at_once[@]}"}"; do start "$target" "$how"; done
-
-# The rest is reported as each ends (wait -n -p: bash 5.1).
-while (( ${#target_of[@]} )); do
-  rc=0
-  wait -n -p ended "${!target_of[@]}" || rc=$?
-  report "$ended" "$rc"
+(( ${#all[@]} != 1 )) || how=streamed
+for phase in "${phases[@]+"${phases[@]}"}"; do
+  read -r -a targets <<< "$phase"
+  kind=${targets[0]} targets=("${targets[@]:1}")
+  (( ${#targets[@]} )) || continue
+  if [[ $kind == one_by_one ]]; then
+    for target in "${targets[@]}"; do
+      start "$target" streamed
+      report "$!"
+      report_ended
+      (( status == 0 )) || exit 1
+    done
+  else
+    for target in "${targets[@]}"; do start "$target" "$how"; done
+    wait_for "${targets[@]}"
+    (( status == 0 )) || exit 1
+  fi
 done
+
+# The niced, reported as each ends.
+wait_for "${niced[@]+"${niced[@]}"}"
 exit "$status"

@@ -53,8 +53,9 @@ func run(t *testing.T, makefile string, args ...string) (root, out string, code 
 }
 
 // TestOrderAndReports: the niced target starts first and runs beside the
-// others at nice 10; the targets one by one run in order, then those at
-// once; each is reported, and its time and CPU recorded.
+// others at nice 10; the phases run in the order of their flags: the
+// targets one by one in order, then those at once, then the last once
+// both have ended; each is reported, and its time and CPU recorded.
 func TestOrderAndReports(t *testing.T) {
 	makefile := `
 niced:
@@ -68,17 +69,21 @@ second:
 	@echo second > second.txt
 a:
 	@test -e second.txt
-	@echo a-ran
+	@sleep 0.2
+	@echo a-ran | tee a.txt
 b:
 	@test -e second.txt
-	@echo b-ran
+	@echo b-ran | tee b.txt
+last:
+	@test -e a.txt && test -e b.txt
+	@echo last-ran
 `
-	root, out, code := run(t, makefile, "--one-by-one", "first", "second", "--at-once", "a", "b", "--nice", "niced")
+	root, out, code := run(t, makefile, "--one-by-one", "first", "second", "--at-once", "a", "b", "--one-by-one", "last", "--nice", "niced")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"niced-ran", "a-ran", "b-ran",
-		"make test: niced took", "make test: first took", "make test: second took", "make test: a took", "make test: b took"} {
+	for _, want := range []string{"niced-ran", "a-ran", "b-ran", "last-ran",
+		"make test: niced took", "make test: first took", "make test: second took", "make test: a took", "make test: b took", "make test: last took"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
@@ -97,7 +102,7 @@ b:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lines := strings.Split(strings.TrimSpace(string(cpu)), "\n"); len(lines) != 5 {
+	if lines := strings.Split(strings.TrimSpace(string(cpu)), "\n"); len(lines) != 6 {
 		t.Errorf("_output/make-test/cpu has %d lines, not one per target:\n%s", len(lines), cpu)
 	}
 }
@@ -148,5 +153,35 @@ later:
 			t.Fatalf("the niced target's sleep (pid %d) still runs after the run failed: %s", pid, stat)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestFailedAtOnceStopsTheNextPhase: a target at once that fails lets the
+// others of its phase end and be reported, then ends the run: the next
+// phase does not start.
+func TestFailedAtOnceStopsTheNextPhase(t *testing.T) {
+	makefile := `
+bad:
+	@exit 3
+slow:
+	@sleep 0.5
+	@touch slow.txt
+after:
+	@touch after.txt
+`
+	root, out, code := run(t, makefile, "--at-once", "bad", "slow", "--one-by-one", "after")
+	if code != 1 {
+		t.Fatalf("exit %d, not 1:\n%s", code, out)
+	}
+	for _, want := range []string{"make test: bad failed after", "make test: slow took"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "slow.txt")); err != nil {
+		t.Errorf("the other target of the phase did not end: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "after.txt")); err == nil {
+		t.Error("the phase after the failed one ran")
 	}
 }
